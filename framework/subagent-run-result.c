@@ -1,0 +1,4 @@
+/* subagent-run-result.c: placeholder until its concept lands. */
+#include "config.h"
+
+#include "subagent.h"

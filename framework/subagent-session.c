@@ -1,0 +1,4 @@
+/* subagent-session.c: placeholder until its concept lands. */
+#include "config.h"
+
+#include "subagent.h"

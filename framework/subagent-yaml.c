@@ -1,0 +1,2 @@
+/* subagent-yaml.c: placeholder. */
+#include "config.h"

@@ -1,0 +1,31 @@
+/* subagent.h: the one header of libsubagent.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#define SUBAGENT_INSIDE
+
+#include "subagent-error.h"
+#include "subagent-types.h"
+#include "subagent-enum-types.h"
+#include "subagent-def.h"
+#include "subagent-catalog.h"
+#include "subagent-tool.h"
+#include "subagent-tool-registry.h"
+#include "subagent-isolation-request.h"
+#include "subagent-isolation-context.h"
+#include "subagent-isolation-provider.h"
+#include "subagent-plugin.h"
+#include "subagent-plugin-registry.h"
+#include "subagent-lineage.h"
+#include "subagent-run-context.h"
+#include "subagent-runner.h"
+#include "subagent-command-runner.h"
+#include "subagent-session.h"
+#include "subagent-run-result.h"
+#include "subagent-audit-log.h"
+#include "subagent-config.h"
+#include "subagent-manager.h"
+
+#undef SUBAGENT_INSIDE
