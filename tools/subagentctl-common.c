@@ -1,1 +1,92 @@
-/* placeholder */
+/* subagentctl-common.c: helpers the command files share.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "subagentctl.h"
+
+char *
+sactl_resolve_root (const char *root_option,
+                    GError    **error)
+{
+  g_autofree char *cwd = g_get_current_dir ();
+  g_autoptr(GFile) file = g_file_new_for_commandline_arg_and_cwd (root_option ? root_option : ".", cwd);
+  g_autofree char *path = g_file_get_path (file);
+  char *real = realpath (path, NULL);
+
+  if (real == NULL || !g_file_test (real, G_FILE_TEST_IS_DIR))
+    {
+      free (real);
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Root %s is not an existing directory; pass --root DIR", path);
+      return NULL;
+    }
+  path = g_strdup (real);
+  free (real);
+  return g_steal_pointer (&path);
+}
+
+void
+sactl_print_json (JsonNode *node)
+{
+  g_autofree char *text = json_to_string (node, TRUE);
+
+  printf ("%s\n", text);
+  fflush (stdout);
+}
+
+int
+sactl_fail (const GError *error)
+{
+  fprintf (stderr, "subagentctl: %s\n", error->message);
+  return 1;
+}
+
+int
+sactl_fail_message (const char *format,
+                    ...)
+{
+  g_autofree char *message = NULL;
+  va_list ap;
+
+  va_start (ap, format);
+  message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fprintf (stderr, "subagentctl: %s\n", message);
+  return 1;
+}
+
+gboolean
+sactl_parse_duration (const char *text,
+                      GTimeSpan  *out,
+                      GError    **error)
+{
+  char *end = NULL;
+  guint64 value;
+  GTimeSpan unit = G_TIME_SPAN_SECOND;
+
+  if (text == NULL || !g_ascii_isdigit (*text))
+    goto bad;
+  value = g_ascii_strtoull (text, &end, 10);
+  if (g_str_equal (end, "") || g_str_equal (end, "s"))
+    unit = G_TIME_SPAN_SECOND;
+  else if (g_str_equal (end, "m"))
+    unit = G_TIME_SPAN_MINUTE;
+  else if (g_str_equal (end, "h"))
+    unit = G_TIME_SPAN_HOUR;
+  else if (g_str_equal (end, "d"))
+    unit = G_TIME_SPAN_DAY;
+  else
+    goto bad;
+  if (value > G_MAXINT64 / (guint64) unit)
+    goto bad;
+  *out = (GTimeSpan) value * unit;
+  return TRUE;
+
+bad:
+  g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+               "Bad duration “%s”: use a number with s, m, h or d, such as 30m", text ? text : "");
+  return FALSE;
+}
