@@ -1,0 +1,82 @@
+# Private container engines for the test suite: sourced by scripts/run-tests.
+# Nothing here touches a system-wide engine: the daemon listens on a unix
+# socket in a temp dir and is stopped by its pid.
+
+SUBAGENT_TEST_IMAGE=${SUBAGENT_TEST_IMAGE:-subagent-busybox:latest}
+
+# Makes a rootfs tarball holding /bin/busybox and its applet links.
+make_busybox_tarball () {
+  local out=$1 rootfs
+  rootfs=$(mktemp -d "${TMPDIR:-/tmp}/subagent-rootfs.XXXXXX")
+  mkdir -p "$rootfs/bin" "$rootfs/tmp" "$rootfs/workspace" "$rootfs/etc"
+  cp /bin/busybox "$rootfs/bin/busybox"
+  for applet in $("$rootfs/bin/busybox" --list); do
+    [[ "$applet" == busybox ]] || ln -sf busybox "$rootfs/bin/$applet"
+  done
+  echo "root:x:0:0:root:/root:/bin/sh" >"$rootfs/etc/passwd"
+  echo "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh" >>"$rootfs/etc/passwd"
+  echo "root:x:0:" >"$rootfs/etc/group"
+  echo "nogroup:x:65534:" >>"$rootfs/etc/group"
+  chmod 1777 "$rootfs/tmp"
+  tar -C "$rootfs" -cf "$out" .
+  rm -rf "$rootfs"
+}
+
+# Starts dockerd on a private socket; exports DOCKER_HOST and DOCKERD_DIR.
+start_dockerd () {
+  command -v dockerd >/dev/null || { echo "run-tests: dockerd is not installed" >&2; return 1; }
+  DOCKERD_DIR=$(mktemp -d /tmp/subagent-dockerd.XXXXXX)
+  dockerd --storage-driver=vfs --iptables=false --ip6tables=false --bridge=none \
+    --host "unix://$DOCKERD_DIR/docker.sock" --data-root "$DOCKERD_DIR/data" \
+    --exec-root "$DOCKERD_DIR/exec" --pidfile "$DOCKERD_DIR/dockerd.pid" \
+    >"$DOCKERD_DIR/dockerd.log" 2>&1 &
+  export DOCKER_HOST="unix://$DOCKERD_DIR/docker.sock"
+  export DOCKERD_DIR
+  for _ in $(seq 1 120); do
+    docker version >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  if ! docker version >/dev/null 2>&1; then
+    echo "run-tests: dockerd did not answer on $DOCKER_HOST; its log:" >&2
+    tail -n 30 "$DOCKERD_DIR/dockerd.log" >&2
+    return 1
+  fi
+  local tarball="$DOCKERD_DIR/busybox.tar"
+  make_busybox_tarball "$tarball"
+  docker import "$tarball" "$SUBAGENT_TEST_IMAGE" >/dev/null
+  rm -f "$tarball"
+  export SUBAGENT_TEST_IMAGE
+}
+
+stop_dockerd () {
+  [[ -n "${DOCKERD_DIR:-}" && -f "$DOCKERD_DIR/dockerd.pid" ]] || return 0
+  local pid
+  pid=$(cat "$DOCKERD_DIR/dockerd.pid")
+  # Containers first, so no shim outlives the daemon.
+  docker ps -aq 2>/dev/null | xargs -r docker rm -f >/dev/null 2>&1 || true
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 1 60); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.5
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  umount -R "$DOCKERD_DIR/exec" 2>/dev/null || true
+  umount -R "$DOCKERD_DIR/data" 2>/dev/null || true
+  rm -rf "$DOCKERD_DIR" 2>/dev/null || true
+  unset DOCKER_HOST DOCKERD_DIR
+}
+
+# Podman needs vfs storage, runc, and no default ulimits in this sandbox.
+prepare_podman () {
+  command -v podman >/dev/null || return 1
+  if ! grep -q '^default_ulimits' /etc/containers/containers.conf 2>/dev/null; then
+    mkdir -p /etc/containers
+    printf '[containers]\ndefault_ulimits = []\n' >/etc/containers/containers.conf
+  fi
+  PODMAN_DIR=$(mktemp -d /tmp/subagent-podman.XXXXXX)
+  export PODMAN_DIR
+  local tarball="$PODMAN_DIR/busybox.tar"
+  make_busybox_tarball "$tarball"
+  podman --storage-driver vfs --runtime runc import "$tarball" "$SUBAGENT_TEST_IMAGE" >/dev/null
+  rm -f "$tarball"
+}
