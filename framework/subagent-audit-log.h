@@ -1,4 +1,4 @@
-/* subagent-audit-log.h: placeholder until its concept lands.
+/* subagent-audit-log.h: the parent's append-only audit log (JSON lines).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,4 +8,23 @@
 #error "Only <subagent.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_AUDIT_EVENT_LINEAGE "subagent_lineage"
+
+#define SUBAGENT_TYPE_AUDIT_LOG (subagent_audit_log_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentAuditLog, subagent_audit_log, SUBAGENT, AUDIT_LOG, GObject)
+
+SubagentAuditLog *subagent_audit_log_new      (const char        *path);
+const char       *subagent_audit_log_get_path (SubagentAuditLog  *self);
+gboolean          subagent_audit_log_record   (SubagentAuditLog  *self,
+                                               const char        *event,
+                                               JsonObject        *fields,
+                                               GError           **error);
+GPtrArray        *subagent_audit_log_read     (SubagentAuditLog  *self,
+                                               const char        *event,
+                                               GError           **error);
+
+G_END_DECLS

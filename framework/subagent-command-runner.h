@@ -1,4 +1,4 @@
-/* subagent-command-runner.h: placeholder until its concept lands.
+/* subagent-command-runner.h: a runner that runs a program as the child agent.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,4 +8,26 @@
 #error "Only <subagent.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include "subagent-runner.h"
+
+G_BEGIN_DECLS
+
+/* What the runner allows itself when it stops a child (SIGTERM → SIGKILL). */
+#define SUBAGENT_COMMAND_RUNNER_DEFAULT_KILL_GRACE_MS 5000
+
+#define SUBAGENT_TYPE_COMMAND_RUNNER (subagent_command_runner_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentCommandRunner, subagent_command_runner, SUBAGENT, COMMAND_RUNNER, GObject)
+
+SubagentCommandRunner *subagent_command_runner_new (void);
+
+char   **subagent_command_runner_dup_default_command (SubagentCommandRunner *self);
+void     subagent_command_runner_set_default_command (SubagentCommandRunner *self,
+                                                      const char * const    *argv);
+gboolean subagent_command_runner_get_interactive_stdin (SubagentCommandRunner *self);
+void     subagent_command_runner_set_interactive_stdin (SubagentCommandRunner *self,
+                                                        gboolean               interactive);
+guint    subagent_command_runner_get_kill_grace_ms (SubagentCommandRunner *self);
+void     subagent_command_runner_set_kill_grace_ms (SubagentCommandRunner *self,
+                                                    guint                  grace_ms);
+
+G_END_DECLS

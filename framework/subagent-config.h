@@ -1,4 +1,4 @@
-/* subagent-config.h: placeholder until its concept lands.
+/* subagent-config.h: `<root>/.subagent/config.yaml`.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,4 +8,44 @@
 #error "Only <subagent.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+#include "subagent-types.h"
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS 180
+#define SUBAGENT_DEFAULT_MAX_PARALLEL 4
+#define SUBAGENT_DEFAULT_MAX_AGENTS 128
+
+#define SUBAGENT_TYPE_CONFIG (subagent_config_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentConfig, subagent_config, SUBAGENT, CONFIG, GObject)
+
+SubagentConfig *subagent_config_new           (void);
+SubagentConfig *subagent_config_new_from_json (JsonObject  *object,
+                                               const char  *source,
+                                               GError     **error);
+SubagentConfig *subagent_config_load_file     (const char  *path,
+                                               GError     **error);
+SubagentConfig *subagent_config_load_for_root (const char  *root,
+                                               GError     **error);
+
+const char            *subagent_config_get_source             (SubagentConfig *self);
+const char            *subagent_config_get_default_isolation  (SubagentConfig *self);
+SubagentPermissionMode subagent_config_get_permission_mode    (SubagentConfig *self);
+const char            *subagent_config_get_plugin_for_backend (SubagentConfig *self,
+                                                               const char     *backend);
+const char * const    *subagent_config_get_plugin_path        (SubagentConfig *self);
+JsonObject            *subagent_config_get_backend_options    (SubagentConfig *self,
+                                                               const char     *backend);
+const char * const    *subagent_config_get_runner_command     (SubagentConfig *self);
+guint                  subagent_config_get_runner_timeout     (SubagentConfig *self);
+guint                  subagent_config_get_max_parallel       (SubagentConfig *self);
+guint                  subagent_config_get_max_agents         (SubagentConfig *self);
+double                 subagent_config_get_max_cost_cents     (SubagentConfig *self);
+const char            *subagent_config_get_approval_sink      (SubagentConfig *self);
+guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
+const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
+const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+
+G_END_DECLS

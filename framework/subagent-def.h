@@ -28,6 +28,8 @@ SubagentDef *subagent_def_new_from_json (JsonObject  *object,
                                          const char  *source_path,
                                          GError     **error);
 JsonObject  *subagent_def_to_json (SubagentDef *self);
+gboolean     subagent_def_is_known_key (const char *key);
+gboolean     subagent_def_name_is_valid (const char *name);
 
 const char          *subagent_def_get_name             (SubagentDef *self);
 const char          *subagent_def_get_description      (SubagentDef *self);

@@ -42,6 +42,10 @@ typedef enum {
  * @SUBAGENT_DEF_ERROR_MISSING_NAME: the definition has no (or an empty) `name`
  * @SUBAGENT_DEF_ERROR_BAD_SUFFIX: the file name has a suffix definitions do not use
  * @SUBAGENT_DEF_ERROR_INVALID_VALUE: a field has a value of the wrong type or range
+ * @SUBAGENT_DEF_ERROR_UNREADABLE: the file cannot be read, is too large, or resolves outside its root
+ * @SUBAGENT_DEF_ERROR_DUPLICATE_NAME: another file already defines this name (or shadows it)
+ * @SUBAGENT_DEF_ERROR_UNKNOWN_KEY: the definition has a key libsubagent does not use (ignored)
+ * @SUBAGENT_DEF_ERROR_DEPRECATED: a value is a deprecated spelling (still accepted)
  *
  * Errors (and diagnostic codes) of definition loading.
  */
@@ -50,6 +54,10 @@ typedef enum {
   SUBAGENT_DEF_ERROR_MISSING_NAME,
   SUBAGENT_DEF_ERROR_BAD_SUFFIX,
   SUBAGENT_DEF_ERROR_INVALID_VALUE,
+  SUBAGENT_DEF_ERROR_UNREADABLE,
+  SUBAGENT_DEF_ERROR_DUPLICATE_NAME,
+  SUBAGENT_DEF_ERROR_UNKNOWN_KEY,
+  SUBAGENT_DEF_ERROR_DEPRECATED,
 } SubagentDefError;
 
 /**

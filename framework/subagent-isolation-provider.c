@@ -1,4 +1,604 @@
-/* subagent-isolation-provider.c: placeholder until its concept lands. */
+/* subagent-isolation-provider.c: the isolation backend interface, the
+ * built-in `shared` backend, mode names and session keys.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
 #include "config.h"
 
+#include <errno.h>
+#include <git2.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "subagent.h"
+
+G_GNUC_INTERNAL GSubprocess *_subagent_isolation_spawn_on_host (SubagentIsolationContext  *context,
+                                                                const char * const        *argv,
+                                                                const char * const        *envp,
+                                                                GSubprocessFlags           flags,
+                                                                GError                   **error);
+
+/**
+ * SubagentIsolationProvider:
+ *
+ * The interface isolation backends implement: prepare a workspace for a
+ * child run from a [class@IsolationRequest], start processes inside it, and
+ * remove it again.
+ *
+ * Implementations provide at least @prepare; the defaults run it in a
+ * #GTask worker thread for prepare_async(), start processes on the host with
+ * the child root as working directory, clean up nothing and are always
+ * available. `shared` is built in ([class@SharedIsolation]); the others are
+ * plugins.
+ */
+
+G_DEFINE_INTERFACE (SubagentIsolationProvider, subagent_isolation_provider, G_TYPE_OBJECT)
+
+static gboolean
+subagent_isolation_provider_real_is_available (SubagentIsolationProvider  *self,
+                                               GError                    **error)
+{
+  return TRUE;
+}
+
+static void
+prepare_in_thread (GTask        *task,
+                   gpointer      source_object,
+                   gpointer      task_data,
+                   GCancellable *cancellable)
+{
+  SubagentIsolationProvider *self = source_object;
+  SubagentIsolationRequest *request = task_data;
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  GError *error = NULL;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+
+  context = subagent_isolation_provider_prepare (self, request, cancellable, &error);
+  if (context == NULL)
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  /* Cancelled after the workspace was made: nobody will get the context, so
+   * remove the workspace here rather than leak it. */
+  if (g_cancellable_is_cancelled (cancellable))
+    {
+      subagent_isolation_context_cleanup (context);
+      g_task_return_error_if_cancelled (task);
+      return;
+    }
+  g_task_return_pointer (task, g_steal_pointer (&context), g_object_unref);
+}
+
+static void
+subagent_isolation_provider_real_prepare_async (SubagentIsolationProvider *self,
+                                                SubagentIsolationRequest  *request,
+                                                GCancellable              *cancellable,
+                                                GAsyncReadyCallback        callback,
+                                                gpointer                   user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  g_task_set_source_tag (task, subagent_isolation_provider_real_prepare_async);
+  g_task_set_name (task, "[libsubagent] isolation prepare");
+  g_task_set_task_data (task, g_object_ref (request), g_object_unref);
+  /* The worker handles cancellation itself, so that a workspace made just
+   * before the cancel is cleaned up and not dropped on the floor. */
+  g_task_set_check_cancellable (task, FALSE);
+  g_task_run_in_thread (task, prepare_in_thread);
+}
+
+static SubagentIsolationContext *
+subagent_isolation_provider_real_prepare_finish (SubagentIsolationProvider  *self,
+                                                 GAsyncResult               *result,
+                                                 GError                    **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static GSubprocess *
+subagent_isolation_provider_real_spawnv (SubagentIsolationProvider  *self,
+                                         SubagentIsolationContext   *context,
+                                         const char * const         *argv,
+                                         const char * const         *envp,
+                                         GSubprocessFlags            flags,
+                                         GError                    **error)
+{
+  return _subagent_isolation_spawn_on_host (context, argv, envp, flags, error);
+}
+
+static void
+subagent_isolation_provider_default_init (SubagentIsolationProviderInterface *iface)
+{
+  iface->is_available = subagent_isolation_provider_real_is_available;
+  iface->prepare_async = subagent_isolation_provider_real_prepare_async;
+  iface->prepare_finish = subagent_isolation_provider_real_prepare_finish;
+  iface->spawnv = subagent_isolation_provider_real_spawnv;
+}
+
+GSubprocess *
+_subagent_isolation_spawn_on_host (SubagentIsolationContext  *context,
+                                   const char * const        *argv,
+                                   const char * const        *envp,
+                                   GSubprocessFlags           flags,
+                                   GError                   **error)
+{
+  const char *child_root = subagent_isolation_context_get_child_root (context);
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) local_error = NULL;
+  GSubprocess *proc;
+
+  if (child_root == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                   "Cannot start “%s”: the isolation context has no child root", argv[0]);
+      return NULL;
+    }
+
+  launcher = g_subprocess_launcher_new (flags);
+  g_subprocess_launcher_set_cwd (launcher, child_root);
+  if (envp != NULL)
+    g_subprocess_launcher_set_environ (launcher, (char **) envp);
+  proc = g_subprocess_launcher_spawnv (launcher, argv, &local_error);
+  if (proc == NULL)
+    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                 "Cannot start “%s” in %s: %s", argv[0], child_root, local_error->message);
+  return proc;
+}
+
+/**
+ * subagent_isolation_provider_is_available:
+ * @self: a #SubagentIsolationProvider
+ * @error: return location for a #GError
+ *
+ * Checks whether the backend can work on this machine (a docker engine
+ * runs, git is usable...). It may block briefly; call it from a worker
+ * thread when that matters.
+ *
+ * Returns: %TRUE if the backend is usable, else %FALSE with @error saying why not
+ */
+gboolean
+subagent_isolation_provider_is_available (SubagentIsolationProvider  *self,
+                                          GError                    **error)
+{
+  SubagentIsolationProviderInterface *iface;
+  g_autoptr(GError) local_error = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_PROVIDER (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  iface = SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self);
+  if (iface->is_available == NULL || iface->is_available (self, &local_error))
+    return TRUE;
+  if (local_error == NULL)
+    g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE,
+                 "Isolation backend %s is not available here", G_OBJECT_TYPE_NAME (self));
+  g_propagate_error (error, g_steal_pointer (&local_error));
+  return FALSE;
+}
+
+/**
+ * subagent_isolation_provider_prepare:
+ * @self: a #SubagentIsolationProvider
+ * @request: what to prepare
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Creates the workspace @request describes. Blocks: call it from a worker
+ * thread, or use subagent_isolation_provider_prepare_async(). On failure
+ * nothing is left behind.
+ *
+ * Returns: (transfer full): the prepared context, or %NULL with @error set
+ */
+SubagentIsolationContext *
+subagent_isolation_provider_prepare (SubagentIsolationProvider  *self,
+                                     SubagentIsolationRequest   *request,
+                                     GCancellable               *cancellable,
+                                     GError                    **error)
+{
+  SubagentIsolationProviderInterface *iface;
+  g_autoptr(GError) local_error = NULL;
+  SubagentIsolationContext *context;
+
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_PROVIDER (self), NULL);
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_REQUEST (request), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  iface = SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self);
+  if (iface->prepare == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_NOT_IMPLEMENTED,
+                   "Isolation backend %s cannot prepare workspaces (no prepare method)",
+                   G_OBJECT_TYPE_NAME (self));
+      return NULL;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  context = iface->prepare (self, request, cancellable, &local_error);
+  if (context == NULL && local_error == NULL)
+    g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                 "Isolation backend %s failed to prepare a workspace for %s without saying why",
+                 G_OBJECT_TYPE_NAME (self), subagent_isolation_request_get_parent_root (request));
+  if (context != NULL && local_error != NULL)
+    {
+      g_critical ("Isolation backend %s returned a context and an error (%s); dropping the error",
+                  G_OBJECT_TYPE_NAME (self), local_error->message);
+      g_clear_error (&local_error);
+    }
+  if (local_error != NULL)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  return context;
+}
+
+/**
+ * subagent_isolation_provider_prepare_async:
+ * @self: a #SubagentIsolationProvider
+ * @request: what to prepare
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the workspace is ready or preparing failed
+ * @user_data: data for @callback
+ *
+ * Starts preparing the workspace @request describes without blocking the
+ * caller's main context. @callback runs in the thread-default main context of
+ * the caller. If @cancellable is cancelled after the workspace was made, the
+ * workspace is cleaned up and the call fails with %G_IO_ERROR_CANCELLED.
+ */
+void
+subagent_isolation_provider_prepare_async (SubagentIsolationProvider *self,
+                                           SubagentIsolationRequest  *request,
+                                           GCancellable              *cancellable,
+                                           GAsyncReadyCallback        callback,
+                                           gpointer                   user_data)
+{
+  g_return_if_fail (SUBAGENT_IS_ISOLATION_PROVIDER (self));
+  g_return_if_fail (SUBAGENT_IS_ISOLATION_REQUEST (request));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self)->prepare_async (self, request, cancellable, callback, user_data);
+}
+
+/**
+ * subagent_isolation_provider_prepare_finish:
+ * @self: a #SubagentIsolationProvider
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes subagent_isolation_provider_prepare_async().
+ *
+ * Returns: (transfer full): the prepared context, or %NULL with @error set
+ */
+SubagentIsolationContext *
+subagent_isolation_provider_prepare_finish (SubagentIsolationProvider  *self,
+                                            GAsyncResult               *result,
+                                            GError                    **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_PROVIDER (self), NULL);
+  g_return_val_if_fail (G_IS_ASYNC_RESULT (result), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self)->prepare_finish (self, result, error);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/**
+ * SubagentSharedIsolation:
+ *
+ * The built-in `shared` backend: the child works directly in the parent's
+ * root. Nothing is created, so cleanup removes nothing, and no review
+ * artifact is produced. It cannot enforce CPU or memory limits; a context
+ * that asked for them carries a warning saying so.
+ */
+struct _SubagentSharedIsolation
+{
+  GObject parent_instance;
+};
+
+static void shared_isolation_iface_init (SubagentIsolationProviderInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentSharedIsolation, subagent_shared_isolation, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SUBAGENT_TYPE_ISOLATION_PROVIDER, shared_isolation_iface_init))
+
+static SubagentIsolationContext *
+shared_isolation_prepare (SubagentIsolationProvider  *provider,
+                          SubagentIsolationRequest   *request,
+                          GCancellable               *cancellable,
+                          GError                    **error)
+{
+  const char *parent_root = subagent_isolation_request_get_parent_root (request);
+  double cpu_quota = subagent_isolation_request_get_cpu_quota (request);
+  const char *memory_limit = subagent_isolation_request_get_memory_limit (request);
+  g_autoptr(GStrvBuilder) warnings = g_strv_builder_new ();
+  g_auto(GStrv) warning_list = NULL;
+  g_autofree char *resolved = NULL;
+
+  if (parent_root == NULL || *parent_root == '\0')
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Shared isolation needs the parent root; the request has none");
+      return NULL;
+    }
+  resolved = realpath (parent_root, NULL);
+  if (resolved == NULL)
+    {
+      int saved_errno = errno;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Parent root “%s” cannot be resolved (%s); pass an existing directory",
+                   parent_root, g_strerror (saved_errno));
+      return NULL;
+    }
+  if (!g_file_test (resolved, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Parent root “%s” is not a directory; pass the workspace directory",
+                   parent_root);
+      return NULL;
+    }
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+
+  if (cpu_quota > 0.0)
+    g_strv_builder_add (warnings, "shared isolation does not enforce a CPU quota");
+  if (memory_limit != NULL && *memory_limit != '\0')
+    g_strv_builder_add (warnings, "shared isolation does not enforce a memory limit");
+  warning_list = g_strv_builder_end (warnings);
+
+  return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                       "provider", provider,
+                       "parent-root", resolved,
+                       "child-root", resolved,
+                       "isolation", SUBAGENT_ISOLATION_SHARED,
+                       "session-key", subagent_isolation_request_get_session_key (request),
+                       "cpu-quota", cpu_quota,
+                       "memory-limit", memory_limit,
+                       "warnings", warning_list,
+                       NULL);
+}
+
+static void
+shared_isolation_iface_init (SubagentIsolationProviderInterface *iface)
+{
+  iface->prepare = shared_isolation_prepare;
+  /* cleanup stays NULL: the parent's root is never removed. */
+}
+
+static void
+subagent_shared_isolation_class_init (SubagentSharedIsolationClass *klass)
+{
+}
+
+static void
+subagent_shared_isolation_init (SubagentSharedIsolation *self)
+{
+}
+
+/**
+ * subagent_shared_isolation_new:
+ *
+ * Returns: (transfer full): the built-in `shared` isolation provider
+ */
+SubagentIsolationProvider *
+subagent_shared_isolation_new (void)
+{
+  return g_object_new (SUBAGENT_TYPE_SHARED_ISOLATION, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const char * const canonical_modes[] = {
+  SUBAGENT_ISOLATION_SHARED,
+  SUBAGENT_ISOLATION_WORKTREE,
+  SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+  SUBAGENT_ISOLATION_DOCKER,
+  SUBAGENT_ISOLATION_AUTO,
+};
+
+static const struct {
+  const char *alias;
+  const char *mode;
+} deprecated_aliases[] = {
+  { "container", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT },
+};
+
+/**
+ * subagent_isolation_normalize:
+ * @value: (nullable): an isolation mode as a user wrote it
+ * @is_deprecated_alias: (out) (optional): set to whether @value was a deprecated alias
+ *
+ * Normalizes an isolation mode: trims it and ignores ASCII case. %NULL, empty
+ * and blank mean `shared`. The deprecated alias `container` gives
+ * `directory-snapshot` and sets @is_deprecated_alias; this function stays
+ * silent about it, callers warn with
+ * subagent_isolation_warn_deprecated_alias().
+ *
+ * Returns: (nullable): the canonical, interned mode name (`shared`, `worktree`,
+ *   `directory-snapshot`, `docker` or `auto`), or %NULL if @value names none
+ */
+const char *
+subagent_isolation_normalize (const char *value,
+                              gboolean   *is_deprecated_alias)
+{
+  g_autofree char *text = NULL;
+
+  if (is_deprecated_alias != NULL)
+    *is_deprecated_alias = FALSE;
+
+  if (value == NULL)
+    return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
+  text = g_strstrip (g_ascii_strdown (value, -1));
+  if (*text == '\0')
+    return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
+
+  for (guint i = 0; i < G_N_ELEMENTS (canonical_modes); i++)
+    if (g_str_equal (text, canonical_modes[i]))
+      return g_intern_static_string (canonical_modes[i]);
+  for (guint i = 0; i < G_N_ELEMENTS (deprecated_aliases); i++)
+    if (g_str_equal (text, deprecated_aliases[i].alias))
+      {
+        if (is_deprecated_alias != NULL)
+          *is_deprecated_alias = TRUE;
+        return g_intern_static_string (deprecated_aliases[i].mode);
+      }
+  return NULL;
+}
+
+/**
+ * subagent_isolation_warn_deprecated_alias:
+ * @value: an isolation mode as a user wrote it
+ *
+ * Logs a warning (domain `Subagent`) that @value is a deprecated isolation
+ * alias and names its replacement. Does nothing if @value is not one.
+ */
+void
+subagent_isolation_warn_deprecated_alias (const char *value)
+{
+  g_autofree char *text = NULL;
+
+  g_return_if_fail (value != NULL);
+
+  text = g_strstrip (g_ascii_strdown (value, -1));
+  for (guint i = 0; i < G_N_ELEMENTS (deprecated_aliases); i++)
+    if (g_str_equal (text, deprecated_aliases[i].alias))
+      g_warning ("isolation mode “%s” is deprecated; use “%s”",
+                 deprecated_aliases[i].alias, deprecated_aliases[i].mode);
+}
+
+static gpointer
+init_libgit2 (gpointer data)
+{
+  git_libgit2_init ();
+  return NULL;
+}
+
+/**
+ * subagent_isolation_resolve_auto:
+ * @parent_root: (nullable): the parent's workspace root
+ *
+ * Resolves the `auto` mode: `worktree` when @parent_root is inside a git work
+ * tree (searching upwards; a bare repository is not a work tree), else
+ * `directory-snapshot`. Opens the repository, so it touches the disk.
+ *
+ * Returns: the canonical, interned mode name
+ */
+const char *
+subagent_isolation_resolve_auto (const char *parent_root)
+{
+  static GOnce libgit2_once = G_ONCE_INIT;
+  git_repository *repo = NULL;
+  gboolean work_tree = FALSE;
+
+  if (parent_root == NULL || *parent_root == '\0')
+    return g_intern_static_string (SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT);
+
+  g_once (&libgit2_once, init_libgit2, NULL);
+  if (git_repository_open_ext (&repo, parent_root, 0, NULL) == 0)
+    {
+      work_tree = !git_repository_is_bare (repo);
+      git_repository_free (repo);
+    }
+  else
+    {
+      const git_error *e = git_error_last ();
+      g_debug ("auto isolation: %s is not in a git work tree (%s)",
+               parent_root, e != NULL ? e->message : "no repository");
+    }
+
+  return g_intern_static_string (work_tree ? SUBAGENT_ISOLATION_WORKTREE
+                                           : SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT);
+}
+
+static gboolean
+is_key_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '-' || c == '_';
+}
+
+/* Keeps only [A-Za-z0-9_-] (as the reference does: unsafe characters are
+ * dropped, not replaced), at most max_len of them. */
+static void
+append_safe (GString    *out,
+             const char *text,
+             gsize       max_len,
+             const char *fallback)
+{
+  gsize start = out->len;
+
+  for (const char *p = text; p != NULL && *p && out->len - start < max_len; p++)
+    {
+      /* A leading '-' could read as an option where a backend puts the key
+       * on a command line. */
+      if (out->len == start && *p == '-')
+        continue;
+      if (is_key_char (*p))
+        g_string_append_c (out, *p);
+    }
+  if (out->len == start)
+    g_string_append (out, fallback);
+}
+
+/* Bounds the definition part so every key passes
+ * subagent_isolation_session_key_is_valid(). */
+#define SESSION_KEY_PARENT_MAX 12
+#define SESSION_KEY_DEF_NAME_MAX 64
+
+/**
+ * subagent_isolation_new_session_key:
+ * @parent_run_id: (nullable): the parent run's id
+ * @def_name: (nullable): the child definition's name
+ *
+ * Makes a filesystem-safe, collision-resistant key naming a child's
+ * workspace: `{parent[:12]}-{def_name}-{8 hex digits}`, where both parts keep
+ * only ASCII letters, digits, `-` and `_` (never a leading `-`), an empty
+ * part becomes `run` or `agent`, the definition part is cut at 64
+ * characters, and the suffix comes from a random UUID.
+ *
+ * Returns: (transfer full): a new key that passes subagent_isolation_session_key_is_valid()
+ */
+char *
+subagent_isolation_new_session_key (const char *parent_run_id,
+                                    const char *def_name)
+{
+  g_autofree char *parent = g_strstrip (g_strdup (parent_run_id ? parent_run_id : ""));
+  g_autofree char *uuid = g_uuid_string_random ();
+  GString *key = g_string_new (NULL);
+  guint hex = 0;
+
+  append_safe (key, parent, SESSION_KEY_PARENT_MAX, "run");
+  g_string_append_c (key, '-');
+  append_safe (key, def_name, SESSION_KEY_DEF_NAME_MAX, "agent");
+  g_string_append_c (key, '-');
+  for (const char *p = uuid; *p && hex < 8; p++)
+    if (g_ascii_isxdigit (*p))
+      {
+        g_string_append_c (key, g_ascii_tolower (*p));
+        hex++;
+      }
+  return g_string_free (key, FALSE);
+}
+
+/**
+ * subagent_isolation_session_key_is_valid:
+ * @session_key: (nullable): a candidate session key
+ *
+ * Checks a session key before it becomes part of a path or a name: non-empty,
+ * at most 128 characters, only ASCII letters, digits, `-` and `_`.
+ *
+ * Returns: %TRUE if @session_key is safe to use
+ */
+gboolean
+subagent_isolation_session_key_is_valid (const char *session_key)
+{
+  gsize len = 0;
+
+  if (session_key == NULL || *session_key == '\0')
+    return FALSE;
+  for (const char *p = session_key; *p; p++, len++)
+    if (!is_key_char (*p) || len >= 128)
+      return FALSE;
+  return TRUE;
+}

@@ -90,6 +90,7 @@ SubagentIsolationProvider *subagent_shared_isolation_new (void);
 
 const char *subagent_isolation_normalize (const char *value,
                                           gboolean   *is_deprecated_alias);
+void        subagent_isolation_warn_deprecated_alias (const char *value);
 const char *subagent_isolation_resolve_auto (const char *parent_root);
 char       *subagent_isolation_new_session_key (const char *parent_run_id,
                                                 const char *def_name);

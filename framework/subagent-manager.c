@@ -1,4 +1,551 @@
-/* subagent-manager.c: placeholder until its concept lands. */
+/* subagent-manager.c
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include "subagent.h"
+#include "subagent-manager.h"
+#include "subagent-manager-private.h"
+
+/**
+ * SubagentManager:
+ *
+ * Runs child agents for one parent run: the run contract of reference 000.
+ *
+ * For each run the manager
+ *
+ * 1. refuses a child deeper than its definition's `max_depth` (depth guard);
+ * 2. prepares the isolation before anything runs, and returns the error
+ *    result without launching the child when that fails;
+ * 3. derives the child's tool registry from the parent's (only narrowing);
+ * 4. runs the child through its #SubagentRunner;
+ * 5. captures the review artifact of a worktree, snapshot or container run;
+ * 6. always cleans the isolation up, whether the child completed, failed,
+ *    crashed or was cancelled;
+ * 7. records the child's cost in the audit log and keeps a session record,
+ *    in memory and in `<root>/.subagent/sessions/<run_id>.json`.
+ *
+ * Failures that happen before the child runs are results with status
+ * `error` (reference 001's error shape), not #GErrors: a parent's model reads
+ * them as the tool's answer. A #GError is only for a caller's mistake, such
+ * as an empty task.
+ */
+
+enum {
+  PROP_0,
+  PROP_ROOT,
+  PROP_RUN_ID,
+  PROP_CONFIG,
+  PROP_CATALOG,
+  PROP_PLUGIN_REGISTRY,
+  PROP_TOOLS,
+  PROP_RUNNER,
+  PROP_PERMISSION_MODE,
+  N_PROPS
+};
+static GParamSpec *properties[N_PROPS];
+
+static void subagent_manager_initable_iface_init (GInitableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentManager, subagent_manager, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, subagent_manager_initable_iface_init))
+
+
+
+static void
+subagent_manager_finalize (GObject *object)
+{
+  SubagentManager *self = SUBAGENT_MANAGER (object);
+
+  g_free (self->root);
+  g_free (self->run_id);
+  g_clear_object (&self->config);
+  g_clear_object (&self->catalog);
+  g_clear_object (&self->plugins);
+  g_clear_object (&self->audit);
+  g_clear_object (&self->tools);
+  g_clear_object (&self->runner);
+  g_hash_table_unref (self->sessions);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (subagent_manager_parent_class)->finalize (object);
+}
+
+static void
+subagent_manager_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  SubagentManager *self = SUBAGENT_MANAGER (object);
+
+  switch (prop_id)
+    {
+    case PROP_ROOT: g_value_set_string (value, self->root); break;
+    case PROP_RUN_ID: g_value_set_string (value, self->run_id); break;
+    case PROP_CONFIG: g_value_set_object (value, self->config); break;
+    case PROP_CATALOG: g_value_set_object (value, self->catalog); break;
+    case PROP_PLUGIN_REGISTRY: g_value_set_object (value, self->plugins); break;
+    case PROP_TOOLS: g_value_set_object (value, self->tools); break;
+    case PROP_RUNNER: g_value_set_object (value, self->runner); break;
+    case PROP_PERMISSION_MODE: g_value_set_enum (value, self->permission_mode); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_manager_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  SubagentManager *self = SUBAGENT_MANAGER (object);
+
+  switch (prop_id)
+    {
+    case PROP_ROOT: self->root = g_value_dup_string (value); break;
+    case PROP_RUN_ID: self->run_id = g_value_dup_string (value); break;
+    case PROP_CONFIG: self->config = g_value_dup_object (value); break;
+    case PROP_CATALOG: self->catalog = g_value_dup_object (value); break;
+    case PROP_PLUGIN_REGISTRY: self->plugins = g_value_dup_object (value); break;
+    case PROP_TOOLS: subagent_manager_set_tools (self, g_value_get_object (value)); break;
+    case PROP_RUNNER: subagent_manager_set_runner (self, g_value_get_object (value)); break;
+    case PROP_PERMISSION_MODE: subagent_manager_set_permission_mode (self, g_value_get_enum (value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+/* The plugin search path: SUBAGENT_PLUGIN_PATH, then the configuration's,
+ * then the installed directory. */
+static SubagentPluginRegistry *
+plugin_registry_for_config (SubagentConfig *config)
+{
+  const char * const *extra = subagent_config_get_plugin_path (config);
+  const char *env = g_getenv ("SUBAGENT_PLUGIN_PATH");
+  g_autoptr(GStrvBuilder) path = NULL;
+  g_auto(GStrv) dirs = NULL;
+
+  if (extra == NULL || extra[0] == NULL)
+    return g_object_ref (subagent_plugin_registry_get_default ());
+
+  path = g_strv_builder_new ();
+  if (env != NULL && *env != '\0')
+    {
+      g_auto(GStrv) env_dirs = g_strsplit (env, ":", -1);
+      for (guint i = 0; env_dirs[i] != NULL; i++)
+        if (*env_dirs[i] != '\0')
+          g_strv_builder_add (path, env_dirs[i]);
+    }
+  g_strv_builder_addv (path, (const char **) extra);
+  g_strv_builder_add (path, SUBAGENT_PLUGIN_DIR);
+  dirs = g_strv_builder_end (path);
+  return subagent_plugin_registry_new ((const char * const *) dirs);
+}
+
+static gboolean
+subagent_manager_initable_init (GInitable     *initable,
+                                GCancellable  *cancellable,
+                                GError       **error)
+{
+  SubagentManager *self = SUBAGENT_MANAGER (initable);
+  g_autofree char *real = NULL;
+  g_autofree char *audit_path = NULL;
+
+  if (self->root == NULL || (real = realpath (self->root, NULL)) == NULL ||
+      !g_file_test (real, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "The workspace root %s is not an existing directory", self->root ? self->root : "(null)");
+      return FALSE;
+    }
+  g_free (self->root);
+  self->root = g_strdup (real);
+
+  if (self->run_id == NULL)
+    self->run_id = _subagent_manager_new_run_id ();
+  else if (!subagent_isolation_session_key_is_valid (self->run_id))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Run id “%s” is invalid: use 1–128 characters of [A-Za-z0-9_-]", self->run_id);
+      return FALSE;
+    }
+
+  if (self->config == NULL && (self->config = subagent_config_load_for_root (self->root, error)) == NULL)
+    return FALSE;
+  if (self->catalog == NULL && (self->catalog = subagent_catalog_new_for_root (self->root, error)) == NULL)
+    return FALSE;
+  if (self->plugins == NULL)
+    self->plugins = plugin_registry_for_config (self->config);
+  if (self->tools == NULL)
+    self->tools = SUBAGENT_TOOL_REGISTRY (subagent_simple_tool_registry_new ());
+  if (self->runner == NULL)
+    {
+      g_autoptr(SubagentCommandRunner) runner = subagent_command_runner_new ();
+      const char * const *command = subagent_config_get_runner_command (self->config);
+
+      if (command != NULL && command[0] != NULL)
+        g_object_set (runner, "default-command", command, NULL);
+      self->runner = SUBAGENT_RUNNER (g_steal_pointer (&runner));
+    }
+  if (self->permission_mode == SUBAGENT_PERMISSION_MODE_INHERIT)
+    self->permission_mode = subagent_config_get_permission_mode (self->config);
+
+  audit_path = g_build_filename (self->root, ".subagent", "audit.jsonl", NULL);
+  self->audit = subagent_audit_log_new (audit_path);
+  return TRUE;
+}
+
+static void
+subagent_manager_initable_iface_init (GInitableIface *iface)
+{
+  iface->init = subagent_manager_initable_init;
+}
+
+static void
+subagent_manager_class_init (SubagentManagerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = subagent_manager_finalize;
+  object_class->get_property = subagent_manager_get_property;
+  object_class->set_property = subagent_manager_set_property;
+
+  /**
+   * SubagentManager:root:
+   *
+   * The parent's workspace root; `.subagent/` lives here.
+   */
+  properties[PROP_ROOT] =
+    g_param_spec_string ("root", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:run-id:
+   *
+   * The parent's run id: children name it as their parent, and approval
+   * queues are kept per parent run. A new one is made when unset.
+   */
+  properties[PROP_RUN_ID] =
+    g_param_spec_string ("run-id", NULL, NULL, NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:config:
+   *
+   * The configuration; loaded from the root when unset.
+   */
+  properties[PROP_CONFIG] =
+    g_param_spec_object ("config", NULL, NULL, SUBAGENT_TYPE_CONFIG,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:catalog:
+   *
+   * The definitions; loaded from the root when unset.
+   */
+  properties[PROP_CATALOG] =
+    g_param_spec_object ("catalog", NULL, NULL, SUBAGENT_TYPE_CATALOG,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:plugin-registry:
+   *
+   * Where isolation backends come from; the default registry when unset.
+   */
+  properties[PROP_PLUGIN_REGISTRY] =
+    g_param_spec_object ("plugin-registry", NULL, NULL, SUBAGENT_TYPE_PLUGIN_REGISTRY,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:tools:
+   *
+   * The parent's tools; children get a narrowing view of them.
+   */
+  properties[PROP_TOOLS] =
+    g_param_spec_object ("tools", NULL, NULL, SUBAGENT_TYPE_TOOL_REGISTRY,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:runner:
+   *
+   * What runs a child; a #SubagentCommandRunner when unset.
+   */
+  properties[PROP_RUNNER] =
+    g_param_spec_object ("runner", NULL, NULL, SUBAGENT_TYPE_RUNNER,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:permission-mode:
+   *
+   * The parent's permission mode; a child's is never looser.
+   */
+  properties[PROP_PERMISSION_MODE] =
+    g_param_spec_enum ("permission-mode", NULL, NULL, SUBAGENT_TYPE_PERMISSION_MODE,
+                       SUBAGENT_PERMISSION_MODE_INHERIT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_manager_init (SubagentManager *self)
+{
+  g_mutex_init (&self->lock);
+  self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+}
+
+/**
+ * subagent_manager_new:
+ * @root: the parent's workspace root
+ * @error: return location for a #GError
+ *
+ * Loads the configuration and definitions of @root.
+ *
+ * Returns: (transfer full) (nullable): a manager, or %NULL when @root, its
+ *   configuration or its definitions directory cannot be read
+ */
+SubagentManager *
+subagent_manager_new (const char  *root,
+                      GError     **error)
+{
+  g_return_val_if_fail (root != NULL, NULL);
+
+  return g_initable_new (SUBAGENT_TYPE_MANAGER, NULL, error, "root", root, NULL);
+}
+
+/**
+ * subagent_manager_get_root:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the workspace root (resolved)
+ */
+const char *
+subagent_manager_get_root (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->root;
+}
+
+/**
+ * subagent_manager_get_run_id:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the parent's run id
+ */
+const char *
+subagent_manager_get_run_id (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->run_id;
+}
+
+/**
+ * subagent_manager_get_config:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the configuration
+ */
+SubagentConfig *
+subagent_manager_get_config (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->config;
+}
+
+/**
+ * subagent_manager_get_catalog:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the definitions
+ */
+SubagentCatalog *
+subagent_manager_get_catalog (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->catalog;
+}
+
+/**
+ * subagent_manager_get_plugin_registry:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the plugin registry
+ */
+SubagentPluginRegistry *
+subagent_manager_get_plugin_registry (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->plugins;
+}
+
+/**
+ * subagent_manager_get_audit_log:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the parent's audit log
+ */
+SubagentAuditLog *
+subagent_manager_get_audit_log (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->audit;
+}
+
+/**
+ * subagent_manager_get_tools:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): the parent's tools
+ */
+SubagentToolRegistry *
+subagent_manager_get_tools (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->tools;
+}
+
+/**
+ * subagent_manager_set_tools:
+ * @self: a #SubagentManager
+ * @tools: the parent's tools
+ *
+ * Children started after this call see a narrowing view of @tools.
+ */
+void
+subagent_manager_set_tools (SubagentManager      *self,
+                            SubagentToolRegistry *tools)
+{
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (tools == NULL || SUBAGENT_IS_TOOL_REGISTRY (tools));
+
+  g_mutex_lock (&self->lock);
+  g_set_object (&self->tools, tools);
+  g_mutex_unlock (&self->lock);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_TOOLS]);
+}
+
+/**
+ * subagent_manager_get_runner:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none): what runs the children
+ */
+SubagentRunner *
+subagent_manager_get_runner (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->runner;
+}
+
+/**
+ * subagent_manager_set_runner:
+ * @self: a #SubagentManager
+ * @runner: the host's agent loop
+ *
+ * Sets what runs the children started after this call.
+ */
+void
+subagent_manager_set_runner (SubagentManager *self,
+                             SubagentRunner  *runner)
+{
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (runner == NULL || SUBAGENT_IS_RUNNER (runner));
+
+  g_mutex_lock (&self->lock);
+  g_set_object (&self->runner, runner);
+  g_mutex_unlock (&self->lock);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNER]);
+}
+
+/**
+ * subagent_manager_get_permission_mode:
+ * @self: a #SubagentManager
+ *
+ * Returns: the parent's permission mode
+ */
+SubagentPermissionMode
+subagent_manager_get_permission_mode (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), SUBAGENT_PERMISSION_MODE_READ_ONLY);
+  return self->permission_mode;
+}
+
+/**
+ * subagent_manager_set_permission_mode:
+ * @self: a #SubagentManager
+ * @mode: the parent's mode
+ *
+ * Sets the parent's permission mode; children are clamped to it.
+ */
+void
+subagent_manager_set_permission_mode (SubagentManager        *self,
+                                      SubagentPermissionMode  mode)
+{
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+
+  self->permission_mode = mode;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PERMISSION_MODE]);
+}
+
+/**
+ * subagent_manager_get_def:
+ * @self: a #SubagentManager
+ * @name: a definition name (any case; `-` and `_` alike)
+ *
+ * Returns: (transfer none) (nullable): the definition
+ */
+SubagentDef *
+subagent_manager_get_def (SubagentManager *self,
+                          const char      *name)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return subagent_catalog_lookup (self->catalog, name);
+}
+
+/**
+ * subagent_manager_list_defs:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer container) (element-type SubagentDef): the definitions, sorted by name
+ */
+GPtrArray *
+subagent_manager_list_defs (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return subagent_catalog_list (self->catalog);
+}
+
+/**
+ * subagent_manager_get_session:
+ * @self: a #SubagentManager
+ * @run_id: a child's run id
+ *
+ * Returns: (transfer full) (nullable): the child's session record
+ */
+SubagentSession *
+subagent_manager_get_session (SubagentManager *self,
+                              const char      *run_id)
+{
+  SubagentSession *session;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+
+  g_mutex_lock (&self->lock);
+  session = g_hash_table_lookup (self->sessions, run_id);
+  if (session != NULL)
+    g_object_ref (session);
+  g_mutex_unlock (&self->lock);
+  return session;
+}
+
+/**
+ * subagent_manager_list_sessions:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer container) (element-type SubagentSession): the sessions of this manager's children
+ */
+GPtrArray *
+subagent_manager_list_sessions (SubagentManager *self)
+{
+  GPtrArray *sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  GHashTableIter iter;
+  gpointer value;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_iter_init (&iter, self->sessions);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (sessions, g_object_ref (value));
+  g_mutex_unlock (&self->lock);
+  return sessions;
+}
+

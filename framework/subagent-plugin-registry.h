@@ -1,4 +1,4 @@
-/* subagent-plugin-registry.h: placeholder until its concept lands.
+/* subagent-plugin-registry.h: discovering plugins and loading them on demand.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,4 +8,45 @@
 #error "Only <subagent.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+#include "subagent-isolation-provider.h"
+#include "subagent-plugin.h"
+#include "subagent-plugin-info.h"
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_PLUGIN_REGISTRY (subagent_plugin_registry_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentPluginRegistry, subagent_plugin_registry, SUBAGENT, PLUGIN_REGISTRY, GObject)
+
+SubagentPluginRegistry    *subagent_plugin_registry_new              (const char * const      *search_path);
+SubagentPluginRegistry    *subagent_plugin_registry_get_default      (void);
+GType                      subagent_plugin_registry_lookup_interface (const char              *interface_name);
+
+const char * const        *subagent_plugin_registry_get_search_path  (SubagentPluginRegistry  *self);
+GPtrArray                 *subagent_plugin_registry_list_plugins     (SubagentPluginRegistry  *self);
+GPtrArray                 *subagent_plugin_registry_get_diagnostics  (SubagentPluginRegistry  *self);
+SubagentPluginInfo        *subagent_plugin_registry_find_plugin      (SubagentPluginRegistry  *self,
+                                                                      const char              *name,
+                                                                      GError                 **error);
+SubagentPluginInfo        *subagent_plugin_registry_find_for_backend (SubagentPluginRegistry  *self,
+                                                                      GType                    interface_type,
+                                                                      const char              *backend,
+                                                                      GError                 **error);
+gboolean                   subagent_plugin_registry_load_plugin      (SubagentPluginRegistry  *self,
+                                                                      SubagentPluginInfo      *info,
+                                                                      GError                 **error);
+GObject                   *subagent_plugin_registry_create           (SubagentPluginRegistry  *self,
+                                                                      GType                    interface_type,
+                                                                      const char              *backend,
+                                                                      GError                 **error);
+GObject                   *subagent_plugin_registry_create_from_plugin (SubagentPluginRegistry  *self,
+                                                                        const char              *plugin_name,
+                                                                        GType                    interface_type,
+                                                                        const char              *backend,
+                                                                        GError                 **error);
+SubagentIsolationProvider *subagent_plugin_registry_get_isolation_provider (SubagentPluginRegistry *self,
+                                                                            const char             *backend,
+                                                                            GError                **error);
+
+G_END_DECLS

@@ -26,6 +26,11 @@ G_BEGIN_DECLS
  */
 #define SUBAGENT_PLUGIN_ABI_MINOR 0
 
+/**
+ * SUBAGENT_PLUGIN_DESCRIPTOR_SYMBOL:
+ *
+ * The name of the #SubagentPluginDescriptor a module exports (see SUBAGENT_PLUGIN_DEFINE()).
+ */
 #define SUBAGENT_PLUGIN_DESCRIPTOR_SYMBOL "subagent_plugin_descriptor"
 
 #define SUBAGENT_TYPE_PLUGIN_MODULE (subagent_plugin_module_get_type ())
@@ -90,5 +95,10 @@ void  subagent_plugin_module_provide      (SubagentPluginModule *self,
 GType subagent_plugin_module_get_provided (SubagentPluginModule *self,
                                            const char           *backend);
 const char *subagent_plugin_module_get_path (SubagentPluginModule *self);
+
+SubagentPluginModule           *subagent_plugin_module_load_file      (const char            *path,
+                                                                      GError               **error);
+const SubagentPluginDescriptor *subagent_plugin_module_get_descriptor (SubagentPluginModule  *self);
+char                          **subagent_plugin_module_list_backends  (SubagentPluginModule  *self);
 
 G_END_DECLS

@@ -1,4 +1,611 @@
-/* subagent-run-context.c: placeholder until its concept lands. */
+/* subagent-run-context.c: everything a runner needs to run one child.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
 #include "config.h"
 
 #include "subagent.h"
+
+/**
+ * SubagentRunContext:
+ *
+ * The immutable description of one child run handed to a #SubagentRunner:
+ * the task, the definition, the prepared workspace, the derived tool
+ * registry, the permission mode and the limits.
+ *
+ * Build it with g_object_new() and its construct-only properties. Limits
+ * left at 0 (#SubagentRunContext:max-iterations,
+ * #SubagentRunContext:max-tool-calls, #SubagentRunContext:timeout-seconds,
+ * #SubagentRunContext:max-cost-cents) take the definition's value; an empty
+ * #SubagentRunContext:run-id is replaced by a fresh one; a missing
+ * #SubagentRunContext:lineage is derived from the other properties.
+ */
+struct _SubagentRunContext
+{
+  GObject parent_instance;
+
+  char *task;
+  SubagentDef *definition;
+  guint depth;
+  char *run_id;
+  char *parent_run_id;
+  SubagentLineage *lineage;
+  SubagentToolRegistry *tools;
+  SubagentPermissionMode permission_mode;
+  SubagentIsolationContext *isolation;
+  guint max_iterations;
+  guint max_tool_calls;
+  guint timeout_seconds;
+  double max_cost_cents;
+  gint batch_index;
+  GObject *approval_handler;
+};
+
+G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_TASK,
+  PROP_DEFINITION,
+  PROP_DEPTH,
+  PROP_RUN_ID,
+  PROP_PARENT_RUN_ID,
+  PROP_LINEAGE,
+  PROP_TOOLS,
+  PROP_PERMISSION_MODE,
+  PROP_ISOLATION,
+  PROP_MAX_ITERATIONS,
+  PROP_MAX_TOOL_CALLS,
+  PROP_TIMEOUT_SECONDS,
+  PROP_MAX_COST_CENTS,
+  PROP_BATCH_INDEX,
+  PROP_APPROVAL_HANDLER,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+subagent_run_context_dispose (GObject *object)
+{
+  SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
+
+  g_clear_object (&self->definition);
+  g_clear_object (&self->lineage);
+  g_clear_object (&self->tools);
+  g_clear_object (&self->isolation);
+  g_clear_object (&self->approval_handler);
+
+  G_OBJECT_CLASS (subagent_run_context_parent_class)->dispose (object);
+}
+
+static void
+subagent_run_context_finalize (GObject *object)
+{
+  SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
+
+  g_free (self->task);
+  g_free (self->run_id);
+  g_free (self->parent_run_id);
+
+  G_OBJECT_CLASS (subagent_run_context_parent_class)->finalize (object);
+}
+
+/* 32 hex digits: a valid id ([A-Za-z0-9_-]) that never collides in practice. */
+static char *
+new_run_id (void)
+{
+  g_autofree char *uuid = g_uuid_string_random ();
+  GString *id = g_string_sized_new (32);
+
+  for (const char *p = uuid; *p; p++)
+    if (*p != '-')
+      g_string_append_c (id, *p);
+  return g_string_free (id, FALSE);
+}
+
+static void
+subagent_run_context_constructed (GObject *object)
+{
+  SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
+
+  G_OBJECT_CLASS (subagent_run_context_parent_class)->constructed (object);
+
+  if (self->run_id == NULL || *self->run_id == '\0')
+    {
+      g_free (self->run_id);
+      self->run_id = new_run_id ();
+    }
+
+  if (self->definition == NULL)
+    g_critical ("SubagentRunContext built without a definition; runners need one");
+  else
+    {
+      if (self->max_iterations == 0)
+        self->max_iterations = subagent_def_get_max_iterations (self->definition);
+      if (self->max_tool_calls == 0)
+        self->max_tool_calls = subagent_def_get_max_tool_calls (self->definition);
+      if (self->timeout_seconds == 0)
+        self->timeout_seconds = subagent_def_get_timeout_seconds (self->definition);
+      if (self->max_cost_cents <= 0)
+        self->max_cost_cents = subagent_def_get_max_cost_cents (self->definition);
+    }
+
+  if (self->lineage == NULL)
+    {
+      const char *isolation = NULL;
+
+      if (self->isolation != NULL)
+        isolation = subagent_isolation_context_get_isolation (self->isolation);
+      else if (self->definition != NULL)
+        isolation = subagent_def_get_isolation (self->definition);
+      self->lineage = subagent_lineage_new (self->parent_run_id,
+                                            self->definition ? subagent_def_get_name (self->definition) : "",
+                                            self->depth,
+                                            isolation,
+                                            self->batch_index,
+                                            self->isolation ? subagent_isolation_context_get_worktree_path (self->isolation) : NULL,
+                                            self->isolation ? subagent_isolation_context_get_container_path (self->isolation) : NULL);
+    }
+}
+
+static void
+subagent_run_context_get_property (GObject    *object,
+                                   guint       prop_id,
+                                   GValue     *value,
+                                   GParamSpec *pspec)
+{
+  SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
+
+  switch (prop_id)
+    {
+    case PROP_TASK:
+      g_value_set_string (value, self->task);
+      break;
+    case PROP_DEFINITION:
+      g_value_set_object (value, self->definition);
+      break;
+    case PROP_DEPTH:
+      g_value_set_uint (value, self->depth);
+      break;
+    case PROP_RUN_ID:
+      g_value_set_string (value, self->run_id);
+      break;
+    case PROP_PARENT_RUN_ID:
+      g_value_set_string (value, self->parent_run_id);
+      break;
+    case PROP_LINEAGE:
+      g_value_set_object (value, self->lineage);
+      break;
+    case PROP_TOOLS:
+      g_value_set_object (value, self->tools);
+      break;
+    case PROP_PERMISSION_MODE:
+      g_value_set_enum (value, self->permission_mode);
+      break;
+    case PROP_ISOLATION:
+      g_value_set_object (value, self->isolation);
+      break;
+    case PROP_MAX_ITERATIONS:
+      g_value_set_uint (value, self->max_iterations);
+      break;
+    case PROP_MAX_TOOL_CALLS:
+      g_value_set_uint (value, self->max_tool_calls);
+      break;
+    case PROP_TIMEOUT_SECONDS:
+      g_value_set_uint (value, self->timeout_seconds);
+      break;
+    case PROP_MAX_COST_CENTS:
+      g_value_set_double (value, self->max_cost_cents);
+      break;
+    case PROP_BATCH_INDEX:
+      g_value_set_int (value, self->batch_index);
+      break;
+    case PROP_APPROVAL_HANDLER:
+      g_value_set_object (value, self->approval_handler);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_run_context_set_property (GObject      *object,
+                                   guint         prop_id,
+                                   const GValue *value,
+                                   GParamSpec   *pspec)
+{
+  SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
+  const char *s;
+
+  switch (prop_id)
+    {
+    case PROP_TASK:
+      s = g_value_get_string (value);
+      self->task = g_strdup (s ? s : "");
+      break;
+    case PROP_DEFINITION:
+      self->definition = g_value_dup_object (value);
+      break;
+    case PROP_DEPTH:
+      self->depth = g_value_get_uint (value);
+      break;
+    case PROP_RUN_ID:
+      self->run_id = g_value_dup_string (value);
+      break;
+    case PROP_PARENT_RUN_ID:
+      s = g_value_get_string (value);
+      self->parent_run_id = g_strdup (s ? s : "");
+      break;
+    case PROP_LINEAGE:
+      self->lineage = g_value_dup_object (value);
+      break;
+    case PROP_TOOLS:
+      self->tools = g_value_dup_object (value);
+      break;
+    case PROP_PERMISSION_MODE:
+      self->permission_mode = g_value_get_enum (value);
+      break;
+    case PROP_ISOLATION:
+      self->isolation = g_value_dup_object (value);
+      break;
+    case PROP_MAX_ITERATIONS:
+      self->max_iterations = g_value_get_uint (value);
+      break;
+    case PROP_MAX_TOOL_CALLS:
+      self->max_tool_calls = g_value_get_uint (value);
+      break;
+    case PROP_TIMEOUT_SECONDS:
+      self->timeout_seconds = g_value_get_uint (value);
+      break;
+    case PROP_MAX_COST_CENTS:
+      self->max_cost_cents = g_value_get_double (value);
+      break;
+    case PROP_BATCH_INDEX:
+      self->batch_index = g_value_get_int (value);
+      break;
+    case PROP_APPROVAL_HANDLER:
+      self->approval_handler = g_value_dup_object (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_run_context_class_init (SubagentRunContextClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = subagent_run_context_dispose;
+  object_class->finalize = subagent_run_context_finalize;
+  object_class->constructed = subagent_run_context_constructed;
+  object_class->get_property = subagent_run_context_get_property;
+  object_class->set_property = subagent_run_context_set_property;
+
+  /**
+   * SubagentRunContext:task:
+   *
+   * The task the child is asked to do.
+   */
+  properties[PROP_TASK] =
+    g_param_spec_string ("task", NULL, NULL, "", flags);
+
+  /**
+   * SubagentRunContext:definition:
+   *
+   * The definition the child runs. Required.
+   */
+  properties[PROP_DEFINITION] =
+    g_param_spec_object ("definition", NULL, NULL, SUBAGENT_TYPE_DEF, flags);
+
+  /**
+   * SubagentRunContext:depth:
+   *
+   * The child's depth (the parent's depth + 1).
+   */
+  properties[PROP_DEPTH] =
+    g_param_spec_uint ("depth", NULL, NULL, 0, G_MAXINT, 0, flags);
+
+  /**
+   * SubagentRunContext:run-id:
+   *
+   * The child run's id (`[A-Za-z0-9_-]`); generated when left empty.
+   */
+  properties[PROP_RUN_ID] =
+    g_param_spec_string ("run-id", NULL, NULL, NULL, flags);
+
+  /**
+   * SubagentRunContext:parent-run-id:
+   *
+   * The parent's run id.
+   */
+  properties[PROP_PARENT_RUN_ID] =
+    g_param_spec_string ("parent-run-id", NULL, NULL, "", flags);
+
+  /**
+   * SubagentRunContext:lineage:
+   *
+   * The child's lineage; derived from the other properties when not given.
+   */
+  properties[PROP_LINEAGE] =
+    g_param_spec_object ("lineage", NULL, NULL, SUBAGENT_TYPE_LINEAGE, flags);
+
+  /**
+   * SubagentRunContext:tools:
+   *
+   * The child's derived tool registry.
+   */
+  properties[PROP_TOOLS] =
+    g_param_spec_object ("tools", NULL, NULL, SUBAGENT_TYPE_TOOL_REGISTRY, flags);
+
+  /**
+   * SubagentRunContext:permission-mode:
+   *
+   * The child's effective permission mode.
+   */
+  properties[PROP_PERMISSION_MODE] =
+    g_param_spec_enum ("permission-mode", NULL, NULL, SUBAGENT_TYPE_PERMISSION_MODE,
+                       SUBAGENT_PERMISSION_MODE_INHERIT, flags);
+
+  /**
+   * SubagentRunContext:isolation:
+   *
+   * The prepared workspace the child runs in.
+   */
+  properties[PROP_ISOLATION] =
+    g_param_spec_object ("isolation", NULL, NULL, SUBAGENT_TYPE_ISOLATION_CONTEXT, flags);
+
+  /**
+   * SubagentRunContext:max-iterations:
+   *
+   * The most iterations (turns) the child may use; 0 takes the definition's.
+   */
+  properties[PROP_MAX_ITERATIONS] =
+    g_param_spec_uint ("max-iterations", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentRunContext:max-tool-calls:
+   *
+   * The most tool calls the child may make; 0 takes the definition's.
+   */
+  properties[PROP_MAX_TOOL_CALLS] =
+    g_param_spec_uint ("max-tool-calls", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentRunContext:timeout-seconds:
+   *
+   * The wall-clock limit of the run; 0 takes the definition's (whose 0 means none).
+   */
+  properties[PROP_TIMEOUT_SECONDS] =
+    g_param_spec_uint ("timeout-seconds", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentRunContext:max-cost-cents:
+   *
+   * The cost budget of the run; 0 takes the definition's (whose 0 means none).
+   */
+  properties[PROP_MAX_COST_CENTS] =
+    g_param_spec_double ("max-cost-cents", NULL, NULL, 0, G_MAXDOUBLE, 0, flags);
+
+  /**
+   * SubagentRunContext:batch-index:
+   *
+   * The child's position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+   */
+  properties[PROP_BATCH_INDEX] =
+    g_param_spec_int ("batch-index", NULL, NULL, SUBAGENT_NO_BATCH_INDEX, G_MAXINT,
+                      SUBAGENT_NO_BATCH_INDEX, flags);
+
+  /**
+   * SubagentRunContext:approval-handler:
+   *
+   * The object that routes the child's approval requests, if any.
+   */
+  properties[PROP_APPROVAL_HANDLER] =
+    g_param_spec_object ("approval-handler", NULL, NULL, G_TYPE_OBJECT, flags);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_run_context_init (SubagentRunContext *self)
+{
+  self->batch_index = SUBAGENT_NO_BATCH_INDEX;
+}
+
+/**
+ * subagent_run_context_get_task:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none): the task
+ */
+const char *
+subagent_run_context_get_task (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->task;
+}
+
+/**
+ * subagent_run_context_get_definition:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none): the definition
+ */
+SubagentDef *
+subagent_run_context_get_definition (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->definition;
+}
+
+/**
+ * subagent_run_context_get_depth:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the child's depth
+ */
+guint
+subagent_run_context_get_depth (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), 0);
+  return self->depth;
+}
+
+/**
+ * subagent_run_context_get_run_id:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none): the child run's id
+ */
+const char *
+subagent_run_context_get_run_id (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->run_id;
+}
+
+/**
+ * subagent_run_context_get_parent_run_id:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none): the parent's run id
+ */
+const char *
+subagent_run_context_get_parent_run_id (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->parent_run_id;
+}
+
+/**
+ * subagent_run_context_get_lineage:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none): the child's lineage
+ */
+SubagentLineage *
+subagent_run_context_get_lineage (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->lineage;
+}
+
+/**
+ * subagent_run_context_get_tools:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the child's tool registry
+ */
+SubagentToolRegistry *
+subagent_run_context_get_tools (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->tools;
+}
+
+/**
+ * subagent_run_context_get_permission_mode:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the child's permission mode
+ */
+SubagentPermissionMode
+subagent_run_context_get_permission_mode (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), SUBAGENT_PERMISSION_MODE_READ_ONLY);
+  return self->permission_mode;
+}
+
+/**
+ * subagent_run_context_get_isolation:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the prepared workspace
+ */
+SubagentIsolationContext *
+subagent_run_context_get_isolation (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->isolation;
+}
+
+/**
+ * subagent_run_context_get_max_iterations:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the effective iteration limit (0: none)
+ */
+guint
+subagent_run_context_get_max_iterations (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), 0);
+  return self->max_iterations;
+}
+
+/**
+ * subagent_run_context_get_max_tool_calls:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the effective tool-call limit (0: none)
+ */
+guint
+subagent_run_context_get_max_tool_calls (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), 0);
+  return self->max_tool_calls;
+}
+
+/**
+ * subagent_run_context_get_timeout_seconds:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the effective wall-clock limit in seconds (0: none)
+ */
+guint
+subagent_run_context_get_timeout_seconds (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), 0);
+  return self->timeout_seconds;
+}
+
+/**
+ * subagent_run_context_get_max_cost_cents:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the effective cost budget in cents (0: none)
+ */
+double
+subagent_run_context_get_max_cost_cents (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), 0);
+  return self->max_cost_cents;
+}
+
+/**
+ * subagent_run_context_get_batch_index:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ */
+gint
+subagent_run_context_get_batch_index (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), SUBAGENT_NO_BATCH_INDEX);
+  return self->batch_index;
+}
+
+/**
+ * subagent_run_context_get_approval_handler:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the approval route of the child
+ */
+GObject *
+subagent_run_context_get_approval_handler (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->approval_handler;
+}

@@ -1,4 +1,4 @@
-/* subagent-run-result.h: placeholder until its concept lands.
+/* subagent-run-result.h: what a run hands back to the parent agent.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,4 +8,48 @@
 #error "Only <subagent.h> can be included directly."
 #endif
 
-#include <glib-object.h>
+#include <json-glib/json-glib.h>
+
+#include "subagent-lineage.h"
+#include "subagent-runner.h"
+#include "subagent-types.h"
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_RUN_RESULT (subagent_run_result_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentRunResult, subagent_run_result, SUBAGENT, RUN_RESULT, GObject)
+
+SubagentRunResult *subagent_run_result_new (SubagentRunStatus  status,
+                                            const char        *run_id,
+                                            guint              iterations,
+                                            guint              tool_calls,
+                                            double             cost_cents,
+                                            const char        *final_answer,
+                                            SubagentLineage   *lineage,
+                                            JsonObject        *review,
+                                            const char        *message,
+                                            const char        *stop_reason,
+                                            const char        *session_id);
+SubagentRunResult *subagent_run_result_new_error (const char      *message,
+                                                  SubagentLineage *lineage);
+SubagentRunResult *subagent_run_result_new_from_outcome (const char         *run_id,
+                                                         SubagentRunOutcome *outcome,
+                                                         SubagentLineage    *lineage,
+                                                         JsonObject         *review,
+                                                         const char         *session_id);
+
+SubagentRunStatus  subagent_run_result_get_status       (SubagentRunResult *self);
+const char        *subagent_run_result_get_run_id       (SubagentRunResult *self);
+guint              subagent_run_result_get_iterations   (SubagentRunResult *self);
+guint              subagent_run_result_get_tool_calls   (SubagentRunResult *self);
+double             subagent_run_result_get_cost_cents   (SubagentRunResult *self);
+const char        *subagent_run_result_get_final_answer (SubagentRunResult *self);
+SubagentLineage   *subagent_run_result_get_lineage      (SubagentRunResult *self);
+JsonObject        *subagent_run_result_get_review       (SubagentRunResult *self);
+const char        *subagent_run_result_get_message      (SubagentRunResult *self);
+const char        *subagent_run_result_get_stop_reason  (SubagentRunResult *self);
+const char        *subagent_run_result_get_session_id   (SubagentRunResult *self);
+gboolean           subagent_run_result_is_error         (SubagentRunResult *self);
+JsonObject        *subagent_run_result_to_json          (SubagentRunResult *self);
+
+G_END_DECLS

@@ -1,4 +1,730 @@
-/* subagent-session.c: placeholder until its concept lands. */
+/* subagent-session.c: the record kept of one child run.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
+
+/**
+ * SubagentSession:
+ *
+ * The record kept of one child run (reference 001's `SubagentSession`, plus
+ * what follow-ups need: the task, the follow-up count, whether the workspace
+ * was kept and where it is). Immutable; a follow-up writes a new record.
+ *
+ * Sessions are stored as `<sessions-dir>/<session-id>.json` by
+ * subagent_session_save() and read back by subagent_session_load()
+ * (see `subagent-session-io.h`).
+ */
+struct _SubagentSession
+{
+  GObject parent_instance;
+
+  char *session_id;
+  char *def_name;
+  char *parent_run_id;
+  SubagentRunStatus status;
+  GDateTime *started_at;
+  guint depth;
+  gint batch_index;
+  char *isolation;
+  char *worktree_path;
+  char *container_path;
+  GDateTime *completed_at;
+  guint iterations;
+  guint tool_calls;
+  double cost_cents;
+  char *final_answer;
+  JsonObject *review;
+  char *task;
+  guint follow_ups;
+  gboolean workspace_kept;
+  char *child_root;
+
+  SubagentLineage *lineage;
+};
+
+G_DEFINE_FINAL_TYPE (SubagentSession, subagent_session, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_SESSION_ID,
+  PROP_DEF_NAME,
+  PROP_PARENT_RUN_ID,
+  PROP_STATUS,
+  PROP_STARTED_AT,
+  PROP_DEPTH,
+  PROP_BATCH_INDEX,
+  PROP_ISOLATION,
+  PROP_WORKTREE_PATH,
+  PROP_CONTAINER_PATH,
+  PROP_COMPLETED_AT,
+  PROP_ITERATIONS,
+  PROP_TOOL_CALLS,
+  PROP_COST_CENTS,
+  PROP_FINAL_ANSWER,
+  PROP_REVIEW,
+  PROP_TASK,
+  PROP_FOLLOW_UPS,
+  PROP_WORKSPACE_KEPT,
+  PROP_CHILD_ROOT,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+subagent_session_dispose (GObject *object)
+{
+  SubagentSession *self = SUBAGENT_SESSION (object);
+
+  g_clear_object (&self->lineage);
+  g_clear_pointer (&self->review, json_object_unref);
+
+  G_OBJECT_CLASS (subagent_session_parent_class)->dispose (object);
+}
+
+static void
+subagent_session_finalize (GObject *object)
+{
+  SubagentSession *self = SUBAGENT_SESSION (object);
+
+  g_free (self->session_id);
+  g_free (self->def_name);
+  g_free (self->parent_run_id);
+  g_clear_pointer (&self->started_at, g_date_time_unref);
+  g_free (self->isolation);
+  g_free (self->worktree_path);
+  g_free (self->container_path);
+  g_clear_pointer (&self->completed_at, g_date_time_unref);
+  g_free (self->final_answer);
+  g_free (self->task);
+  g_free (self->child_root);
+
+  G_OBJECT_CLASS (subagent_session_parent_class)->finalize (object);
+}
+
+static void
+subagent_session_constructed (GObject *object)
+{
+  SubagentSession *self = SUBAGENT_SESSION (object);
+
+  G_OBJECT_CLASS (subagent_session_parent_class)->constructed (object);
+
+  if (self->started_at == NULL)
+    self->started_at = g_date_time_new_now_utc ();
+  self->lineage = subagent_lineage_new (self->parent_run_id, self->def_name, self->depth,
+                                        self->isolation, self->batch_index,
+                                        self->worktree_path, self->container_path);
+}
+
+static void
+subagent_session_get_property (GObject    *object,
+                               guint       prop_id,
+                               GValue     *value,
+                               GParamSpec *pspec)
+{
+  SubagentSession *self = SUBAGENT_SESSION (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION_ID:
+      g_value_set_string (value, self->session_id);
+      break;
+    case PROP_DEF_NAME:
+      g_value_set_string (value, self->def_name);
+      break;
+    case PROP_PARENT_RUN_ID:
+      g_value_set_string (value, self->parent_run_id);
+      break;
+    case PROP_STATUS:
+      g_value_set_enum (value, self->status);
+      break;
+    case PROP_STARTED_AT:
+      g_value_set_boxed (value, self->started_at);
+      break;
+    case PROP_DEPTH:
+      g_value_set_uint (value, self->depth);
+      break;
+    case PROP_BATCH_INDEX:
+      g_value_set_int (value, self->batch_index);
+      break;
+    case PROP_ISOLATION:
+      g_value_set_string (value, self->isolation);
+      break;
+    case PROP_WORKTREE_PATH:
+      g_value_set_string (value, self->worktree_path);
+      break;
+    case PROP_CONTAINER_PATH:
+      g_value_set_string (value, self->container_path);
+      break;
+    case PROP_COMPLETED_AT:
+      g_value_set_boxed (value, self->completed_at);
+      break;
+    case PROP_ITERATIONS:
+      g_value_set_uint (value, self->iterations);
+      break;
+    case PROP_TOOL_CALLS:
+      g_value_set_uint (value, self->tool_calls);
+      break;
+    case PROP_COST_CENTS:
+      g_value_set_double (value, self->cost_cents);
+      break;
+    case PROP_FINAL_ANSWER:
+      g_value_set_string (value, self->final_answer);
+      break;
+    case PROP_REVIEW:
+      g_value_set_boxed (value, self->review);
+      break;
+    case PROP_TASK:
+      g_value_set_string (value, self->task);
+      break;
+    case PROP_FOLLOW_UPS:
+      g_value_set_uint (value, self->follow_ups);
+      break;
+    case PROP_WORKSPACE_KEPT:
+      g_value_set_boolean (value, self->workspace_kept);
+      break;
+    case PROP_CHILD_ROOT:
+      g_value_set_string (value, self->child_root);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static char *
+dup_or_empty (const GValue *value)
+{
+  const char *s = g_value_get_string (value);
+
+  return g_strdup (s ? s : "");
+}
+
+static char *
+dup_nonempty (const GValue *value)
+{
+  const char *s = g_value_get_string (value);
+
+  return (s != NULL && *s != '\0') ? g_strdup (s) : NULL;
+}
+
+static void
+subagent_session_set_property (GObject      *object,
+                               guint         prop_id,
+                               const GValue *value,
+                               GParamSpec   *pspec)
+{
+  SubagentSession *self = SUBAGENT_SESSION (object);
+
+  switch (prop_id)
+    {
+    case PROP_SESSION_ID:
+      self->session_id = dup_or_empty (value);
+      break;
+    case PROP_DEF_NAME:
+      self->def_name = dup_or_empty (value);
+      break;
+    case PROP_PARENT_RUN_ID:
+      self->parent_run_id = dup_or_empty (value);
+      break;
+    case PROP_STATUS:
+      self->status = g_value_get_enum (value);
+      break;
+    case PROP_STARTED_AT:
+      self->started_at = g_value_dup_boxed (value);
+      break;
+    case PROP_DEPTH:
+      self->depth = g_value_get_uint (value);
+      break;
+    case PROP_BATCH_INDEX:
+      self->batch_index = g_value_get_int (value);
+      break;
+    case PROP_ISOLATION:
+      self->isolation = dup_nonempty (value);
+      if (self->isolation == NULL)
+        self->isolation = g_strdup ("shared");
+      break;
+    case PROP_WORKTREE_PATH:
+      self->worktree_path = dup_nonempty (value);
+      break;
+    case PROP_CONTAINER_PATH:
+      self->container_path = dup_nonempty (value);
+      break;
+    case PROP_COMPLETED_AT:
+      self->completed_at = g_value_dup_boxed (value);
+      break;
+    case PROP_ITERATIONS:
+      self->iterations = g_value_get_uint (value);
+      break;
+    case PROP_TOOL_CALLS:
+      self->tool_calls = g_value_get_uint (value);
+      break;
+    case PROP_COST_CENTS:
+      self->cost_cents = g_value_get_double (value);
+      break;
+    case PROP_FINAL_ANSWER:
+      self->final_answer = dup_or_empty (value);
+      break;
+    case PROP_REVIEW:
+      self->review = subagent_json_object_sealed_copy (g_value_get_boxed (value));
+      break;
+    case PROP_TASK:
+      self->task = dup_or_empty (value);
+      break;
+    case PROP_FOLLOW_UPS:
+      self->follow_ups = g_value_get_uint (value);
+      break;
+    case PROP_WORKSPACE_KEPT:
+      self->workspace_kept = g_value_get_boolean (value);
+      break;
+    case PROP_CHILD_ROOT:
+      self->child_root = dup_nonempty (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_session_class_init (SubagentSessionClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->dispose = subagent_session_dispose;
+  object_class->finalize = subagent_session_finalize;
+  object_class->constructed = subagent_session_constructed;
+  object_class->get_property = subagent_session_get_property;
+  object_class->set_property = subagent_session_set_property;
+
+  /**
+   * SubagentSession:session-id:
+   *
+   * The session's id (see subagent_session_id_is_valid()), usually the child's run id.
+   */
+  properties[PROP_SESSION_ID] = g_param_spec_string ("session-id", NULL, NULL, "", flags);
+
+  /**
+   * SubagentSession:def-name:
+   *
+   * The definition the child ran.
+   */
+  properties[PROP_DEF_NAME] = g_param_spec_string ("def-name", NULL, NULL, "", flags);
+
+  /**
+   * SubagentSession:parent-run-id:
+   *
+   * The parent's run id.
+   */
+  properties[PROP_PARENT_RUN_ID] = g_param_spec_string ("parent-run-id", NULL, NULL, "", flags);
+
+  /**
+   * SubagentSession:status:
+   *
+   * The run's status.
+   */
+  properties[PROP_STATUS] =
+    g_param_spec_enum ("status", NULL, NULL, SUBAGENT_TYPE_RUN_STATUS,
+                       SUBAGENT_RUN_STATUS_COMPLETE, flags);
+
+  /**
+   * SubagentSession:started-at:
+   *
+   * When the child started; now when not given.
+   */
+  properties[PROP_STARTED_AT] =
+    g_param_spec_boxed ("started-at", NULL, NULL, G_TYPE_DATE_TIME, flags);
+
+  /**
+   * SubagentSession:depth:
+   *
+   * The child's depth.
+   */
+  properties[PROP_DEPTH] = g_param_spec_uint ("depth", NULL, NULL, 0, G_MAXINT, 0, flags);
+
+  /**
+   * SubagentSession:batch-index:
+   *
+   * The child's position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+   */
+  properties[PROP_BATCH_INDEX] =
+    g_param_spec_int ("batch-index", NULL, NULL, SUBAGENT_NO_BATCH_INDEX, G_MAXINT,
+                      SUBAGENT_NO_BATCH_INDEX, flags);
+
+  /**
+   * SubagentSession:isolation:
+   *
+   * The isolation mode the child ran in.
+   */
+  properties[PROP_ISOLATION] = g_param_spec_string ("isolation", NULL, NULL, "shared", flags);
+
+  /**
+   * SubagentSession:worktree-path:
+   *
+   * The worktree the child worked in, if any.
+   */
+  properties[PROP_WORKTREE_PATH] = g_param_spec_string ("worktree-path", NULL, NULL, NULL, flags);
+
+  /**
+   * SubagentSession:container-path:
+   *
+   * The directory snapshot the child worked in, if any.
+   */
+  properties[PROP_CONTAINER_PATH] = g_param_spec_string ("container-path", NULL, NULL, NULL, flags);
+
+  /**
+   * SubagentSession:completed-at:
+   *
+   * When the child ended, if it did.
+   */
+  properties[PROP_COMPLETED_AT] =
+    g_param_spec_boxed ("completed-at", NULL, NULL, G_TYPE_DATE_TIME, flags);
+
+  /**
+   * SubagentSession:iterations:
+   *
+   * The iterations the child used.
+   */
+  properties[PROP_ITERATIONS] = g_param_spec_uint ("iterations", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentSession:tool-calls:
+   *
+   * The tool calls the child made.
+   */
+  properties[PROP_TOOL_CALLS] = g_param_spec_uint ("tool-calls", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentSession:cost-cents:
+   *
+   * What the run cost, in cents.
+   */
+  properties[PROP_COST_CENTS] =
+    g_param_spec_double ("cost-cents", NULL, NULL, 0, G_MAXDOUBLE, 0, flags);
+
+  /**
+   * SubagentSession:final-answer:
+   *
+   * The child's answer.
+   */
+  properties[PROP_FINAL_ANSWER] = g_param_spec_string ("final-answer", NULL, NULL, "", flags);
+
+  /**
+   * SubagentSession:review:
+   *
+   * The review artifact of the run, if any. Stored as a sealed copy.
+   */
+  properties[PROP_REVIEW] = g_param_spec_boxed ("review", NULL, NULL, JSON_TYPE_OBJECT, flags);
+
+  /**
+   * SubagentSession:task:
+   *
+   * The task the child was given.
+   */
+  properties[PROP_TASK] = g_param_spec_string ("task", NULL, NULL, "", flags);
+
+  /**
+   * SubagentSession:follow-ups:
+   *
+   * How many follow-ups were run in this session.
+   */
+  properties[PROP_FOLLOW_UPS] = g_param_spec_uint ("follow-ups", NULL, NULL, 0, G_MAXUINT, 0, flags);
+
+  /**
+   * SubagentSession:workspace-kept:
+   *
+   * Whether the child's workspace was kept for follow-ups instead of being cleaned up.
+   */
+  properties[PROP_WORKSPACE_KEPT] = g_param_spec_boolean ("workspace-kept", NULL, NULL, FALSE, flags);
+
+  /**
+   * SubagentSession:child-root:
+   *
+   * The directory the child worked in, when its workspace was kept.
+   */
+  properties[PROP_CHILD_ROOT] = g_param_spec_string ("child-root", NULL, NULL, NULL, flags);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_session_init (SubagentSession *self)
+{
+  self->batch_index = SUBAGENT_NO_BATCH_INDEX;
+}
+
+/**
+ * subagent_session_get_session_id:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the session's id
+ */
+const char *
+subagent_session_get_session_id (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->session_id;
+}
+
+/**
+ * subagent_session_get_def_name:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the definition's name
+ */
+const char *
+subagent_session_get_def_name (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->def_name;
+}
+
+/**
+ * subagent_session_get_parent_run_id:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the parent's run id
+ */
+const char *
+subagent_session_get_parent_run_id (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->parent_run_id;
+}
+
+/**
+ * subagent_session_get_status:
+ * @self: a #SubagentSession
+ *
+ * Returns: the run's status
+ */
+SubagentRunStatus
+subagent_session_get_status (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), SUBAGENT_RUN_STATUS_FAILED);
+  return self->status;
+}
+
+/**
+ * subagent_session_get_started_at:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): when the child started
+ */
+GDateTime *
+subagent_session_get_started_at (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->started_at;
+}
+
+/**
+ * subagent_session_get_depth:
+ * @self: a #SubagentSession
+ *
+ * Returns: the child's depth
+ */
+guint
+subagent_session_get_depth (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), 0);
+  return self->depth;
+}
+
+/**
+ * subagent_session_get_batch_index:
+ * @self: a #SubagentSession
+ *
+ * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ */
+gint
+subagent_session_get_batch_index (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), SUBAGENT_NO_BATCH_INDEX);
+  return self->batch_index;
+}
+
+/**
+ * subagent_session_get_isolation:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the isolation mode
+ */
+const char *
+subagent_session_get_isolation (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->isolation;
+}
+
+/**
+ * subagent_session_get_worktree_path:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): the worktree path
+ */
+const char *
+subagent_session_get_worktree_path (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->worktree_path;
+}
+
+/**
+ * subagent_session_get_container_path:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): the directory-snapshot path
+ */
+const char *
+subagent_session_get_container_path (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->container_path;
+}
+
+/**
+ * subagent_session_get_completed_at:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): when the child ended
+ */
+GDateTime *
+subagent_session_get_completed_at (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->completed_at;
+}
+
+/**
+ * subagent_session_get_iterations:
+ * @self: a #SubagentSession
+ *
+ * Returns: the iterations used
+ */
+guint
+subagent_session_get_iterations (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), 0);
+  return self->iterations;
+}
+
+/**
+ * subagent_session_get_tool_calls:
+ * @self: a #SubagentSession
+ *
+ * Returns: the tool calls made
+ */
+guint
+subagent_session_get_tool_calls (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), 0);
+  return self->tool_calls;
+}
+
+/**
+ * subagent_session_get_cost_cents:
+ * @self: a #SubagentSession
+ *
+ * Returns: the cost in cents
+ */
+double
+subagent_session_get_cost_cents (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), 0);
+  return self->cost_cents;
+}
+
+/**
+ * subagent_session_get_final_answer:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the answer
+ */
+const char *
+subagent_session_get_final_answer (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->final_answer;
+}
+
+/**
+ * subagent_session_get_review:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): the review artifact (sealed)
+ */
+JsonObject *
+subagent_session_get_review (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->review;
+}
+
+/**
+ * subagent_session_get_task:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the task
+ */
+const char *
+subagent_session_get_task (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->task;
+}
+
+/**
+ * subagent_session_get_follow_ups:
+ * @self: a #SubagentSession
+ *
+ * Returns: the number of follow-ups run
+ */
+guint
+subagent_session_get_follow_ups (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), 0);
+  return self->follow_ups;
+}
+
+/**
+ * subagent_session_get_workspace_kept:
+ * @self: a #SubagentSession
+ *
+ * Returns: whether the workspace was kept
+ */
+gboolean
+subagent_session_get_workspace_kept (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), FALSE);
+  return self->workspace_kept;
+}
+
+/**
+ * subagent_session_get_child_root:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): the kept workspace's directory
+ */
+const char *
+subagent_session_get_child_root (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->child_root;
+}
+
+/**
+ * subagent_session_get_lineage:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none): the lineage made of the session's fields
+ */
+SubagentLineage *
+subagent_session_get_lineage (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->lineage;
+}

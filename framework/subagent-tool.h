@@ -47,6 +47,8 @@ const char *subagent_tool_get_description  (SubagentTool *self);
 JsonObject *subagent_tool_get_input_schema (SubagentTool *self);
 gboolean    subagent_tool_get_destructive  (SubagentTool *self);
 
+gboolean    subagent_tool_name_is_valid    (const char   *name);
+
 JsonNode   *subagent_tool_call (SubagentTool  *self,
                                 JsonObject    *arguments,
                                 GCancellable  *cancellable,

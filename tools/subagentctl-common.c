@@ -23,6 +23,7 @@ sactl_resolve_root (const char *root_option,
                    "Root %s is not an existing directory; pass --root DIR", path);
       return NULL;
     }
+  g_free (path);
   path = g_strdup (real);
   free (real);
   return g_steal_pointer (&path);

@@ -29,5 +29,8 @@ gboolean  sactl_parse_duration (const char *text,
 int sactl_cmd_run     (int argc, char **argv);
 int sactl_cmd_defs    (int argc, char **argv);
 int sactl_cmd_plugins (int argc, char **argv);
+int sactl_cmd_prune   (int argc, char **argv);
+int sactl_cmd_worktrees (int argc, char **argv);
+int sactl_cmd_approvals (int argc, char **argv);
 
 G_END_DECLS

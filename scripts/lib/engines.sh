@@ -18,6 +18,7 @@ make_busybox_tarball () {
   echo "root:x:0:" >"$rootfs/etc/group"
   echo "nogroup:x:65534:" >>"$rootfs/etc/group"
   chmod 1777 "$rootfs/tmp"
+  chmod 755 "$rootfs"   # mktemp made it 0700: a non-root container user could not reach /bin
   tar -C "$rootfs" -cf "$out" .
   rm -rf "$rootfs"
 }

@@ -1,0 +1,516 @@
+/* subagent-approval-json.c: canonical JSON, action digests, and approval requests as JSON.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "subagent.h"
+#include "subagent-approval-private.h"
+
+/* Everything here reads or writes text that crosses a trust boundary: the
+ * queue files of another process, the arguments of a child's tool call. */
+
+gboolean
+subagent_approval_text_is_valid (const char *text,
+                                 gsize       max_length)
+{
+  gsize len;
+
+  if (text == NULL)
+    return FALSE;
+  len = strlen (text);
+  if (len == 0 || len > max_length || !g_utf8_validate (text, len, NULL))
+    return FALSE;
+  for (const char *p = text; *p; p++)
+    if ((guchar) *p < 0x20 && *p != '\t' && *p != '\n')
+      return FALSE;
+  return TRUE;
+}
+
+char *
+subagent_approval_text_sanitize (const char *text,
+                                 gsize       max_length)
+{
+  g_autofree char *valid = NULL;
+  GString *out;
+
+  if (text == NULL || *text == '\0')
+    return NULL;
+  valid = g_utf8_make_valid (text, -1);
+  out = g_string_new (NULL);
+  for (const char *p = valid; *p && out->len < max_length; p = g_utf8_next_char (p))
+    {
+      if ((guchar) *p < 0x20 && *p != '\n' && *p != '\t')
+        g_string_append_c (out, ' ');
+      else
+        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+    }
+  return g_string_free (out, FALSE);
+}
+
+gboolean
+subagent_approval_timestamp_is_valid (const char *text)
+{
+  g_autoptr(GDateTime) dt = NULL;
+  g_autoptr(GTimeZone) utc = g_time_zone_new_utc ();
+
+  if (text == NULL || strlen (text) > 64)
+    return FALSE;
+  dt = g_date_time_new_from_iso8601 (text, utc);
+  return dt != NULL;
+}
+
+/**
+ * subagent_approval_id_is_valid:
+ * @id: (nullable): a run, subagent or request id
+ *
+ * Checks an id read from a caller, a file or another process: 1 to
+ * %SUBAGENT_APPROVAL_ID_MAX_LENGTH characters from `[A-Za-z0-9_-]`.
+ *
+ * Returns: %TRUE if @id is safe to use as a key and a file name part
+ */
+gboolean
+subagent_approval_id_is_valid (const char *id)
+{
+  gsize len = 0;
+
+  if (id == NULL)
+    return FALSE;
+  for (const char *p = id; *p; p++, len++)
+    if (!(g_ascii_isalnum (*p) || *p == '-' || *p == '_') || len >= SUBAGENT_APPROVAL_ID_MAX_LENGTH)
+      return FALSE;
+  return len > 0;
+}
+
+/**
+ * subagent_approval_status_is_terminal:
+ * @status: a status
+ *
+ * Returns: %TRUE for every status but %SUBAGENT_APPROVAL_STATUS_PENDING
+ */
+gboolean
+subagent_approval_status_is_terminal (SubagentApprovalStatus status)
+{
+  return status != SUBAGENT_APPROVAL_STATUS_PENDING;
+}
+
+static void
+append_canonical_string (GString    *out,
+                         const char *text)
+{
+  g_string_append_c (out, '"');
+  for (const char *p = text; *p; p++)
+    {
+      guchar c = (guchar) *p;
+
+      if (c == '"' || c == '\\')
+        {
+          g_string_append_c (out, '\\');
+          g_string_append_c (out, c);
+        }
+      else if (c < 0x20)
+        g_string_append_printf (out, "\\u%04x", c);
+      else
+        g_string_append_c (out, c);
+    }
+  g_string_append_c (out, '"');
+}
+
+static void
+append_canonical (GString  *out,
+                  JsonNode *node)
+{
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_NULL:
+      g_string_append (out, "null");
+      break;
+    case JSON_NODE_VALUE:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_BOOLEAN:
+          g_string_append (out, json_node_get_boolean (node) ? "true" : "false");
+          break;
+        case G_TYPE_INT64:
+          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          break;
+        case G_TYPE_DOUBLE:
+          {
+            char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+            /* %.17g: 1.0 and 1 agree, and a value survives a round trip
+             * through any JSON writer unchanged. */
+            g_string_append (out, g_ascii_formatd (buf, sizeof buf, "%.17g", json_node_get_double (node)));
+          }
+          break;
+        case G_TYPE_STRING:
+          append_canonical_string (out, json_node_get_string (node));
+          break;
+        default:
+          g_string_append (out, "null");
+          break;
+        }
+      break;
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        guint n = json_array_get_length (array);
+
+        g_string_append_c (out, '[');
+        for (guint i = 0; i < n; i++)
+          {
+            if (i > 0)
+              g_string_append_c (out, ',');
+            append_canonical (out, json_array_get_element (array, i));
+          }
+        g_string_append_c (out, ']');
+      }
+      break;
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        g_autoptr(GList) members = json_object_get_members (object);
+
+        members = g_list_sort (members, (GCompareFunc) strcmp);
+        g_string_append_c (out, '{');
+        for (GList *l = members; l != NULL; l = l->next)
+          {
+            if (l != members)
+              g_string_append_c (out, ',');
+            append_canonical_string (out, l->data);
+            g_string_append_c (out, ':');
+            append_canonical (out, json_object_get_member (object, l->data));
+          }
+        g_string_append_c (out, '}');
+      }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/**
+ * subagent_json_to_canonical_string:
+ * @node: a JSON node
+ *
+ * Serializes @node canonically: object keys sorted bytewise at every level,
+ * no whitespace, integers in decimal, other numbers as `%.17g`, strings with
+ * only `"`, `\` and control characters escaped. Two nodes that hold the
+ * same data give the same text, whatever their key order.
+ *
+ * Returns: (transfer full): the canonical text
+ */
+char *
+subagent_json_to_canonical_string (JsonNode *node)
+{
+  GString *out = g_string_new (NULL);
+
+  g_return_val_if_fail (node != NULL, NULL);
+
+  append_canonical (out, node);
+  return g_string_free (out, FALSE);
+}
+
+/**
+ * subagent_approval_compute_action_digest:
+ * @tool_name: the tool's name
+ * @tool_arguments: (nullable): the call's arguments (%NULL is `{}`)
+ *
+ * Computes the action digest of a tool call: lowercase hex SHA-256 over
+ * @tool_name, a newline, and subagent_json_to_canonical_string() of the
+ * arguments.
+ *
+ * Returns: (transfer full): 64 lowercase hex digits
+ */
+char *
+subagent_approval_compute_action_digest (const char *tool_name,
+                                         JsonObject *tool_arguments)
+{
+  g_autoptr(GChecksum) sum = NULL;
+  g_autoptr(JsonNode) node = json_node_alloc ();
+  g_autoptr(JsonObject) empty = NULL;
+  g_autofree char *canonical = NULL;
+
+  g_return_val_if_fail (tool_name != NULL, NULL);
+
+  if (tool_arguments == NULL)
+    tool_arguments = empty = json_object_new ();
+  json_node_init_object (node, tool_arguments);
+  canonical = subagent_json_to_canonical_string (node);
+
+  sum = g_checksum_new (G_CHECKSUM_SHA256);
+  g_checksum_update (sum, (const guchar *) tool_name, strlen (tool_name));
+  g_checksum_update (sum, (const guchar *) "\n", 1);
+  g_checksum_update (sum, (const guchar *) canonical, strlen (canonical));
+  return g_strdup (g_checksum_get_string (sum));
+}
+
+static void
+set_nullable_string (JsonObject *object,
+                     const char *key,
+                     const char *value)
+{
+  if (value != NULL)
+    json_object_set_string_member (object, key, value);
+  else
+    json_object_set_null_member (object, key);
+}
+
+/**
+ * subagent_approval_request_to_json:
+ * @self: a request
+ *
+ * Serializes the request with the reference's keys, in this order:
+ * `request_id`, `subagent_id`, `parent_run_id`, `subagent_name`,
+ * `tool_name`, `tool_arguments`, `permission_mode`, `isolation`,
+ * `batch_index` (null outside a batch), `worktree_path`, `created_at`,
+ * `status` (a string), `approved_at`, `denied_at`, `denial_reason`,
+ * `timeout_seconds`, `approved_by`, `action_digest`. Unset values are null.
+ * The verdict fields are read as one consistent snapshot.
+ *
+ * Returns: (transfer full): a new JSON object
+ */
+JsonObject *
+subagent_approval_request_to_json (SubagentApprovalRequest *self)
+{
+  JsonObject *object;
+  g_autoptr(JsonNode) arguments = json_node_alloc ();
+  SubagentApprovalStatus status;
+  const char *approved_at, *denied_at, *denial_reason, *approved_by;
+  gint batch_index;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), NULL);
+
+  subagent_approval_request_get_verdict (self, &status, &approved_at, &denied_at, &denial_reason, &approved_by);
+  batch_index = subagent_approval_request_get_batch_index (self);
+
+  object = json_object_new ();
+  json_node_init_object (arguments, subagent_approval_request_get_tool_arguments (self));
+  json_object_set_string_member (object, "request_id", subagent_approval_request_get_request_id (self));
+  json_object_set_string_member (object, "subagent_id", subagent_approval_request_get_subagent_id (self));
+  json_object_set_string_member (object, "parent_run_id", subagent_approval_request_get_parent_run_id (self));
+  json_object_set_string_member (object, "subagent_name", subagent_approval_request_get_subagent_name (self));
+  json_object_set_string_member (object, "tool_name", subagent_approval_request_get_tool_name (self));
+  json_object_set_member (object, "tool_arguments", subagent_json_node_deep_copy (arguments));
+  json_object_set_string_member (object, "permission_mode", subagent_approval_request_get_permission_mode (self));
+  json_object_set_string_member (object, "isolation", subagent_approval_request_get_isolation (self));
+  if (batch_index >= 0)
+    json_object_set_int_member (object, "batch_index", batch_index);
+  else
+    json_object_set_null_member (object, "batch_index");
+  set_nullable_string (object, "worktree_path", subagent_approval_request_get_worktree_path (self));
+  json_object_set_string_member (object, "created_at", subagent_approval_request_get_created_at (self));
+  json_object_set_string_member (object, "status", subagent_approval_status_to_string (status));
+  set_nullable_string (object, "approved_at", approved_at);
+  set_nullable_string (object, "denied_at", denied_at);
+  set_nullable_string (object, "denial_reason", denial_reason);
+  json_object_set_int_member (object, "timeout_seconds", subagent_approval_request_get_timeout_seconds (self));
+  set_nullable_string (object, "approved_by", approved_by);
+  json_object_set_string_member (object, "action_digest", subagent_approval_request_get_action_digest (self));
+  return object;
+}
+
+/* For new_from_json: a string member, or NULL when absent or null;
+ * sets *bad when present with another type. */
+static const char *
+get_optional_string (JsonObject *object,
+                     const char *key,
+                     gboolean   *bad)
+{
+  JsonNode *node = json_object_get_member (object, key);
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return NULL;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      *bad = TRUE;
+      return NULL;
+    }
+  return json_node_get_string (node);
+}
+
+#define INVALID(code, ...) \
+  G_STMT_START { \
+    g_set_error (error, SUBAGENT_APPROVAL_ERROR, (code), __VA_ARGS__); \
+    return NULL; \
+  } G_STMT_END
+
+/**
+ * subagent_approval_request_new_from_json:
+ * @object: an object as written by subagent_approval_request_to_json()
+ * @error: return location for a #GError
+ *
+ * Reads a request from untrusted JSON (a queue file, another process) and
+ * validates all of it: ids, names, the permission mode, timestamps, the
+ * status and that the verdict fields fit it, the timeout, and that
+ * `action_digest` matches the tool name and arguments. Unknown keys are
+ * ignored.
+ *
+ * Returns: (transfer full): the request, or %NULL with @error set
+ *   (%SUBAGENT_APPROVAL_ERROR_INVALID_ID for a bad id,
+ *   %SUBAGENT_APPROVAL_ERROR_INTEGRITY for anything else)
+ */
+SubagentApprovalRequest *
+subagent_approval_request_new_from_json (JsonObject  *object,
+                                         GError     **error)
+{
+  static const char * const id_keys[] = { "request_id", "subagent_id", "parent_run_id" };
+  const char *ids[G_N_ELEMENTS (id_keys)];
+  const char *subagent_name, *tool_name, *permission_mode, *isolation, *worktree_path, *created_at;
+  const char *status_text, *approved_at, *denied_at, *denial_reason, *approved_by, *digest;
+  JsonNode *node;
+  JsonObject *arguments = NULL;
+  gint64 batch_index = SUBAGENT_NO_BATCH_INDEX, timeout;
+  SubagentApprovalStatus status;
+  SubagentPermissionMode mode;
+  gboolean bad = FALSE;
+  g_autofree char *expected = NULL;
+  SubagentApprovalRequest *self;
+
+  g_return_val_if_fail (object != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (id_keys); i++)
+    {
+      ids[i] = get_optional_string (object, id_keys[i], &bad);
+      if (!subagent_approval_id_is_valid (ids[i]))
+        INVALID (SUBAGENT_APPROVAL_ERROR_INVALID_ID,
+                 "Approval request has an invalid “%s”: it must be 1–%d characters of [A-Za-z0-9_-]",
+                 id_keys[i], SUBAGENT_APPROVAL_ID_MAX_LENGTH);
+    }
+
+  subagent_name = get_optional_string (object, "subagent_name", &bad);
+  tool_name = get_optional_string (object, "tool_name", &bad);
+  permission_mode = get_optional_string (object, "permission_mode", &bad);
+  isolation = get_optional_string (object, "isolation", &bad);
+  worktree_path = get_optional_string (object, "worktree_path", &bad);
+  created_at = get_optional_string (object, "created_at", &bad);
+  status_text = get_optional_string (object, "status", &bad);
+  approved_at = get_optional_string (object, "approved_at", &bad);
+  denied_at = get_optional_string (object, "denied_at", &bad);
+  denial_reason = get_optional_string (object, "denial_reason", &bad);
+  approved_by = get_optional_string (object, "approved_by", &bad);
+  digest = get_optional_string (object, "action_digest", &bad);
+  if (bad)
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has a non-string value where a string belongs", ids[0]);
+
+  if (!subagent_approval_text_is_valid (subagent_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) || !subagent_approval_text_is_valid (tool_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has a missing or invalid subagent_name or tool_name", ids[0]);
+  if (permission_mode == NULL || !subagent_permission_mode_from_string (permission_mode, &mode))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has an unknown permission_mode", ids[0]);
+  if (!subagent_approval_id_is_valid (isolation))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has a missing or invalid isolation", ids[0]);
+  if (worktree_path != NULL && !subagent_approval_text_is_valid (worktree_path, SUBAGENT_APPROVAL_TEXT_MAX_LENGTH))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has an invalid worktree_path", ids[0]);
+  if (!subagent_approval_timestamp_is_valid (created_at) ||
+      (approved_at != NULL && !subagent_approval_timestamp_is_valid (approved_at)) ||
+      (denied_at != NULL && !subagent_approval_timestamp_is_valid (denied_at)))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has a timestamp that is not ISO-8601", ids[0]);
+  if ((denial_reason != NULL && !subagent_approval_text_is_valid (denial_reason, SUBAGENT_APPROVAL_TEXT_MAX_LENGTH)) ||
+      (approved_by != NULL && !subagent_approval_text_is_valid (approved_by, SUBAGENT_APPROVAL_NAME_MAX_LENGTH)))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has an invalid denial_reason or approved_by", ids[0]);
+
+  if (status_text == NULL || !subagent_approval_status_from_string (status_text, &status))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has an unknown status “%s”", ids[0], status_text ? status_text : "(none)");
+  if ((status == SUBAGENT_APPROVAL_STATUS_PENDING &&
+       (approved_at || denied_at || denial_reason || approved_by)) ||
+      (status == SUBAGENT_APPROVAL_STATUS_APPROVED && (approved_at == NULL || denied_at || denial_reason)) ||
+      (subagent_approval_status_is_terminal (status) && status != SUBAGENT_APPROVAL_STATUS_APPROVED &&
+       (denied_at == NULL || approved_at)))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s is “%s” but its approved_at/denied_at/denial_reason do not fit that state",
+             ids[0], status_text);
+
+  node = json_object_get_member (object, "batch_index");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+          json_node_get_int (node) < 0 || json_node_get_int (node) > G_MAXINT)
+        INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                 "Approval request %s has a batch_index that is not null or a non-negative integer", ids[0]);
+      batch_index = json_node_get_int (node);
+    }
+  node = json_object_get_member (object, "timeout_seconds");
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+      (timeout = json_node_get_int (node)) < 1 || timeout > SUBAGENT_APPROVAL_MAX_TIMEOUT_SECONDS)
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has a timeout_seconds outside 1–%d", ids[0], SUBAGENT_APPROVAL_MAX_TIMEOUT_SECONDS);
+  node = json_object_get_member (object, "tool_arguments");
+  if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s has no tool_arguments object", ids[0]);
+  arguments = json_node_get_object (node);
+
+  expected = subagent_approval_compute_action_digest (tool_name, arguments);
+  if (digest == NULL || strcmp (digest, expected) != 0)
+    INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+             "Approval request %s: action_digest does not match its tool call; the request was altered", ids[0]);
+
+  self = g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
+                       "request-id", ids[0],
+                       "subagent-id", ids[1],
+                       "parent-run-id", ids[2],
+                       "subagent-name", subagent_name,
+                       "tool-name", tool_name,
+                       "tool-arguments", arguments,
+                       "permission-mode", subagent_permission_mode_to_string (mode),
+                       "isolation", isolation,
+                       "batch-index", (gint) batch_index,
+                       "worktree-path", worktree_path,
+                       "created-at", created_at,
+                       "timeout-seconds", (guint) timeout,
+                       NULL);
+  subagent_approval_request_restore_verdict (self, status, approved_at, denied_at, denial_reason, approved_by);
+  return self;
+}
+
+#undef INVALID
+
+JsonNode *
+subagent_json_node_deep_copy (JsonNode *node)
+{
+  JsonNode *copy;
+
+  switch (json_node_get_node_type (node))
+    {
+    case JSON_NODE_OBJECT:
+      {
+        JsonObject *object = json_node_get_object (node);
+        g_autoptr(JsonObject) out = json_object_new ();
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+
+        json_object_iter_init_ordered (&iter, object);
+        while (json_object_iter_next_ordered (&iter, &name, &member))
+          json_object_set_member (out, name, subagent_json_node_deep_copy (member));
+        copy = json_node_init_object (json_node_alloc (), out);
+      }
+      break;
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        g_autoptr(JsonArray) out = json_array_sized_new (json_array_get_length (array));
+
+        for (guint i = 0; i < json_array_get_length (array); i++)
+          json_array_add_element (out, subagent_json_node_deep_copy (json_array_get_element (array, i)));
+        copy = json_node_init_array (json_node_alloc (), out);
+      }
+      break;
+    default:
+      /* Values and null hold no shared containers. */
+      copy = json_node_copy (node);
+      break;
+    }
+  return copy;
+}

@@ -1,0 +1,127 @@
+/* subagent-approval-private.h: helpers shared by the approval files, not installed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "subagent.h"
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_APPROVAL_TEXT_MAX_LENGTH 4096
+#define SUBAGENT_APPROVAL_NAME_MAX_LENGTH 256
+
+/* Free text from callers or files: valid UTF-8, 1..max_length bytes, no
+ * control characters but tab and newline. */
+G_GNUC_INTERNAL
+gboolean subagent_approval_text_is_valid (const char *text,
+                                          gsize       max_length);
+/* Text from approvers made usable: valid UTF-8, bounded, controls blanked;
+ * NULL for NULL or "". */
+G_GNUC_INTERNAL
+char    *subagent_approval_text_sanitize (const char *text,
+                                          gsize       max_length);
+G_GNUC_INTERNAL
+gboolean subagent_approval_timestamp_is_valid (const char *text);
+/* json_node_copy() shares objects and arrays; this copies all the way down. */
+G_GNUC_INTERNAL
+JsonNode *subagent_json_node_deep_copy (JsonNode *node);
+
+/* A consistent snapshot of the verdict fields (all out-params nullable;
+ * strings are transfer none and stay valid while @self lives). */
+G_GNUC_INTERNAL
+void     subagent_approval_request_get_verdict (SubagentApprovalRequest *self,
+                                                SubagentApprovalStatus  *status,
+                                                const char             **approved_at,
+                                                const char             **denied_at,
+                                                const char             **denial_reason,
+                                                const char             **approved_by);
+
+/* For new_from_json only: installs a verdict read from a (validated) file on
+ * a request that was just constructed and is still pending. */
+G_GNUC_INTERNAL
+void     subagent_approval_request_restore_verdict (SubagentApprovalRequest *self,
+                                                    SubagentApprovalStatus   status,
+                                                    const char              *approved_at,
+                                                    const char              *denied_at,
+                                                    const char              *denial_reason,
+                                                    const char              *approved_by);
+
+/* The same PENDING → terminal transition as subagent_approval_request_transition(),
+ * but taking the verdict and its stamps from @source (the same request as stored
+ * elsewhere), so memory and store agree to the microsecond. */
+G_GNUC_INTERNAL
+gboolean subagent_approval_request_adopt (SubagentApprovalRequest *self,
+                                          SubagentApprovalRequest *source);
+
+/* A sink watched on a private main context run by a worker thread; see
+ * subagent-approval-sink.c. @callback runs on that thread (or on another
+ * watcher's thread) whenever the sink reports a change of @parent_run_id. */
+typedef struct _SubagentApprovalSinkWatcher SubagentApprovalSinkWatcher;
+typedef void (*SubagentApprovalSinkWatcherFunc) (GObject *target);
+
+G_GNUC_INTERNAL
+SubagentApprovalSinkWatcher *subagent_approval_sink_watcher_start (SubagentApprovalSink            *sink,
+                                                                   const char                      *parent_run_id,
+                                                                   GObject                         *target,
+                                                                   SubagentApprovalSinkWatcherFunc  callback);
+G_GNUC_INTERNAL
+void                         subagent_approval_sink_watcher_stop  (SubagentApprovalSinkWatcher     *watcher);
+
+/* The queue's state, shared by subagent-approval-queue.c (state machine,
+ * store) and subagent-approval-submit.c (waiting). */
+typedef struct _SubagentApprovalAsyncWait SubagentApprovalAsyncWait;
+
+struct _SubagentApprovalQueue
+{
+  GObject parent_instance;
+
+  char *parent_run_id;
+  SubagentApprovalSink *sink;
+  guint default_timeout; /* atomic */
+
+  GMutex lock;
+  GCond cond;
+  GHashTable *entries; /* request id → Entry */
+  guint64 next_seq;
+
+  SubagentApprovalSinkWatcher *watcher;
+};
+
+typedef struct {
+  SubagentApprovalRequest *request;
+  guint64 seq;
+  guint waiters;         /* sync and async submitters still waiting */
+  GPtrArray *async_waits; /* SubagentApprovalAsyncWait, owned */
+} SubagentApprovalEntry;
+
+struct _SubagentApprovalAsyncWait {
+  gatomicrefcount ref;
+  SubagentApprovalQueue *queue;   /* strong */
+  SubagentApprovalRequest *request;
+  GTask *task;                    /* until completed; guarded by queue->lock */
+  GSource *timeout_source;
+  GSource *cancel_source;
+};
+
+G_GNUC_INTERNAL
+SubagentApprovalEntry   *subagent_approval_queue_add_entry_locked (SubagentApprovalQueue     *self,
+                                                                   SubagentApprovalRequest   *request);
+G_GNUC_INTERNAL
+SubagentApprovalRequest *subagent_approval_queue_lookup           (SubagentApprovalQueue     *self,
+                                                                   const char                *request_id);
+G_GNUC_INTERNAL
+void                     subagent_approval_queue_notify_resolved  (SubagentApprovalQueue     *self,
+                                                                   SubagentApprovalRequest   *request);
+G_GNUC_INTERNAL
+void                     subagent_approval_queue_emit_added       (SubagentApprovalQueue     *self,
+                                                                   SubagentApprovalRequest   *request);
+G_GNUC_INTERNAL
+SubagentApprovalAsyncWait *subagent_approval_async_wait_ref       (SubagentApprovalAsyncWait *wait);
+G_GNUC_INTERNAL
+void                     subagent_approval_async_wait_unref       (SubagentApprovalAsyncWait *wait);
+G_GNUC_INTERNAL
+void                     subagent_approval_async_wait_complete    (SubagentApprovalAsyncWait *wait,
+                                                                   GError                    *error);
+
+G_END_DECLS

@@ -1,0 +1,819 @@
+/* subagent-approval-request.c: one destructive tool call waiting for a verdict.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "subagent.h"
+#include "subagent-approval-private.h"
+
+/**
+ * SubagentApprovalRequest:
+ *
+ * One destructive tool call of a child run that waits for a verdict.
+ *
+ * Everything but the verdict is immutable: the identity (request id,
+ * subagent id, parent run id), the call (tool name and arguments, sealed),
+ * the context (permission mode, isolation, batch index, worktree path), the
+ * creation time, the timeout and the action digest — a lowercase hex SHA-256
+ * over the tool name, a newline and the canonical JSON of the arguments
+ * (object keys sorted, no whitespace), which lets a store notice a request
+ * whose call was altered.
+ *
+ * The verdict follows the state machine of `docs/approvals.md`: a request
+ * starts %SUBAGENT_APPROVAL_STATUS_PENDING and
+ * subagent_approval_request_transition() — the only mutator — moves it once
+ * to %SUBAGENT_APPROVAL_STATUS_APPROVED, %SUBAGENT_APPROVAL_STATUS_DENIED,
+ * %SUBAGENT_APPROVAL_STATUS_TIMEOUT or %SUBAGENT_APPROVAL_STATUS_CANCELLED.
+ * A terminal state never changes again. Approval stamps `approved_at`; every
+ * other terminal state stamps `denied_at` and records a reason, so a consumer
+ * can always tell when, and why, a request stopped being approvable.
+ *
+ * All methods are thread-safe. The strings returned for the verdict fields
+ * are written once and never freed before the request, so they stay valid
+ * while the caller holds a reference.
+ */
+struct _SubagentApprovalRequest
+{
+  GObject parent_instance;
+
+  char *request_id;
+  char *subagent_id;
+  char *parent_run_id;
+  char *subagent_name;
+  char *tool_name;
+  JsonObject *tool_arguments;
+  char *permission_mode;
+  char *isolation;
+  gint batch_index;
+  char *worktree_path;
+  char *created_at;
+  guint timeout_seconds;
+  char *action_digest;
+
+  GMutex lock;
+  SubagentApprovalStatus status;
+  char *approved_at;
+  char *denied_at;
+  char *denial_reason;
+  char *approved_by;
+};
+
+G_DEFINE_FINAL_TYPE (SubagentApprovalRequest, subagent_approval_request, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_REQUEST_ID,
+  PROP_SUBAGENT_ID,
+  PROP_PARENT_RUN_ID,
+  PROP_SUBAGENT_NAME,
+  PROP_TOOL_NAME,
+  PROP_TOOL_ARGUMENTS,
+  PROP_PERMISSION_MODE,
+  PROP_ISOLATION,
+  PROP_BATCH_INDEX,
+  PROP_WORKTREE_PATH,
+  PROP_CREATED_AT,
+  PROP_TIMEOUT_SECONDS,
+  PROP_ACTION_DIGEST,
+  PROP_STATUS,
+  PROP_APPROVED_AT,
+  PROP_DENIED_AT,
+  PROP_DENIAL_REASON,
+  PROP_APPROVED_BY,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+#define TEXT_MAX_LENGTH SUBAGENT_APPROVAL_TEXT_MAX_LENGTH
+#define NAME_MAX_LENGTH SUBAGENT_APPROVAL_NAME_MAX_LENGTH
+
+static char *
+now_iso8601 (void)
+{
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+
+  /* Fixed width (microseconds, Z) so stamps also sort as strings. */
+  return g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
+}
+
+static char *
+new_request_id (void)
+{
+  g_autofree char *uuid = g_uuid_string_random ();
+  GString *hex = g_string_sized_new (32);
+
+  for (const char *p = uuid; *p; p++)
+    if (*p != '-')
+      g_string_append_c (hex, g_ascii_tolower (*p));
+  return g_string_free (hex, FALSE);
+}
+
+/* Free text from callers or files: valid UTF-8, bounded, no control characters. */
+static JsonObject *
+sealed_copy (JsonObject *object)
+{
+  g_autoptr(JsonNode) node = json_node_alloc ();
+  g_autoptr(JsonNode) copy = NULL;
+
+  if (object == NULL)
+    {
+      JsonObject *empty = json_object_new ();
+      json_object_seal (empty);
+      return empty;
+    }
+  json_node_init_object (node, object);
+  copy = subagent_json_node_deep_copy (node);
+  json_node_seal (copy);
+  return json_object_ref (json_node_get_object (copy));
+}
+
+static void
+subagent_approval_request_constructed (GObject *object)
+{
+  SubagentApprovalRequest *self = SUBAGENT_APPROVAL_REQUEST (object);
+
+  G_OBJECT_CLASS (subagent_approval_request_parent_class)->constructed (object);
+
+  if (self->request_id == NULL || *self->request_id == '\0')
+    {
+      g_free (self->request_id);
+      self->request_id = new_request_id ();
+    }
+  if (self->created_at == NULL || *self->created_at == '\0')
+    {
+      g_free (self->created_at);
+      self->created_at = now_iso8601 ();
+    }
+  if (self->tool_arguments == NULL)
+    self->tool_arguments = sealed_copy (NULL);
+  if (self->permission_mode == NULL)
+    self->permission_mode = g_strdup (subagent_permission_mode_to_string (SUBAGENT_PERMISSION_MODE_PROMPT));
+  if (self->isolation == NULL)
+    self->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+  if (self->timeout_seconds == 0)
+    self->timeout_seconds = SUBAGENT_APPROVAL_DEFAULT_TIMEOUT_SECONDS;
+  self->action_digest = subagent_approval_compute_action_digest (self->tool_name ? self->tool_name : "",
+                                                                 self->tool_arguments);
+}
+
+static void
+subagent_approval_request_finalize (GObject *object)
+{
+  SubagentApprovalRequest *self = SUBAGENT_APPROVAL_REQUEST (object);
+
+  g_free (self->request_id);
+  g_free (self->subagent_id);
+  g_free (self->parent_run_id);
+  g_free (self->subagent_name);
+  g_free (self->tool_name);
+  g_clear_pointer (&self->tool_arguments, json_object_unref);
+  g_free (self->permission_mode);
+  g_free (self->isolation);
+  g_free (self->worktree_path);
+  g_free (self->created_at);
+  g_free (self->action_digest);
+  g_free (self->approved_at);
+  g_free (self->denied_at);
+  g_free (self->denial_reason);
+  g_free (self->approved_by);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (subagent_approval_request_parent_class)->finalize (object);
+}
+
+static void
+subagent_approval_request_get_property (GObject    *object,
+                                        guint       prop_id,
+                                        GValue     *value,
+                                        GParamSpec *pspec)
+{
+  SubagentApprovalRequest *self = SUBAGENT_APPROVAL_REQUEST (object);
+
+  switch (prop_id)
+    {
+    case PROP_REQUEST_ID: g_value_set_string (value, self->request_id); break;
+    case PROP_SUBAGENT_ID: g_value_set_string (value, self->subagent_id); break;
+    case PROP_PARENT_RUN_ID: g_value_set_string (value, self->parent_run_id); break;
+    case PROP_SUBAGENT_NAME: g_value_set_string (value, self->subagent_name); break;
+    case PROP_TOOL_NAME: g_value_set_string (value, self->tool_name); break;
+    case PROP_TOOL_ARGUMENTS: g_value_set_boxed (value, self->tool_arguments); break;
+    case PROP_PERMISSION_MODE: g_value_set_string (value, self->permission_mode); break;
+    case PROP_ISOLATION: g_value_set_string (value, self->isolation); break;
+    case PROP_BATCH_INDEX: g_value_set_int (value, self->batch_index); break;
+    case PROP_WORKTREE_PATH: g_value_set_string (value, self->worktree_path); break;
+    case PROP_CREATED_AT: g_value_set_string (value, self->created_at); break;
+    case PROP_TIMEOUT_SECONDS: g_value_set_uint (value, self->timeout_seconds); break;
+    case PROP_ACTION_DIGEST: g_value_set_string (value, self->action_digest); break;
+    case PROP_STATUS: g_value_set_enum (value, subagent_approval_request_get_status (self)); break;
+    case PROP_APPROVED_AT: g_value_set_string (value, subagent_approval_request_get_approved_at (self)); break;
+    case PROP_DENIED_AT: g_value_set_string (value, subagent_approval_request_get_denied_at (self)); break;
+    case PROP_DENIAL_REASON: g_value_set_string (value, subagent_approval_request_get_denial_reason (self)); break;
+    case PROP_APPROVED_BY: g_value_set_string (value, subagent_approval_request_get_approved_by (self)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_approval_request_set_property (GObject      *object,
+                                        guint         prop_id,
+                                        const GValue *value,
+                                        GParamSpec   *pspec)
+{
+  SubagentApprovalRequest *self = SUBAGENT_APPROVAL_REQUEST (object);
+
+  switch (prop_id)
+    {
+    case PROP_REQUEST_ID: self->request_id = g_value_dup_string (value); break;
+    case PROP_SUBAGENT_ID: self->subagent_id = g_value_dup_string (value); break;
+    case PROP_PARENT_RUN_ID: self->parent_run_id = g_value_dup_string (value); break;
+    case PROP_SUBAGENT_NAME: self->subagent_name = g_value_dup_string (value); break;
+    case PROP_TOOL_NAME: self->tool_name = g_value_dup_string (value); break;
+    case PROP_TOOL_ARGUMENTS:
+      if (g_value_get_boxed (value) != NULL)
+        self->tool_arguments = sealed_copy (g_value_get_boxed (value));
+      break;
+    case PROP_PERMISSION_MODE: self->permission_mode = g_value_dup_string (value); break;
+    case PROP_ISOLATION: self->isolation = g_value_dup_string (value); break;
+    case PROP_BATCH_INDEX: self->batch_index = g_value_get_int (value); break;
+    case PROP_WORKTREE_PATH: self->worktree_path = g_value_dup_string (value); break;
+    case PROP_CREATED_AT: self->created_at = g_value_dup_string (value); break;
+    case PROP_TIMEOUT_SECONDS: self->timeout_seconds = g_value_get_uint (value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static GParamSpec *
+string_property (const char *name,
+                 const char *blurb,
+                 gboolean    construct_only)
+{
+  return g_param_spec_string (name, NULL, blurb, NULL,
+                              (construct_only ? (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY) : G_PARAM_READABLE) |
+                              G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+}
+
+static void
+subagent_approval_request_class_init (SubagentApprovalRequestClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->constructed = subagent_approval_request_constructed;
+  object_class->finalize = subagent_approval_request_finalize;
+  object_class->get_property = subagent_approval_request_get_property;
+  object_class->set_property = subagent_approval_request_set_property;
+
+  /**
+   * SubagentApprovalRequest:request-id:
+   *
+   * The request's id: 32 lowercase hex digits (a UUID4 without dashes),
+   * generated when not given.
+   */
+  properties[PROP_REQUEST_ID] = string_property ("request-id", "The request id", TRUE);
+  /**
+   * SubagentApprovalRequest:subagent-id:
+   *
+   * The id of the child run that asks.
+   */
+  properties[PROP_SUBAGENT_ID] = string_property ("subagent-id", "The child run id", TRUE);
+  /**
+   * SubagentApprovalRequest:parent-run-id:
+   *
+   * The id of the parent run whose queue holds the request.
+   */
+  properties[PROP_PARENT_RUN_ID] = string_property ("parent-run-id", "The parent run id", TRUE);
+  /**
+   * SubagentApprovalRequest:subagent-name:
+   *
+   * The name of the child's definition.
+   */
+  properties[PROP_SUBAGENT_NAME] = string_property ("subagent-name", "The definition name", TRUE);
+  /**
+   * SubagentApprovalRequest:tool-name:
+   *
+   * The tool the child wants to call.
+   */
+  properties[PROP_TOOL_NAME] = string_property ("tool-name", "The tool name", TRUE);
+  /**
+   * SubagentApprovalRequest:tool-arguments:
+   *
+   * The call's arguments; the request keeps a sealed deep copy.
+   */
+  properties[PROP_TOOL_ARGUMENTS] =
+    g_param_spec_boxed ("tool-arguments", NULL, "The call's arguments", JSON_TYPE_OBJECT,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentApprovalRequest:permission-mode:
+   *
+   * The child's effective permission mode, by name (such as `prompt`).
+   */
+  properties[PROP_PERMISSION_MODE] = string_property ("permission-mode", "The permission mode", TRUE);
+  /**
+   * SubagentApprovalRequest:isolation:
+   *
+   * The child's isolation mode, by name (such as `worktree`).
+   */
+  properties[PROP_ISOLATION] = string_property ("isolation", "The isolation mode", TRUE);
+  /**
+   * SubagentApprovalRequest:batch-index:
+   *
+   * The child's index in its batch, or %SUBAGENT_NO_BATCH_INDEX.
+   */
+  properties[PROP_BATCH_INDEX] =
+    g_param_spec_int ("batch-index", NULL, "The batch index", SUBAGENT_NO_BATCH_INDEX, G_MAXINT,
+                      SUBAGENT_NO_BATCH_INDEX,
+                      G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentApprovalRequest:worktree-path:
+   *
+   * The child's worktree or snapshot path, if it has one.
+   */
+  properties[PROP_WORKTREE_PATH] = string_property ("worktree-path", "The worktree path", TRUE);
+  /**
+   * SubagentApprovalRequest:created-at:
+   *
+   * When the request was made, ISO-8601 UTC; now when not given.
+   */
+  properties[PROP_CREATED_AT] = string_property ("created-at", "The creation time", TRUE);
+  /**
+   * SubagentApprovalRequest:timeout-seconds:
+   *
+   * How long the submitter waits for a verdict; 0 at construction means
+   * %SUBAGENT_APPROVAL_DEFAULT_TIMEOUT_SECONDS.
+   */
+  properties[PROP_TIMEOUT_SECONDS] =
+    g_param_spec_uint ("timeout-seconds", NULL, "The timeout", 0, SUBAGENT_APPROVAL_MAX_TIMEOUT_SECONDS, 0,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentApprovalRequest:action-digest:
+   *
+   * Lowercase hex SHA-256 over the tool name, a newline and the canonical
+   * JSON of the arguments.
+   */
+  properties[PROP_ACTION_DIGEST] = string_property ("action-digest", "The action digest", FALSE);
+  /**
+   * SubagentApprovalRequest:status:
+   *
+   * Where the request is in its state machine. Changes once, from
+   * %SUBAGENT_APPROVAL_STATUS_PENDING; notified on the thread that made the
+   * transition.
+   */
+  properties[PROP_STATUS] =
+    g_param_spec_enum ("status", NULL, "The status", SUBAGENT_TYPE_APPROVAL_STATUS,
+                       SUBAGENT_APPROVAL_STATUS_PENDING,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * SubagentApprovalRequest:approved-at:
+   *
+   * When the request was approved, ISO-8601 UTC.
+   */
+  properties[PROP_APPROVED_AT] = string_property ("approved-at", "The approval time", FALSE);
+  /**
+   * SubagentApprovalRequest:denied-at:
+   *
+   * When the request was denied, timed out or was cancelled, ISO-8601 UTC.
+   */
+  properties[PROP_DENIED_AT] = string_property ("denied-at", "The denial time", FALSE);
+  /**
+   * SubagentApprovalRequest:denial-reason:
+   *
+   * Why the request was denied, timed out or cancelled.
+   */
+  properties[PROP_DENIAL_REASON] = string_property ("denial-reason", "The denial reason", FALSE);
+  /**
+   * SubagentApprovalRequest:approved-by:
+   *
+   * Who gave the verdict (the reference's key name is kept; it also names
+   * whoever denied or cancelled the request).
+   */
+  properties[PROP_APPROVED_BY] = string_property ("approved-by", "Who gave the verdict", FALSE);
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_approval_request_init (SubagentApprovalRequest *self)
+{
+  g_mutex_init (&self->lock);
+  self->batch_index = SUBAGENT_NO_BATCH_INDEX;
+  self->status = SUBAGENT_APPROVAL_STATUS_PENDING;
+}
+
+/**
+ * subagent_approval_request_new:
+ * @subagent_id: the child run's id (`[A-Za-z0-9_-]`, at most 128)
+ * @parent_run_id: the parent run's id (same rules)
+ * @subagent_name: the child's definition name
+ * @tool_name: the tool to call
+ * @tool_arguments: (nullable): the call's arguments; deep-copied and sealed
+ * @permission_mode: (nullable): the child's effective mode by name; %NULL is `prompt`
+ * @isolation: (nullable): the child's isolation by name; %NULL is `shared`
+ * @batch_index: the index in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ * @worktree_path: (nullable): the child's workspace path, if isolated
+ * @timeout_seconds: how long to wait for a verdict; 0 is %SUBAGENT_APPROVAL_DEFAULT_TIMEOUT_SECONDS
+ *
+ * Creates a pending request with a fresh UUID4 hex id, the current time as
+ * `created_at` and the action digest of the call.
+ *
+ * Returns: (transfer full): the new request
+ */
+SubagentApprovalRequest *
+subagent_approval_request_new (const char *subagent_id,
+                               const char *parent_run_id,
+                               const char *subagent_name,
+                               const char *tool_name,
+                               JsonObject *tool_arguments,
+                               const char *permission_mode,
+                               const char *isolation,
+                               gint        batch_index,
+                               const char *worktree_path,
+                               guint       timeout_seconds)
+{
+  SubagentPermissionMode mode;
+
+  g_return_val_if_fail (subagent_approval_id_is_valid (subagent_id), NULL);
+  g_return_val_if_fail (subagent_approval_id_is_valid (parent_run_id), NULL);
+  g_return_val_if_fail (subagent_approval_text_is_valid (subagent_name, NAME_MAX_LENGTH), NULL);
+  g_return_val_if_fail (subagent_approval_text_is_valid (tool_name, NAME_MAX_LENGTH), NULL);
+  g_return_val_if_fail (permission_mode == NULL || subagent_permission_mode_from_string (permission_mode, &mode), NULL);
+  g_return_val_if_fail (isolation == NULL || subagent_approval_id_is_valid (isolation), NULL);
+  g_return_val_if_fail (batch_index >= SUBAGENT_NO_BATCH_INDEX, NULL);
+  g_return_val_if_fail (worktree_path == NULL || subagent_approval_text_is_valid (worktree_path, TEXT_MAX_LENGTH), NULL);
+  g_return_val_if_fail (timeout_seconds <= SUBAGENT_APPROVAL_MAX_TIMEOUT_SECONDS, NULL);
+
+  if (permission_mode != NULL)
+    permission_mode = subagent_permission_mode_to_string (mode);
+
+  return g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
+                       "subagent-id", subagent_id,
+                       "parent-run-id", parent_run_id,
+                       "subagent-name", subagent_name,
+                       "tool-name", tool_name,
+                       "tool-arguments", tool_arguments,
+                       "permission-mode", permission_mode,
+                       "isolation", isolation,
+                       "batch-index", batch_index,
+                       "worktree-path", worktree_path,
+                       "timeout-seconds", timeout_seconds,
+                       NULL);
+}
+
+
+/**
+ * subagent_approval_request_copy:
+ * @self: a request
+ *
+ * Copies the request, verdict included; the copy changes independently.
+ *
+ * Returns: (transfer full): the copy
+ */
+SubagentApprovalRequest *
+subagent_approval_request_copy (SubagentApprovalRequest *self)
+{
+  SubagentApprovalRequest *copy;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), NULL);
+
+  copy = g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
+                       "request-id", self->request_id,
+                       "subagent-id", self->subagent_id,
+                       "parent-run-id", self->parent_run_id,
+                       "subagent-name", self->subagent_name,
+                       "tool-name", self->tool_name,
+                       "tool-arguments", self->tool_arguments,
+                       "permission-mode", self->permission_mode,
+                       "isolation", self->isolation,
+                       "batch-index", self->batch_index,
+                       "worktree-path", self->worktree_path,
+                       "created-at", self->created_at,
+                       "timeout-seconds", self->timeout_seconds,
+                       NULL);
+  g_mutex_lock (&self->lock);
+  copy->status = self->status;
+  copy->approved_at = g_strdup (self->approved_at);
+  copy->denied_at = g_strdup (self->denied_at);
+  copy->denial_reason = g_strdup (self->denial_reason);
+  copy->approved_by = g_strdup (self->approved_by);
+  g_mutex_unlock (&self->lock);
+  return copy;
+}
+
+static gboolean
+transition_locked (SubagentApprovalRequest *self,
+                   SubagentApprovalStatus   to,
+                   char                    *stamp,
+                   char                    *reason,
+                   char                    *actor)
+{
+  if (self->status != SUBAGENT_APPROVAL_STATUS_PENDING || !subagent_approval_status_is_terminal (to) ||
+      to > SUBAGENT_APPROVAL_STATUS_CANCELLED)
+    {
+      g_free (stamp);
+      g_free (reason);
+      g_free (actor);
+      return FALSE;
+    }
+  self->status = to;
+  if (to == SUBAGENT_APPROVAL_STATUS_APPROVED)
+    {
+      self->approved_at = stamp;
+      g_free (reason);
+    }
+  else
+    {
+      self->denied_at = stamp;
+      self->denial_reason = reason;
+    }
+  self->approved_by = actor;
+  return TRUE;
+}
+
+static const char *
+default_reason (SubagentApprovalStatus to)
+{
+  switch (to)
+    {
+    case SUBAGENT_APPROVAL_STATUS_DENIED: return "Denied by human";
+    case SUBAGENT_APPROVAL_STATUS_TIMEOUT: return "No verdict before the request timed out";
+    case SUBAGENT_APPROVAL_STATUS_CANCELLED: return "Cancelled before a verdict";
+    default: return NULL;
+    }
+}
+
+/**
+ * subagent_approval_request_transition:
+ * @self: a request
+ * @to: the terminal state to reach
+ * @reason: (nullable): why, for every state but approval (a default is used when %NULL)
+ * @actor: (nullable): who gives the verdict; %NULL is `human` for approval and denial
+ *
+ * Moves the request from %SUBAGENT_APPROVAL_STATUS_PENDING to @to, the only
+ * change a request ever makes. Approval stamps `approved_at`; denial,
+ * timeout and cancellation stamp `denied_at` and record @reason. Safe to
+ * call from any thread; of concurrent callers exactly one succeeds.
+ *
+ * Returns: %TRUE if the request moved; %FALSE if it was not pending or @to
+ *   is not a terminal state
+ */
+gboolean
+subagent_approval_request_transition (SubagentApprovalRequest *self,
+                                      SubagentApprovalStatus   to,
+                                      const char              *reason,
+                                      const char              *actor)
+{
+  gboolean moved;
+  char *clean_reason = NULL;
+  char *clean_actor;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
+
+  if (to != SUBAGENT_APPROVAL_STATUS_APPROVED)
+    clean_reason = subagent_approval_text_sanitize (reason, TEXT_MAX_LENGTH);
+  if (clean_reason == NULL)
+    clean_reason = g_strdup (default_reason (to));
+  clean_actor = subagent_approval_text_sanitize (actor, NAME_MAX_LENGTH);
+  if (clean_actor == NULL &&
+      (to == SUBAGENT_APPROVAL_STATUS_APPROVED || to == SUBAGENT_APPROVAL_STATUS_DENIED))
+    clean_actor = g_strdup ("human");
+
+  g_mutex_lock (&self->lock);
+  moved = transition_locked (self, to, now_iso8601 (), clean_reason, clean_actor);
+  g_mutex_unlock (&self->lock);
+
+  if (moved)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS]);
+  return moved;
+}
+
+void
+subagent_approval_request_get_verdict (SubagentApprovalRequest *self,
+                                       SubagentApprovalStatus  *status,
+                                       const char             **approved_at,
+                                       const char             **denied_at,
+                                       const char             **denial_reason,
+                                       const char             **approved_by)
+{
+  g_mutex_lock (&self->lock);
+  if (status)
+    *status = self->status;
+  if (approved_at)
+    *approved_at = self->approved_at;
+  if (denied_at)
+    *denied_at = self->denied_at;
+  if (denial_reason)
+    *denial_reason = self->denial_reason;
+  if (approved_by)
+    *approved_by = self->approved_by;
+  g_mutex_unlock (&self->lock);
+}
+
+void
+subagent_approval_request_restore_verdict (SubagentApprovalRequest *self,
+                                           SubagentApprovalStatus   status,
+                                           const char              *approved_at,
+                                           const char              *denied_at,
+                                           const char              *denial_reason,
+                                           const char              *approved_by)
+{
+  g_mutex_lock (&self->lock);
+  g_assert (self->status == SUBAGENT_APPROVAL_STATUS_PENDING && self->approved_at == NULL &&
+            self->denied_at == NULL && self->denial_reason == NULL && self->approved_by == NULL);
+  self->status = status;
+  self->approved_at = g_strdup (approved_at);
+  self->denied_at = g_strdup (denied_at);
+  self->denial_reason = g_strdup (denial_reason);
+  self->approved_by = g_strdup (approved_by);
+  g_mutex_unlock (&self->lock);
+}
+
+gboolean
+subagent_approval_request_adopt (SubagentApprovalRequest *self,
+                                 SubagentApprovalRequest *source)
+{
+  gboolean moved;
+  SubagentApprovalStatus to;
+  char *stamp, *reason, *actor;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (source), FALSE);
+  g_return_val_if_fail (g_strcmp0 (self->request_id, source->request_id) == 0, FALSE);
+
+  g_mutex_lock (&source->lock);
+  to = source->status;
+  stamp = g_strdup (to == SUBAGENT_APPROVAL_STATUS_APPROVED ? source->approved_at : source->denied_at);
+  reason = g_strdup (source->denial_reason);
+  actor = g_strdup (source->approved_by);
+  g_mutex_unlock (&source->lock);
+
+  g_mutex_lock (&self->lock);
+  moved = transition_locked (self, to, stamp, reason, actor);
+  g_mutex_unlock (&self->lock);
+
+  if (moved)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS]);
+  return moved;
+}
+
+/* The verdict strings are written once under the lock and then never
+ * change, so returning them after unlocking is safe. */
+static const char *
+locked_string (SubagentApprovalRequest *self,
+               char                   **field)
+{
+  const char *value;
+
+  g_mutex_lock (&self->lock);
+  value = *field;
+  g_mutex_unlock (&self->lock);
+  return value;
+}
+
+#define GETTER(type, name, expr) \
+  type \
+  subagent_approval_request_get_##name (SubagentApprovalRequest *self) \
+  { \
+    g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), 0); \
+    return (expr); \
+  }
+
+/**
+ * subagent_approval_request_get_request_id:
+ * @self: a request
+ *
+ * Returns: (transfer none): the request id, 32 lowercase hex digits for new requests
+ */
+GETTER (const char *, request_id, self->request_id)
+/**
+ * subagent_approval_request_get_subagent_id:
+ * @self: a request
+ *
+ * Returns: (transfer none): the child run's id
+ */
+GETTER (const char *, subagent_id, self->subagent_id)
+/**
+ * subagent_approval_request_get_parent_run_id:
+ * @self: a request
+ *
+ * Returns: (transfer none): the parent run's id
+ */
+GETTER (const char *, parent_run_id, self->parent_run_id)
+/**
+ * subagent_approval_request_get_subagent_name:
+ * @self: a request
+ *
+ * Returns: (transfer none): the child's definition name
+ */
+GETTER (const char *, subagent_name, self->subagent_name)
+/**
+ * subagent_approval_request_get_tool_name:
+ * @self: a request
+ *
+ * Returns: (transfer none): the tool to call
+ */
+GETTER (const char *, tool_name, self->tool_name)
+/**
+ * subagent_approval_request_get_tool_arguments:
+ * @self: a request
+ *
+ * Returns: (transfer none): the call's arguments (sealed: read only)
+ */
+GETTER (JsonObject *, tool_arguments, self->tool_arguments)
+/**
+ * subagent_approval_request_get_permission_mode:
+ * @self: a request
+ *
+ * Returns: (transfer none): the child's permission mode by name
+ */
+GETTER (const char *, permission_mode, self->permission_mode)
+/**
+ * subagent_approval_request_get_isolation:
+ * @self: a request
+ *
+ * Returns: (transfer none): the child's isolation mode by name
+ */
+GETTER (const char *, isolation, self->isolation)
+/**
+ * subagent_approval_request_get_batch_index:
+ * @self: a request
+ *
+ * Returns: the batch index, or %SUBAGENT_NO_BATCH_INDEX
+ */
+GETTER (gint, batch_index, self->batch_index)
+/**
+ * subagent_approval_request_get_worktree_path:
+ * @self: a request
+ *
+ * Returns: (transfer none) (nullable): the child's workspace path
+ */
+GETTER (const char *, worktree_path, self->worktree_path)
+/**
+ * subagent_approval_request_get_created_at:
+ * @self: a request
+ *
+ * Returns: (transfer none): the creation time, ISO-8601 UTC
+ */
+GETTER (const char *, created_at, self->created_at)
+/**
+ * subagent_approval_request_get_timeout_seconds:
+ * @self: a request
+ *
+ * Returns: how long the submitter waits for a verdict
+ */
+GETTER (guint, timeout_seconds, self->timeout_seconds)
+/**
+ * subagent_approval_request_get_action_digest:
+ * @self: a request
+ *
+ * Returns: (transfer none): the action digest, 64 lowercase hex digits
+ */
+GETTER (const char *, action_digest, self->action_digest)
+/**
+ * subagent_approval_request_get_approved_at:
+ * @self: a request
+ *
+ * Returns: (transfer none) (nullable): when the request was approved
+ */
+GETTER (const char *, approved_at, locked_string (self, &self->approved_at))
+/**
+ * subagent_approval_request_get_denied_at:
+ * @self: a request
+ *
+ * Returns: (transfer none) (nullable): when the request was denied, timed out or cancelled
+ */
+GETTER (const char *, denied_at, locked_string (self, &self->denied_at))
+/**
+ * subagent_approval_request_get_denial_reason:
+ * @self: a request
+ *
+ * Returns: (transfer none) (nullable): why the request was denied, timed out or cancelled
+ */
+GETTER (const char *, denial_reason, locked_string (self, &self->denial_reason))
+/**
+ * subagent_approval_request_get_approved_by:
+ * @self: a request
+ *
+ * Returns: (transfer none) (nullable): who gave the verdict
+ */
+GETTER (const char *, approved_by, locked_string (self, &self->approved_by))
+
+/**
+ * subagent_approval_request_get_status:
+ * @self: a request
+ *
+ * Returns: the request's current state
+ */
+SubagentApprovalStatus
+subagent_approval_request_get_status (SubagentApprovalRequest *self)
+{
+  SubagentApprovalStatus status;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), SUBAGENT_APPROVAL_STATUS_PENDING);
+
+  g_mutex_lock (&self->lock);
+  status = self->status;
+  g_mutex_unlock (&self->lock);
+  return status;
+}

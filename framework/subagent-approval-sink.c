@@ -1,0 +1,701 @@
+/* subagent-approval-sink.c: where approval requests are stored and verdicts read.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent.h"
+
+/**
+ * SubagentApprovalSink:
+ *
+ * Where a #SubagentApprovalQueue stores its requests and reads verdicts
+ * given elsewhere — by another thread, another process (a CLI, a GNOME
+ * app), or a person editing through such a tool.
+ *
+ * A sink keeps, per parent run, the list of requests of that run's queue.
+ * subagent_approval_sink_save() merges: a terminal state already stored is
+ * never overwritten, so a verdict written by another process survives a
+ * later save of a stale copy. subagent_approval_sink_update_status() is the
+ * cross-process compare-and-set through which every verdict goes: of two
+ * writers, only the one that finds the request pending wins.
+ *
+ * The queue learns about changes made behind its back through
+ * #SubagentApprovalSink::changed, which a sink emits, after
+ * subagent_approval_sink_watch(), in the thread-default main context of
+ * the thread that called it. Handlers may therefore run on several threads
+ * (one per watching context) and must be thread-safe.
+ *
+ * Built in: #SubagentMemoryApprovalSink. The `approval-file` plugin stores
+ * queues as signed JSON files.
+ */
+
+G_DEFINE_INTERFACE (SubagentApprovalSink, subagent_approval_sink, G_TYPE_OBJECT)
+
+enum {
+  SIGNAL_CHANGED,
+  SIGNAL_INTEGRITY_FAILED,
+  N_SIGNALS
+};
+
+static guint signals[N_SIGNALS];
+
+static void
+default_watch (SubagentApprovalSink *self,
+               const char           *parent_run_id)
+{
+}
+
+static guint
+default_prune_stale (SubagentApprovalSink  *self,
+                     GTimeSpan              max_age,
+                     GError               **error)
+{
+  return 0;
+}
+
+static void
+subagent_approval_sink_default_init (SubagentApprovalSinkInterface *iface)
+{
+  iface->watch = default_watch;
+  iface->unwatch = default_watch;
+  iface->prune_stale = default_prune_stale;
+
+  /**
+   * SubagentApprovalSink::changed:
+   * @self: the sink
+   * @parent_run_id: the run whose stored queue changed
+   *
+   * The stored queue of @parent_run_id changed, possibly in another
+   * process. Emitted in the thread-default main context of whoever called
+   * subagent_approval_sink_watch() for that run; a sink may also emit it
+   * for its own writes.
+   */
+  signals[SIGNAL_CHANGED] =
+    g_signal_new ("changed", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+
+  /**
+   * SubagentApprovalSink::integrity-failed:
+   * @self: the sink
+   * @parent_run_id: the run whose stored queue failed to verify
+   * @message: what failed, for a log or a person
+   *
+   * Stored data of @parent_run_id did not verify (a bad signature, an
+   * altered request) and was treated as empty.
+   */
+  signals[SIGNAL_INTEGRITY_FAILED] =
+    g_signal_new ("integrity-failed", G_TYPE_FROM_INTERFACE (iface), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+}
+
+static gboolean
+check_run_id (const char  *parent_run_id,
+              GError     **error)
+{
+  if (subagent_approval_id_is_valid (parent_run_id))
+    return TRUE;
+  g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID,
+               "Invalid parent run id “%s”: use 1–%d characters of [A-Za-z0-9_-]",
+               parent_run_id ? parent_run_id : "(null)", SUBAGENT_APPROVAL_ID_MAX_LENGTH);
+  return FALSE;
+}
+
+/**
+ * subagent_approval_sink_save:
+ * @self: a sink
+ * @parent_run_id: the run whose queue is stored
+ * @requests: (element-type SubagentApprovalRequest): requests of that run
+ * @error: return location for a #GError
+ *
+ * Merges @requests into the stored queue of @parent_run_id: missing
+ * requests are added; for stored ones a stored terminal state wins,
+ * otherwise the given request replaces the stored one.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+subagent_approval_sink_save (SubagentApprovalSink  *self,
+                             const char            *parent_run_id,
+                             GPtrArray             *requests,
+                             GError               **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), FALSE);
+  g_return_val_if_fail (requests != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_run_id (parent_run_id, error))
+    return FALSE;
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalRequest *request = g_ptr_array_index (requests, i);
+
+      g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (request), FALSE);
+      if (g_strcmp0 (subagent_approval_request_get_parent_run_id (request), parent_run_id) != 0)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "Approval request %s belongs to run %s, not %s; save it with its own run",
+                       subagent_approval_request_get_request_id (request),
+                       subagent_approval_request_get_parent_run_id (request), parent_run_id);
+          return FALSE;
+        }
+    }
+  return SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->save (self, parent_run_id, requests, error);
+}
+
+/**
+ * subagent_approval_sink_load:
+ * @self: a sink
+ * @parent_run_id: the run whose queue to read
+ * @error: return location for a #GError
+ *
+ * Reads a snapshot of the stored queue of @parent_run_id. Changing the
+ * returned requests does not change the store.
+ *
+ * Returns: (transfer full) (element-type SubagentApprovalRequest): the
+ *   stored requests, empty when nothing (verifiable) is stored; %NULL with
+ *   @error set when the store could not be read
+ */
+GPtrArray *
+subagent_approval_sink_load (SubagentApprovalSink  *self,
+                             const char            *parent_run_id,
+                             GError               **error)
+{
+  GPtrArray *requests;
+  GError *local_error = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_run_id (parent_run_id, error))
+    return NULL;
+  requests = SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->load (self, parent_run_id, &local_error);
+  if (local_error != NULL)
+    {
+      g_clear_pointer (&requests, g_ptr_array_unref);
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  if (requests == NULL)
+    requests = g_ptr_array_new_with_free_func (g_object_unref);
+  return requests;
+}
+
+/**
+ * subagent_approval_sink_update_status:
+ * @self: a sink
+ * @parent_run_id: the run whose queue holds the request
+ * @request_id: the request to resolve
+ * @status: the terminal state to set
+ * @reason: (nullable): why (for every state but approval)
+ * @actor: (nullable): who gives the verdict
+ * @error: return location for a #GError
+ *
+ * Compare-and-set from pending: applies the verdict to the stored request
+ * only if it is still pending. This is how a verdict is given across
+ * processes, and how a queue makes sure two processes cannot both win.
+ *
+ * Returns: %TRUE if this call resolved the request; %FALSE without an
+ *   error when it is missing or already resolved, %FALSE with @error set
+ *   when the store failed
+ */
+gboolean
+subagent_approval_sink_update_status (SubagentApprovalSink    *self,
+                                      const char              *parent_run_id,
+                                      const char              *request_id,
+                                      SubagentApprovalStatus   status,
+                                      const char              *reason,
+                                      const char              *actor,
+                                      GError                 **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), FALSE);
+  g_return_val_if_fail (subagent_approval_status_is_terminal (status), FALSE);
+  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_CANCELLED, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_run_id (parent_run_id, error))
+    return FALSE;
+  if (!subagent_approval_id_is_valid (request_id))
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID,
+                   "Invalid approval request id “%s”: use 1–%d characters of [A-Za-z0-9_-]",
+                   request_id ? request_id : "(null)", SUBAGENT_APPROVAL_ID_MAX_LENGTH);
+      return FALSE;
+    }
+  return SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->update_status (self, parent_run_id, request_id,
+                                                                 status, reason, actor, error);
+}
+
+/**
+ * subagent_approval_sink_prune_stale:
+ * @self: a sink
+ * @max_age: how long (in microseconds) a stored queue may stay untouched
+ * @error: return location for a #GError
+ *
+ * Removes stored queues untouched for at least @max_age. A queue that
+ * still holds a pending request is never removed.
+ *
+ * Returns: how many stored queues were removed (0 with @error set on failure)
+ */
+guint
+subagent_approval_sink_prune_stale (SubagentApprovalSink  *self,
+                                    GTimeSpan              max_age,
+                                    GError               **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), 0);
+  g_return_val_if_fail (max_age >= 0, 0);
+  g_return_val_if_fail (error == NULL || *error == NULL, 0);
+
+  return SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->prune_stale (self, max_age, error);
+}
+
+/**
+ * subagent_approval_sink_list_runs:
+ * @self: a sink
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (array zero-terminated=1) (nullable): the parent
+ *   run ids that have a stored queue, or %NULL with @error set
+ */
+GStrv
+subagent_approval_sink_list_runs (SubagentApprovalSink  *self,
+                                  GError               **error)
+{
+  SubagentApprovalSinkInterface *iface;
+  GStrv runs;
+  GError *local_error = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  iface = SUBAGENT_APPROVAL_SINK_GET_IFACE (self);
+  if (iface->list_runs == NULL)
+    return g_new0 (char *, 1);
+  runs = iface->list_runs (self, &local_error);
+  if (local_error != NULL)
+    {
+      g_clear_pointer (&runs, g_strfreev);
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  return runs ? runs : g_new0 (char *, 1);
+}
+
+/**
+ * subagent_approval_sink_watch:
+ * @self: a sink
+ * @parent_run_id: the run to watch
+ *
+ * Starts emitting #SubagentApprovalSink::changed for @parent_run_id in the
+ * calling thread's thread-default main context. Pair with
+ * subagent_approval_sink_unwatch() from the same context.
+ */
+void
+subagent_approval_sink_watch (SubagentApprovalSink *self,
+                              const char           *parent_run_id)
+{
+  g_return_if_fail (SUBAGENT_IS_APPROVAL_SINK (self));
+  g_return_if_fail (subagent_approval_id_is_valid (parent_run_id));
+
+  SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->watch (self, parent_run_id);
+}
+
+/**
+ * subagent_approval_sink_unwatch:
+ * @self: a sink
+ * @parent_run_id: the run to stop watching
+ *
+ * Undoes one subagent_approval_sink_watch() made from the calling thread's
+ * thread-default main context. Sinks that cannot stop watching ignore it.
+ */
+void
+subagent_approval_sink_unwatch (SubagentApprovalSink *self,
+                                const char           *parent_run_id)
+{
+  SubagentApprovalSinkInterface *iface;
+
+  g_return_if_fail (SUBAGENT_IS_APPROVAL_SINK (self));
+  g_return_if_fail (subagent_approval_id_is_valid (parent_run_id));
+
+  iface = SUBAGENT_APPROVAL_SINK_GET_IFACE (self);
+  if (iface->unwatch != NULL)
+    iface->unwatch (self, parent_run_id);
+}
+
+/**
+ * subagent_approval_sink_emit_changed:
+ * @self: a sink
+ * @parent_run_id: the run whose stored queue changed
+ *
+ * Emits #SubagentApprovalSink::changed on the calling thread; for
+ * implementations, from a source attached to the watcher's context.
+ */
+void
+subagent_approval_sink_emit_changed (SubagentApprovalSink *self,
+                                     const char           *parent_run_id)
+{
+  g_return_if_fail (SUBAGENT_IS_APPROVAL_SINK (self));
+
+  g_signal_emit (self, signals[SIGNAL_CHANGED], 0, parent_run_id);
+}
+
+/**
+ * subagent_approval_sink_emit_integrity_failed:
+ * @self: a sink
+ * @parent_run_id: the run whose stored queue failed to verify
+ * @message: what failed
+ *
+ * Emits #SubagentApprovalSink::integrity-failed on the calling thread.
+ */
+void
+subagent_approval_sink_emit_integrity_failed (SubagentApprovalSink *self,
+                                              const char           *parent_run_id,
+                                              const char           *message)
+{
+  g_return_if_fail (SUBAGENT_IS_APPROVAL_SINK (self));
+
+  g_signal_emit (self, signals[SIGNAL_INTEGRITY_FAILED], 0, parent_run_id, message);
+}
+
+/**
+ * SubagentMemoryApprovalSink:
+ *
+ * The built-in #SubagentApprovalSink: queues kept in this process's memory.
+ * It gives a queue the same code path as a persistent store (merge,
+ * compare-and-set, change notification) without touching the disk, and lets
+ * tests change a queue's store behind its back.
+ *
+ * Thread-safe. Every write emits #SubagentApprovalSink::changed for the
+ * written run, from an idle source attached to each watching context.
+ */
+struct _SubagentMemoryApprovalSink
+{
+  GObject parent_instance;
+
+  GMutex lock;
+  GHashTable *runs;   /* run id → MemoryRun */
+  GPtrArray *watches; /* MemoryWatch */
+};
+
+typedef struct {
+  GPtrArray *requests; /* SubagentApprovalRequest, insertion order */
+  gint64 updated_at;   /* g_get_real_time () */
+} MemoryRun;
+
+typedef struct {
+  char *run_id;
+  GMainContext *context;
+  guint count;
+} MemoryWatch;
+
+typedef struct {
+  GWeakRef sink;
+  char *run_id;
+} ChangedIdle;
+
+static void memory_sink_iface_init (SubagentApprovalSinkInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentMemoryApprovalSink, subagent_memory_approval_sink, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SUBAGENT_TYPE_APPROVAL_SINK, memory_sink_iface_init))
+
+static void
+memory_run_free (MemoryRun *run)
+{
+  g_ptr_array_unref (run->requests);
+  g_free (run);
+}
+
+static void
+memory_watch_free (MemoryWatch *watch)
+{
+  g_free (watch->run_id);
+  g_main_context_unref (watch->context);
+  g_free (watch);
+}
+
+static void
+changed_idle_free (ChangedIdle *idle)
+{
+  g_weak_ref_clear (&idle->sink);
+  g_free (idle->run_id);
+  g_free (idle);
+}
+
+static gboolean
+changed_idle_cb (gpointer data)
+{
+  ChangedIdle *idle = data;
+  g_autoptr(SubagentApprovalSink) sink = g_weak_ref_get (&idle->sink);
+
+  if (sink != NULL)
+    subagent_approval_sink_emit_changed (sink, idle->run_id);
+  return G_SOURCE_REMOVE;
+}
+
+/* Called with the lock held. */
+static void
+schedule_changed (SubagentMemoryApprovalSink *self,
+                  const char                 *run_id)
+{
+  for (guint i = 0; i < self->watches->len; i++)
+    {
+      MemoryWatch *watch = g_ptr_array_index (self->watches, i);
+      g_autoptr(GSource) source = NULL;
+      ChangedIdle *idle;
+
+      if (g_strcmp0 (watch->run_id, run_id) != 0)
+        continue;
+      idle = g_new0 (ChangedIdle, 1);
+      g_weak_ref_init (&idle->sink, self);
+      idle->run_id = g_strdup (run_id);
+      source = g_idle_source_new ();
+      g_source_set_static_name (source, "[subagent] memory approval sink changed");
+      g_source_set_callback (source, changed_idle_cb, idle, (GDestroyNotify) changed_idle_free);
+      g_source_attach (source, watch->context);
+    }
+}
+
+static SubagentApprovalRequest *
+find_request (MemoryRun  *run,
+              const char *request_id,
+              guint      *index)
+{
+  for (guint i = 0; run != NULL && i < run->requests->len; i++)
+    {
+      SubagentApprovalRequest *request = g_ptr_array_index (run->requests, i);
+
+      if (g_strcmp0 (subagent_approval_request_get_request_id (request), request_id) == 0)
+        {
+          if (index != NULL)
+            *index = i;
+          return request;
+        }
+    }
+  return NULL;
+}
+
+static gboolean
+memory_save (SubagentApprovalSink  *sink,
+             const char            *parent_run_id,
+             GPtrArray             *requests,
+             GError               **error)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  MemoryRun *run = g_hash_table_lookup (self->runs, parent_run_id);
+
+  if (run == NULL)
+    {
+      run = g_new0 (MemoryRun, 1);
+      run->requests = g_ptr_array_new_with_free_func (g_object_unref);
+      g_hash_table_insert (self->runs, g_strdup (parent_run_id), run);
+    }
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalRequest *given = g_ptr_array_index (requests, i);
+      guint index;
+      SubagentApprovalRequest *stored = find_request (run, subagent_approval_request_get_request_id (given), &index);
+
+      if (stored == NULL)
+        g_ptr_array_add (run->requests, subagent_approval_request_copy (given));
+      else if (!subagent_approval_status_is_terminal (subagent_approval_request_get_status (stored)))
+        {
+          g_object_unref (run->requests->pdata[index]);
+          run->requests->pdata[index] = subagent_approval_request_copy (given);
+        }
+    }
+  run->updated_at = g_get_real_time ();
+  schedule_changed (self, parent_run_id);
+  return TRUE;
+}
+
+static GPtrArray *
+memory_load (SubagentApprovalSink  *sink,
+             const char            *parent_run_id,
+             GError               **error)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  MemoryRun *run = g_hash_table_lookup (self->runs, parent_run_id);
+  GPtrArray *snapshot = g_ptr_array_new_with_free_func (g_object_unref);
+
+  for (guint i = 0; run != NULL && i < run->requests->len; i++)
+    g_ptr_array_add (snapshot, subagent_approval_request_copy (g_ptr_array_index (run->requests, i)));
+  return snapshot;
+}
+
+static gboolean
+memory_update_status (SubagentApprovalSink    *sink,
+                      const char              *parent_run_id,
+                      const char              *request_id,
+                      SubagentApprovalStatus   status,
+                      const char              *reason,
+                      const char              *actor,
+                      GError                 **error)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  MemoryRun *run = g_hash_table_lookup (self->runs, parent_run_id);
+  SubagentApprovalRequest *stored = find_request (run, request_id, NULL);
+
+  if (stored == NULL || !subagent_approval_request_transition (stored, status, reason, actor))
+    return FALSE;
+  run->updated_at = g_get_real_time ();
+  schedule_changed (self, parent_run_id);
+  return TRUE;
+}
+
+static gboolean
+run_has_pending (MemoryRun *run)
+{
+  for (guint i = 0; i < run->requests->len; i++)
+    if (!subagent_approval_status_is_terminal (subagent_approval_request_get_status (run->requests->pdata[i])))
+      return TRUE;
+  return FALSE;
+}
+
+static guint
+memory_prune_stale (SubagentApprovalSink  *sink,
+                    GTimeSpan              max_age,
+                    GError               **error)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  gint64 now = g_get_real_time ();
+  GHashTableIter iter;
+  gpointer key, value;
+  guint removed = 0;
+
+  g_hash_table_iter_init (&iter, self->runs);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      MemoryRun *run = value;
+
+      if (now - run->updated_at >= max_age && !run_has_pending (run))
+        {
+          schedule_changed (self, key);
+          g_hash_table_iter_remove (&iter);
+          removed++;
+        }
+    }
+  return removed;
+}
+
+static int
+compare_strings (gconstpointer a,
+                 gconstpointer b,
+                 gpointer      user_data)
+{
+  return g_strcmp0 (*(char * const *) a, *(char * const *) b);
+}
+
+static GStrv
+memory_list_runs (SubagentApprovalSink  *sink,
+                  GError               **error)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autofree const char **keys = (const char **) g_hash_table_get_keys_as_array (self->runs, NULL);
+  GStrv runs = g_strdupv ((char **) keys);
+
+  g_qsort_with_data (runs, g_strv_length (runs), sizeof (char *), compare_strings, NULL);
+  return runs;
+}
+
+static void
+memory_watch (SubagentApprovalSink *sink,
+              const char           *parent_run_id)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(GMainContext) context = g_main_context_ref_thread_default ();
+  MemoryWatch *watch;
+
+  for (guint i = 0; i < self->watches->len; i++)
+    {
+      watch = g_ptr_array_index (self->watches, i);
+      if (watch->context == context && g_strcmp0 (watch->run_id, parent_run_id) == 0)
+        {
+          watch->count++;
+          return;
+        }
+    }
+  watch = g_new0 (MemoryWatch, 1);
+  watch->run_id = g_strdup (parent_run_id);
+  watch->context = g_steal_pointer (&context);
+  watch->count = 1;
+  g_ptr_array_add (self->watches, watch);
+}
+
+static void
+memory_unwatch (SubagentApprovalSink *sink,
+                const char           *parent_run_id)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (sink);
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(GMainContext) context = g_main_context_ref_thread_default ();
+
+  for (guint i = 0; i < self->watches->len; i++)
+    {
+      MemoryWatch *watch = g_ptr_array_index (self->watches, i);
+
+      if (watch->context == context && g_strcmp0 (watch->run_id, parent_run_id) == 0)
+        {
+          if (--watch->count == 0)
+            g_ptr_array_remove_index_fast (self->watches, i);
+          return;
+        }
+    }
+}
+
+static void
+memory_sink_iface_init (SubagentApprovalSinkInterface *iface)
+{
+  iface->save = memory_save;
+  iface->load = memory_load;
+  iface->update_status = memory_update_status;
+  iface->prune_stale = memory_prune_stale;
+  iface->list_runs = memory_list_runs;
+  iface->watch = memory_watch;
+  iface->unwatch = memory_unwatch;
+}
+
+static void
+subagent_memory_approval_sink_finalize (GObject *object)
+{
+  SubagentMemoryApprovalSink *self = SUBAGENT_MEMORY_APPROVAL_SINK (object);
+
+  g_hash_table_unref (self->runs);
+  g_ptr_array_unref (self->watches);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (subagent_memory_approval_sink_parent_class)->finalize (object);
+}
+
+static void
+subagent_memory_approval_sink_class_init (SubagentMemoryApprovalSinkClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = subagent_memory_approval_sink_finalize;
+}
+
+static void
+subagent_memory_approval_sink_init (SubagentMemoryApprovalSink *self)
+{
+  g_mutex_init (&self->lock);
+  self->runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) memory_run_free);
+  self->watches = g_ptr_array_new_with_free_func ((GDestroyNotify) memory_watch_free);
+}
+
+/**
+ * subagent_memory_approval_sink_new:
+ *
+ * Creates an empty in-memory sink.
+ *
+ * Returns: (transfer full): the new sink
+ */
+SubagentApprovalSink *
+subagent_memory_approval_sink_new (void)
+{
+  return g_object_new (SUBAGENT_TYPE_MEMORY_APPROVAL_SINK, NULL);
+}
+

@@ -1,0 +1,666 @@
+/* subagent-command-run.c: one run of a SubagentCommandRunner.
+ *
+ * The child's lifecycle: spawn inside the isolation, feed stdin, read the
+ * stdout protocol and the stderr tail, enforce limits, stop the child and
+ * everything it started, report an outcome.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include "subagent.h"
+#include "subagent-child-process-private.h"
+#include "subagent-command-run-private.h"
+#include "subagent-json-private.h"
+
+/* Bounds on what an untrusted child can make the host keep. */
+#define OUTPUT_MAX_BYTES (4 * 1024 * 1024)
+#define STDERR_TAIL_BYTES (64 * 1024)
+#define STDERR_READ_CHUNK 8192
+/* After the child exits, how long a process it left behind may hold its
+ * stdout/stderr open before the runner stops reading, and how often the
+ * runner looks for such processes meanwhile. */
+#define DRAIN_MS 2000
+#define DRAIN_SWEEP_MS 100
+
+typedef struct {
+  SubagentRunContext *context;
+  char *label;                   /* “name” for messages */
+  GSubprocess *process;
+  GPid pid;                      /* 0 once reaped */
+  char *token;
+  SubagentPipeWriter *stdin_writer;
+  gboolean interactive_stdin;
+  GDataInputStream *stdout_stream;
+  GInputStream *stderr_stream;
+  GCancellable *io_cancellable;
+  guint kill_grace_ms;
+
+  GSource *timeout_source;
+  GSource *cancel_source;
+  GSource *grace_source;
+  GSource *drain_source;
+  gint64 drain_deadline;
+
+  GString *output;
+  gboolean output_truncated;
+  GByteArray *stderr_tail;
+  char *final_answer;            /* NULL until a final message */
+  guint iterations;
+  guint tool_calls;
+  double cost_cents;
+
+  const char *stop_reason;       /* set when the runner stops the child */
+  char *stop_message;
+  gboolean exited;
+  gboolean stdout_done;
+  gboolean stderr_done;
+  gboolean completed;
+} RunState;
+
+static void
+clear_source (GSource **source)
+{
+  if (*source != NULL)
+    {
+      g_source_destroy (*source);
+      g_clear_pointer (source, g_source_unref);
+    }
+}
+
+static void
+run_state_free (RunState *state)
+{
+  clear_source (&state->timeout_source);
+  clear_source (&state->cancel_source);
+  clear_source (&state->grace_source);
+  clear_source (&state->drain_source);
+  g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
+  g_clear_object (&state->stdout_stream);
+  g_clear_object (&state->stderr_stream);
+  g_clear_object (&state->io_cancellable);
+  g_clear_object (&state->process);
+  g_clear_object (&state->context);
+  g_string_free (state->output, TRUE);
+  g_byte_array_unref (state->stderr_tail);
+  g_free (state->final_answer);
+  g_free (state->stop_message);
+  g_free (state->label);
+  g_free (state->token);
+  g_free (state);
+}
+
+static char *
+stderr_tail_text (RunState *state)
+{
+  g_autofree char *valid = NULL;
+
+  if (state->stderr_tail->len == 0)
+    return g_strdup ("");
+  valid = g_utf8_make_valid ((const char *) state->stderr_tail->data, state->stderr_tail->len);
+
+  return g_strdup (g_strstrip (valid));
+}
+
+static SubagentRunOutcome *
+build_outcome (RunState *state)
+{
+  g_autofree char *answer = NULL;
+  g_autofree char *output = NULL;
+  g_autofree char *message = NULL;
+  g_autofree char *tail = stderr_tail_text (state);
+  const char *reason = state->stop_reason;
+  int status = g_subprocess_get_status (state->process);
+
+  output = g_strdup (state->output->str);
+  answer = state->final_answer ? g_strdup (state->final_answer) : g_strstrip (g_strdup (output));
+
+  if (reason != NULL)
+    message = g_strdup (state->stop_message);
+  else if (g_subprocess_get_if_exited (state->process) && g_subprocess_get_exit_status (state->process) == 0)
+    reason = SUBAGENT_STOP_REASON_COMPLETE;
+  else
+    {
+      reason = SUBAGENT_STOP_REASON_ERROR;
+      if (g_subprocess_get_if_signaled (state->process))
+        message = g_strdup_printf ("Child %s was killed by signal %d (%s)", state->label,
+                                   g_subprocess_get_term_sig (state->process),
+                                   g_strsignal (g_subprocess_get_term_sig (state->process)));
+      else
+        message = g_strdup_printf ("Child %s exited with status %d (wait status %d)", state->label,
+                                   g_subprocess_get_if_exited (state->process)
+                                     ? g_subprocess_get_exit_status (state->process) : -1,
+                                   status);
+    }
+
+  /* The parent needs the child's last words to understand a failure. */
+  if ((g_str_equal (reason, SUBAGENT_STOP_REASON_ERROR) ||
+       g_str_equal (reason, SUBAGENT_STOP_REASON_TIMEOUT)) && *tail != '\0')
+    {
+      char *with_tail = g_strdup_printf ("%s; its stderr ends with:\n%s", message, tail);
+
+      g_free (message);
+      message = with_tail;
+    }
+  if (state->output_truncated)
+    {
+      char *with_note = g_strdup_printf ("%s%s(output truncated at %d bytes)",
+                                         message ? message : "", message && *message ? " " : "",
+                                         OUTPUT_MAX_BYTES);
+
+      g_free (message);
+      message = with_note;
+    }
+
+  return subagent_run_outcome_new (reason, state->iterations, state->tool_calls, state->cost_cents,
+                                   answer, output, message);
+}
+
+static void
+maybe_complete (GTask *task)
+{
+  RunState *state = g_task_get_task_data (task);
+
+  if (state->completed || !state->exited || !state->stdout_done || !state->stderr_done)
+    return;
+  state->completed = TRUE;
+  /* A process caught mid-exec by the exit sweep shows no environment yet; look once more. */
+  subagent_signal_run_processes (0, state->token, SIGKILL);
+  clear_source (&state->timeout_source);
+  clear_source (&state->cancel_source);
+  clear_source (&state->grace_source);
+  clear_source (&state->drain_source);
+  g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
+  g_task_return_pointer (task, build_outcome (state), g_object_unref);
+}
+
+static void
+signal_child (RunState *state,
+              int       signum)
+{
+  if (state->pid != 0)
+    {
+      /* Descendants first, while they are still linked to the child. */
+      subagent_signal_run_processes (state->pid, state->token, signum);
+      g_subprocess_send_signal (state->process, signum);
+    }
+  else
+    subagent_signal_run_processes (0, state->token, signum);
+}
+
+static gboolean
+on_grace_over (gpointer user_data)
+{
+  RunState *state = g_task_get_task_data (user_data);
+
+  g_clear_pointer (&state->grace_source, g_source_unref);
+  if (!state->exited)
+    {
+      g_debug ("Child %s did not stop on SIGTERM; killing it", state->label);
+      signal_child (state, SIGKILL);
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* The first reason to stop the child wins; a child that already ended keeps its own result. */
+static void
+stop_child (GTask      *task,
+            const char *reason,
+            char       *message)
+{
+  RunState *state = g_task_get_task_data (task);
+
+  if (state->stop_reason != NULL || state->exited)
+    {
+      g_free (message);
+      return;
+    }
+  state->stop_reason = reason;
+  state->stop_message = message;
+  clear_source (&state->timeout_source);
+  if (state->stdin_writer != NULL)
+    subagent_pipe_writer_close (state->stdin_writer, TRUE);
+  signal_child (state, SIGTERM);
+  state->grace_source = g_timeout_source_new (state->kill_grace_ms);
+  g_task_attach_source (task, state->grace_source, on_grace_over);
+}
+
+static gboolean
+on_timeout (gpointer user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->timeout_source, g_source_unref);
+  stop_child (task, SUBAGENT_STOP_REASON_TIMEOUT,
+              g_strdup_printf ("Child %s ran past its wall-clock limit of %u s and was stopped",
+                               state->label, subagent_run_context_get_timeout_seconds (state->context)));
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_cancelled (GCancellable *cancellable,
+              gpointer      user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->cancel_source, g_source_unref);
+  stop_child (task, SUBAGENT_STOP_REASON_CANCELLED,
+              g_strdup_printf ("Child %s was cancelled", state->label));
+  return G_SOURCE_REMOVE;
+}
+
+static void
+check_limits (GTask *task)
+{
+  RunState *state = g_task_get_task_data (task);
+  guint max_iterations = subagent_run_context_get_max_iterations (state->context);
+  guint max_tool_calls = subagent_run_context_get_max_tool_calls (state->context);
+  double max_cost = subagent_run_context_get_max_cost_cents (state->context);
+
+  if (max_iterations > 0 && state->iterations > max_iterations)
+    stop_child (task, SUBAGENT_STOP_REASON_MAX_TURNS,
+                g_strdup_printf ("Child %s reported %u iterations, past its max-iterations limit of %u; it was stopped",
+                                 state->label, state->iterations, max_iterations));
+  else if (max_tool_calls > 0 && state->tool_calls > max_tool_calls)
+    stop_child (task, SUBAGENT_STOP_REASON_MAX_TURNS,
+                g_strdup_printf ("Child %s reported %u tool calls, past its max-tool-calls limit of %u; it was stopped",
+                                 state->label, state->tool_calls, max_tool_calls));
+  else if (max_cost > 0 && state->cost_cents > max_cost)
+    stop_child (task, SUBAGENT_STOP_REASON_BUDGET,
+                g_strdup_printf ("Child %s reported a cost of %.2f cents, past its budget of %.2f cents; it was stopped",
+                                 state->label, state->cost_cents, max_cost));
+}
+
+/* Usage counters are cumulative: a lower report never lowers them. */
+static gboolean
+apply_usage (RunState   *state,
+             JsonObject *message)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 iterations = state->iterations;
+  gint64 tool_calls = state->tool_calls;
+  double cost = state->cost_cents;
+
+  if (!subagent_json_read_int (message, "usage message", "iterations", 0, G_MAXUINT, &iterations, &error) ||
+      !subagent_json_read_int (message, "usage message", "tool_calls", 0, G_MAXUINT, &tool_calls, &error) ||
+      !subagent_json_read_amount (message, "usage message", "cost_cents", &cost, &error))
+    {
+      g_debug ("Child %s: ignoring a usage report: %s", state->label, error->message);
+      return FALSE;
+    }
+  state->iterations = MAX (state->iterations, (guint) iterations);
+  state->tool_calls = MAX (state->tool_calls, (guint) tool_calls);
+  state->cost_cents = MAX (state->cost_cents, cost);
+  return TRUE;
+}
+
+static void
+handle_usage (GTask      *task,
+              RunState   *state,
+              JsonObject *message)
+{
+  if (apply_usage (state, message))
+    check_limits (task);
+}
+
+static void
+handle_final (GTask      *task,
+              RunState   *state,
+              JsonObject *message)
+{
+  g_autoptr(GError) error = NULL;
+  const char *answer;
+
+  if (!subagent_json_read_string (message, "final message", "answer", TRUE, &answer, &error))
+    {
+      g_debug ("Child %s: ignoring a final message: %s", state->label, error->message);
+      return;
+    }
+  g_free (state->final_answer);
+  state->final_answer = g_strdup (answer);
+  /* The child has nothing more to ask for; readers of stdin may stop now. */
+  if (state->stdin_writer != NULL)
+    subagent_pipe_writer_close (state->stdin_writer, FALSE);
+  if (apply_usage (state, message))
+    check_limits (task);
+}
+
+/* Protocol messages, by "type". Adding one is adding a row. */
+typedef void (*MessageHandler) (GTask *task, RunState *state, JsonObject *message);
+
+static const struct {
+  const char *type;
+  MessageHandler handler;
+} message_handlers[] = {
+  { "usage", handle_usage },
+  { "final", handle_final },
+};
+
+static gboolean
+dispatch_message (GTask      *task,
+                  RunState   *state,
+                  const char *line)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *root;
+  JsonObject *object;
+  const char *type;
+
+  while (g_ascii_isspace (*line))
+    line++;
+  if (*line != '{')
+    return FALSE;
+  parser = json_parser_new_immutable ();
+  if (!json_parser_load_from_data (parser, line, -1, NULL))
+    return FALSE;
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return FALSE;
+  object = json_node_get_object (root);
+  if (!subagent_json_read_string (object, "message", "type", TRUE, &type, NULL))
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (message_handlers); i++)
+    if (g_str_equal (type, message_handlers[i].type))
+      {
+        message_handlers[i].handler (task, state, object);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static void
+append_output (RunState   *state,
+               const char *line)
+{
+  gsize len = strlen (line);
+
+  if (state->output_truncated)
+    return;
+  if (state->output->len + len + 1 > OUTPUT_MAX_BYTES)
+    {
+      state->output_truncated = TRUE;
+      return;
+    }
+  if (state->output->len > 0)
+    g_string_append_c (state->output, '\n');
+  g_string_append_len (state->output, line, len);
+}
+
+static void read_next_line (GTask *task);
+
+static void
+on_stdout_line (GObject      *source,
+                GAsyncResult *result,
+                gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *raw = NULL;
+  g_autofree char *line = NULL;
+  gsize length = 0;
+
+  raw = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
+  if (raw == NULL)
+    {
+      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_debug ("Child %s: stopped reading stdout: %s", state->label, error->message);
+      state->stdout_done = TRUE;
+      maybe_complete (task);
+      return;
+    }
+  if (length > 0 && raw[length - 1] == '\r')
+    raw[length - 1] = '\0';
+  /* NUL bytes would cut the line short; treat the line as text up to there. */
+  line = g_utf8_make_valid (raw, -1);
+  if (!dispatch_message (task, state, line))
+    append_output (state, line);
+  read_next_line (task);
+}
+
+static void
+read_next_line (GTask *task)
+{
+  RunState *state = g_task_get_task_data (task);
+
+  g_data_input_stream_read_line_async (state->stdout_stream, G_PRIORITY_DEFAULT,
+                                       state->io_cancellable, on_stdout_line, g_object_ref (task));
+}
+
+static void
+on_stderr_chunk (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GBytes) bytes = NULL;
+  gsize size;
+  const guint8 *data;
+
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+    {
+      state->stderr_done = TRUE;
+      maybe_complete (task);
+      return;
+    }
+  data = g_bytes_get_data (bytes, &size);
+  g_byte_array_append (state->stderr_tail, data, size);
+  if (state->stderr_tail->len > STDERR_TAIL_BYTES)
+    g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
+  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
+                                   state->io_cancellable, on_stderr_chunk, g_steal_pointer (&task));
+}
+
+/* The pipes are still held after the exit: something the child started is
+ * alive. Sweep again (it may have been caught mid-exec), until the deadline. */
+static gboolean
+on_drain_tick (gpointer user_data)
+{
+  RunState *state = g_task_get_task_data (user_data);
+
+  if (g_get_monotonic_time () < state->drain_deadline)
+    {
+      subagent_signal_run_processes (0, state->token, SIGKILL);
+      return G_SOURCE_CONTINUE;
+    }
+  g_clear_pointer (&state->drain_source, g_source_unref);
+  g_debug ("Child %s: a leftover process holds its output open; no longer reading", state->label);
+  g_cancellable_cancel (state->io_cancellable);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+on_exited (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
+  state->exited = TRUE;
+  state->pid = 0;
+  clear_source (&state->timeout_source);
+  clear_source (&state->grace_source);
+  if (state->stdin_writer != NULL)
+    subagent_pipe_writer_close (state->stdin_writer, TRUE);
+  /* Whatever the child left running belongs to the finished run. */
+  subagent_signal_run_processes (0, state->token, SIGKILL);
+  if (!state->stdout_done || !state->stderr_done)
+    {
+      state->drain_deadline = g_get_monotonic_time () + DRAIN_MS * G_TIME_SPAN_MILLISECOND;
+      state->drain_source = g_timeout_source_new (DRAIN_SWEEP_MS);
+      g_task_attach_source (task, state->drain_source, on_drain_tick);
+    }
+  maybe_complete (task);
+}
+
+static char *
+join_tool_names (SubagentToolRegistry *tools)
+{
+  g_auto(GStrv) names = NULL;
+
+  if (tools == NULL)
+    return g_strdup ("");
+  names = subagent_tool_registry_list_names (tools);
+  return g_strjoinv (",", names);
+}
+
+static char **
+build_environment (RunState  *state,
+                   gboolean   interactive_stdin,
+                   gsize      task_bytes)
+{
+  SubagentRunContext *context = state->context;
+  SubagentDef *def = subagent_run_context_get_definition (context);
+  SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
+  char **envp = g_get_environ ();
+  char number[G_ASCII_DTOSTR_BUF_SIZE];
+  g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context));
+  g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
+  g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
+  g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
+  g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
+  g_autofree char *bytes = g_strdup_printf ("%" G_GSIZE_FORMAT, task_bytes);
+  gint batch_index = subagent_run_context_get_batch_index (context);
+
+  /* The key signs approval verdicts; a child holding it could forge them. */
+  envp = g_environ_unsetenv (envp, "SUBAGENT_APPROVAL_HMAC_KEY");
+  envp = g_environ_setenv (envp, "SUBAGENT_PROTOCOL", "1", TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_DEPTH", depth, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_DEF_NAME", subagent_def_get_name (def), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MAX_ITERATIONS", max_iterations, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_TIMEOUT_SECONDS", timeout, TRUE);
+  g_ascii_formatd (number, sizeof number, "%.2f", subagent_run_context_get_max_cost_cents (context));
+  envp = g_environ_setenv (envp, "SUBAGENT_MAX_COST_CENTS", number, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_PERMISSION_MODE",
+                           subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)), TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_TOOLS", tools, TRUE);
+  if (batch_index != SUBAGENT_NO_BATCH_INDEX)
+    {
+      g_autofree char *index = g_strdup_printf ("%d", batch_index);
+
+      envp = g_environ_setenv (envp, "SUBAGENT_BATCH_INDEX", index, TRUE);
+    }
+  else
+    envp = g_environ_unsetenv (envp, "SUBAGENT_BATCH_INDEX");
+  envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
+  envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
+  return envp;
+}
+
+/* "system prompt\n\ntask\n": the prompt block only when there is one. */
+static GBytes *
+build_stdin_text (SubagentRunContext *context)
+{
+  const char *prompt = subagent_def_get_system_prompt (subagent_run_context_get_definition (context));
+  const char *task = subagent_run_context_get_task (context);
+  GString *text = g_string_new (NULL);
+
+  if (prompt != NULL && *prompt != '\0')
+    {
+      g_string_append (text, prompt);
+      g_string_append (text, "\n\n");
+    }
+  g_string_append (text, task);
+  if (text->len == 0 || text->str[text->len - 1] != '\n')
+    g_string_append_c (text, '\n');
+  return g_string_free_to_bytes (text);
+}
+
+void
+subagent_command_run_start (GTask              *task,
+                            SubagentRunContext *context,
+                            char              **argv_owned,
+                            gboolean            interactive_stdin,
+                            guint               kill_grace_ms,
+                            GCancellable       *cancellable)
+{
+  g_auto(GStrv) argv = argv_owned;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) stdin_text = NULL;
+  g_auto(GStrv) envp = NULL;
+  SubagentDef *def = subagent_run_context_get_definition (context);
+  SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
+  RunState *state;
+  guint timeout;
+
+  state = g_new0 (RunState, 1);
+  g_task_set_task_data (task, state, (GDestroyNotify) run_state_free);
+  state->context = g_object_ref (context);
+  state->label = g_strdup_printf ("“%s” (%s, run %s)", subagent_def_get_name (def), argv[0],
+                                  subagent_run_context_get_run_id (context));
+  state->token = g_uuid_string_random ();
+  state->output = g_string_new (NULL);
+  state->stderr_tail = g_byte_array_new ();
+  state->io_cancellable = g_cancellable_new ();
+  state->interactive_stdin = interactive_stdin;
+  state->kill_grace_ms = kill_grace_ms;
+
+  if (g_cancellable_is_cancelled (cancellable))
+    {
+      g_autofree char *message = g_strdup_printf ("Child %s was cancelled before it started", state->label);
+
+      g_task_return_pointer (task, subagent_run_outcome_new (SUBAGENT_STOP_REASON_CANCELLED, 0, 0, 0,
+                                                             NULL, NULL, message),
+                             g_object_unref);
+      return;
+    }
+
+  stdin_text = build_stdin_text (context);
+  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
+  state->process = subagent_isolation_context_spawnv (isolation, (const char * const *) argv,
+                                                      (const char * const *) envp,
+                                                      G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                      G_SUBPROCESS_FLAGS_STDERR_PIPE,
+                                                      &error);
+  if (state->process == NULL)
+    {
+      g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                               "Could not start child %s: %s", state->label, error->message);
+      return;
+    }
+  if (g_subprocess_get_identifier (state->process) != NULL)
+    state->pid = (GPid) g_ascii_strtoll (g_subprocess_get_identifier (state->process), NULL, 10);
+
+  state->stdin_writer = subagent_pipe_writer_new (g_subprocess_get_stdin_pipe (state->process),
+                                                  g_task_get_context (task));
+  subagent_pipe_writer_write (state->stdin_writer, stdin_text);
+  if (!state->interactive_stdin)
+    subagent_pipe_writer_close (state->stdin_writer, FALSE);
+
+  state->stdout_stream = g_data_input_stream_new (g_subprocess_get_stdout_pipe (state->process));
+  g_data_input_stream_set_newline_type (state->stdout_stream, G_DATA_STREAM_NEWLINE_TYPE_LF);
+  state->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (state->process));
+  read_next_line (task);
+  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
+                                   state->io_cancellable, on_stderr_chunk, g_object_ref (task));
+  g_subprocess_wait_async (state->process, NULL, on_exited, g_object_ref (task));
+
+  timeout = subagent_run_context_get_timeout_seconds (context);
+  if (timeout > 0)
+    {
+      state->timeout_source = g_timeout_source_new_seconds (timeout);
+      g_task_attach_source (task, state->timeout_source, on_timeout);
+    }
+  if (cancellable != NULL)
+    {
+      state->cancel_source = g_cancellable_source_new (cancellable);
+      g_task_attach_source (task, state->cancel_source, (GSourceFunc) G_CALLBACK (on_cancelled));
+    }
+}
+

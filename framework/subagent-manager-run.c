@@ -1,0 +1,575 @@
+/* subagent-manager-run.c: one child run, the run contract of reference 000.
+ *
+ * Split from subagent-manager.c: the manager's object and accessors live
+ * there, the run's state machine here.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent.h"
+#include "subagent-manager-private.h"
+
+char *
+_subagent_manager_new_run_id (void)
+{
+  g_autofree char *uuid = g_uuid_string_random ();
+  GString *id = g_string_new (NULL);
+
+  for (const char *p = uuid; *p; p++)
+    if (*p != '-')
+      g_string_append_c (id, *p);
+  return g_string_free (id, FALSE);
+}
+
+static gboolean
+is_blank (const char *text)
+{
+  for (; text != NULL && *text != '\0'; text++)
+    if (!g_ascii_isspace (*text))
+      return FALSE;
+  return TRUE;
+}
+
+/* One child run, from the depth guard to the session record. */
+typedef struct {
+  SubagentManager *manager;
+  char *task;
+  SubagentDef *def;
+  char *parent_run_id;
+  char *run_id;
+  char *session_key;
+  char *isolation;
+  guint depth;
+  gint batch_index;
+  guint max_iterations;
+  guint max_tool_calls;
+  guint timeout_seconds;
+  double cpu_quota;
+  char *memory_limit;
+  JsonObject *isolation_options;
+  GDateTime *started_at;
+
+  SubagentIsolationContext *context;
+  SubagentLineage *lineage;
+  SubagentRunOutcome *outcome;
+  GError *runner_error;
+} RunState;
+
+static void
+run_state_free (RunState *state)
+{
+  g_clear_object (&state->manager);
+  g_free (state->task);
+  g_clear_object (&state->def);
+  g_free (state->parent_run_id);
+  g_free (state->run_id);
+  g_free (state->session_key);
+  g_free (state->isolation);
+  g_free (state->memory_limit);
+  g_clear_pointer (&state->isolation_options, json_object_unref);
+  g_clear_pointer (&state->started_at, g_date_time_unref);
+  g_clear_object (&state->context);
+  g_clear_object (&state->lineage);
+  g_clear_object (&state->outcome);
+  g_clear_error (&state->runner_error);
+  g_free (state);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (RunState, run_state_free)
+
+static void
+return_error_result (GTask      *task,
+                     RunState   *state,
+                     const char *message)
+{
+  g_task_return_pointer (task, subagent_run_result_new_error (message, state->lineage), g_object_unref);
+}
+
+static SubagentLineage *
+lineage_for (RunState *state)
+{
+  const char *worktree = state->context ? subagent_isolation_context_get_worktree_path (state->context) : NULL;
+  const char *container = state->context ? subagent_isolation_context_get_container_path (state->context) : NULL;
+
+  return subagent_lineage_new (state->parent_run_id, subagent_def_get_name (state->def), state->depth + 1,
+                               state->isolation, state->batch_index, worktree, container);
+}
+
+/* The definition to run: a named one, or the default; a command override
+ * makes a copy that runs it. */
+static SubagentDef *
+resolve_def (SubagentManager     *self,
+             SubagentRunOptions  *options,
+             GError             **error)
+{
+  const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
+  const char * const *command = options ? subagent_run_options_get_command (options) : NULL;
+  g_autoptr(SubagentDef) def = NULL;
+  g_autoptr(JsonObject) object = NULL;
+  g_autoptr(JsonArray) argv = NULL;
+
+  if (name != NULL && *name != '\0')
+    {
+      SubagentDef *found = subagent_catalog_lookup (self->catalog, name);
+      if (found == NULL)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
+                       "Unknown subagent definition “%s”: add it under %s/.subagent/agents/ "
+                       "(subagentctl defs lists what is there)", name, self->root);
+          return NULL;
+        }
+      def = g_object_ref (found);
+    }
+  else
+    def = subagent_def_new ("default");
+
+  if (command == NULL || command[0] == NULL)
+    return g_steal_pointer (&def);
+
+  object = subagent_def_to_json (def);
+  argv = json_array_new ();
+  for (guint i = 0; command[i] != NULL; i++)
+    json_array_add_string_element (argv, command[i]);
+  json_object_set_array_member (object, "command", g_steal_pointer (&argv));
+  return subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+}
+
+static JsonObject *
+merged_isolation_options (SubagentManager    *self,
+                          const char         *isolation,
+                          SubagentRunOptions *options)
+{
+  JsonObject *merged = json_object_new ();
+  JsonObject *layers[2] = {
+    subagent_config_get_backend_options (self->config, isolation),
+    options ? subagent_run_options_get_isolation_options (options) : NULL,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (layers); i++)
+    {
+      JsonObjectIter iter;
+      const char *key;
+      JsonNode *value;
+
+      if (layers[i] == NULL)
+        continue;
+      json_object_iter_init (&iter, layers[i]);
+      while (json_object_iter_next (&iter, &key, &value))
+        json_object_set_member (merged, key, json_node_copy (value));
+    }
+  return merged;
+}
+
+static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_wrap_up (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable);
+
+/**
+ * subagent_manager_run_async:
+ * @self: a #SubagentManager
+ * @task: what the child should do
+ * @options: (nullable): definition, depth, isolation and limits of the run
+ * @cancellable: (nullable): cancels the child (it is killed, then cleaned up)
+ * @callback: (scope async): called with the result
+ * @user_data: (closure): data for @callback
+ *
+ * Runs one child agent following the run contract (see #SubagentManager).
+ * The isolation is prepared and cleaned up off the caller's main context.
+ */
+void
+subagent_manager_run_async (SubagentManager     *self,
+                            const char          *task_text,
+                            SubagentRunOptions  *options,
+                            GCancellable        *cancellable,
+                            GAsyncReadyCallback  callback,
+                            gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationProvider) provider = NULL;
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+  RunState *state;
+  const char *requested;
+  gboolean deprecated = FALSE;
+
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (options == NULL || SUBAGENT_IS_RUN_OPTIONS (options));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, subagent_manager_run_async);
+  /* A cancelled run still has a result (status cancelled) and a cleanup. */
+  g_task_set_check_cancellable (task, FALSE);
+
+  if (is_blank (task_text))
+    {
+      g_task_return_new_error (task, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                               "A subagent needs a non-empty task");
+      return;
+    }
+
+  state = g_new0 (RunState, 1);
+  g_task_set_task_data (task, state, (GDestroyNotify) run_state_free);
+  state->manager = g_object_ref (self);
+  state->task = g_strdup (task_text);
+  state->started_at = g_date_time_new_now_utc ();
+  state->run_id = _subagent_manager_new_run_id ();
+  state->depth = options ? subagent_run_options_get_depth (options) : 0;
+  state->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
+  state->parent_run_id = g_strdup (options && subagent_run_options_get_parent_run_id (options)
+                                   ? subagent_run_options_get_parent_run_id (options) : self->run_id);
+
+  state->def = resolve_def (self, options, &error);
+  if (state->def == NULL)
+    {
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      return_error_result (task, state, error->message);
+      return;
+    }
+
+  requested = options ? subagent_run_options_get_isolation (options) : NULL;
+  if (requested == NULL || *requested == '\0')
+    requested = subagent_def_get_isolation (state->def);
+  if (requested == NULL || *requested == '\0' || g_str_equal (requested, SUBAGENT_DEF_DEFAULT_ISOLATION))
+    requested = (options && subagent_run_options_get_isolation (options)) ? requested
+                : subagent_config_get_default_isolation (self->config);
+  state->isolation = g_strdup (subagent_isolation_normalize (requested, &deprecated));
+  if (deprecated)
+    subagent_isolation_warn_deprecated_alias (requested);
+  if (state->isolation == NULL)
+    {
+      g_autofree char *message =
+        g_strdup_printf ("Unknown isolation mode “%s”: use shared, worktree, directory-snapshot, docker or auto",
+                         requested);
+      state->isolation = g_strdup (requested);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, message);
+      return;
+    }
+  if (g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
+    {
+      g_free (state->isolation);
+      state->isolation = g_strdup (subagent_isolation_resolve_auto (self->root));
+    }
+  state->lineage = lineage_for (state);
+
+  /* Depth guard: the parent at depth D may start a child only while D < max_depth. */
+  if (state->depth >= subagent_def_get_max_depth (state->def))
+    {
+      g_autofree char *message =
+        g_strdup_printf ("Subagent “%s” cannot start at depth %u: its max_depth is %u",
+                         subagent_def_get_name (state->def), state->depth + 1,
+                         subagent_def_get_max_depth (state->def));
+      return_error_result (task, state, message);
+      return;
+    }
+
+#define PICK(opt, def_value) ((opt) != 0 ? (opt) : (def_value))
+  state->max_iterations = PICK (options ? subagent_run_options_get_max_iterations (options) : 0,
+                                subagent_def_get_max_iterations (state->def));
+  state->max_tool_calls = PICK (options ? subagent_run_options_get_max_tool_calls (options) : 0,
+                                subagent_def_get_max_tool_calls (state->def));
+  state->timeout_seconds = PICK (options ? subagent_run_options_get_timeout_seconds (options) : 0,
+                                 PICK (subagent_def_get_timeout_seconds (state->def),
+                                       subagent_config_get_runner_timeout (self->config)));
+  state->cpu_quota = PICK (options ? subagent_run_options_get_cpu_quota (options) : 0,
+                           subagent_def_get_cpu_quota (state->def));
+#undef PICK
+  state->memory_limit = g_strdup (options && subagent_run_options_get_memory_limit (options)
+                                  ? subagent_run_options_get_memory_limit (options)
+                                  : subagent_def_get_memory_limit (state->def));
+  state->session_key = subagent_isolation_new_session_key (state->parent_run_id,
+                                                           subagent_def_get_name (state->def));
+  state->isolation_options = merged_isolation_options (self, state->isolation, options);
+  if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
+    json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
+
+  /* Isolation before any child runs; a failure returns without launching. */
+  provider = subagent_plugin_registry_get_isolation_provider (self->plugins, state->isolation, &error);
+  if (provider == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
+      return_error_result (task, state, message);
+      return;
+    }
+  request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
+                          "parent-root", self->root,
+                          "isolation", state->isolation,
+                          "session-key", state->session_key,
+                          "parent-run-id", state->parent_run_id,
+                          "def-name", subagent_def_get_name (state->def),
+                          "cpu-quota", state->cpu_quota,
+                          "memory-limit", state->memory_limit,
+                          "options", state->isolation_options,
+                          NULL);
+  subagent_isolation_provider_prepare_async (provider, request, cancellable, run_prepared, g_steal_pointer (&task));
+}
+
+static void
+run_prepared (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentToolRegistry) tools = NULL;
+  g_autoptr(SubagentRunContext) context = NULL;
+  GCancellable *cancellable;
+  SubagentRunner *runner;
+
+  state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+  if (state->context == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
+      return_error_result (task, state, message);
+      return;
+    }
+  g_clear_object (&state->lineage);
+  state->lineage = lineage_for (state);
+
+  /* From here on the workspace exists: every path ends in run_wrap_up,
+   * which cleans it up. */
+  g_mutex_lock (&self->lock);
+  tools = SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (self->tools,
+                                                                    subagent_def_get_tool_whitelist (state->def),
+                                                                    subagent_def_get_disallowed_tools (state->def)));
+  runner = g_object_ref (self->runner);
+  g_mutex_unlock (&self->lock);
+
+  context = g_object_new (SUBAGENT_TYPE_RUN_CONTEXT,
+                          "task", state->task,
+                          "definition", state->def,
+                          "depth", state->depth + 1,
+                          "run-id", state->run_id,
+                          "parent-run-id", state->parent_run_id,
+                          "lineage", state->lineage,
+                          "tools", tools,
+                          "permission-mode", subagent_permission_mode_clamp (self->permission_mode,
+                                                                             subagent_def_get_permission_mode (state->def)),
+                          "isolation", state->context,
+                          "max-iterations", state->max_iterations,
+                          "max-tool-calls", state->max_tool_calls,
+                          "timeout-seconds", state->timeout_seconds,
+                          "max-cost-cents", subagent_def_get_max_cost_cents (state->def),
+                          "batch-index", state->batch_index,
+                          NULL);
+  cancellable = g_task_get_cancellable (task);
+  subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
+  g_object_unref (runner);
+}
+
+static void
+run_finished (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  state->outcome = subagent_runner_run_finish (SUBAGENT_RUNNER (source), result, &state->runner_error);
+  /* Review capture and cleanup block on the filesystem (or an engine):
+   * keep them off the caller's main context. */
+  g_task_run_in_thread (task, run_wrap_up);
+}
+
+/* Worktrees diff against the commit the child started from (backend-data
+ * `base-commit`); snapshots and containers against the parent's tree. */
+static SubagentReview *
+capture_review_of_context (const char                *root,
+                           SubagentIsolationContext  *context,
+                           GError                   **error)
+{
+  GVariant *data = subagent_isolation_context_get_backend_data (context);
+  const char *base_commit = NULL;
+  const char *parent_root = subagent_isolation_context_get_parent_root (context);
+
+  if (data != NULL)
+    g_variant_lookup (data, "base-commit", "&s", &base_commit);
+  if (base_commit != NULL)
+    return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
+                                    NULL, base_commit, NULL,
+                                    subagent_isolation_context_get_child_root (context), NULL, error);
+  return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
+                                  parent_root, NULL, NULL,
+                                  subagent_isolation_context_get_child_root (context), NULL, error);
+}
+
+static JsonObject *
+capture_review (RunState *state)
+{
+  SubagentIsolationContext *context = state->context;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentReview) review = NULL;
+
+  if (g_str_equal (subagent_isolation_context_get_parent_root (context),
+                   subagent_isolation_context_get_child_root (context)))
+    return NULL;  /* shared: the parent already sees every change */
+
+  review = capture_review_of_context (state->manager->root, context, &error);
+  if (review == NULL)
+    {
+      g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
+      return NULL;
+    }
+  return subagent_review_to_json (review);
+}
+
+static void
+record_lineage (RunState          *state,
+                SubagentRunResult *result)
+{
+  g_autoptr(JsonObject) fields = json_object_new ();
+  g_autoptr(GError) error = NULL;
+
+  json_object_set_string_member (fields, "run_id", state->run_id);
+  json_object_set_string_member (fields, "parent_run_id", state->parent_run_id);
+  json_object_set_string_member (fields, "def_name", subagent_def_get_name (state->def));
+  json_object_set_int_member (fields, "depth", state->depth + 1);
+  json_object_set_string_member (fields, "isolation", state->isolation);
+  if (state->batch_index == SUBAGENT_NO_BATCH_INDEX)
+    json_object_set_null_member (fields, "batch_index");
+  else
+    json_object_set_int_member (fields, "batch_index", state->batch_index);
+  json_object_set_string_member (fields, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
+  json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
+  json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
+  json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
+  if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
+    g_warning ("%s", error->message);
+}
+
+static void
+keep_session (RunState          *state,
+              SubagentRunResult *result,
+              JsonObject        *review)
+{
+  SubagentManager *self = state->manager;
+  g_autoptr(GDateTime) completed = g_date_time_new_now_utc ();
+  g_autofree char *sessions_dir = g_build_filename (self->root, ".subagent", "sessions", NULL);
+  g_autoptr(SubagentSession) session = NULL;
+  g_autoptr(GError) error = NULL;
+
+  session = g_object_new (SUBAGENT_TYPE_SESSION,
+                          "session-id", state->run_id,
+                          "def-name", subagent_def_get_name (state->def),
+                          "parent-run-id", state->parent_run_id,
+                          "status", subagent_run_result_get_status (result),
+                          "started-at", state->started_at,
+                          "completed-at", completed,
+                          "depth", state->depth + 1,
+                          "batch-index", state->batch_index,
+                          "isolation", state->isolation,
+                          "worktree-path", subagent_lineage_get_worktree_path (state->lineage),
+                          "container-path", subagent_lineage_get_container_path (state->lineage),
+                          "iterations", subagent_run_result_get_iterations (result),
+                          "tool-calls", subagent_run_result_get_tool_calls (result),
+                          "cost-cents", subagent_run_result_get_cost_cents (result),
+                          "final-answer", subagent_run_result_get_final_answer (result),
+                          "review", review,
+                          "task", state->task,
+                          "child-root", subagent_isolation_context_get_child_root (state->context),
+                          NULL);
+  if (!subagent_session_save (session, sessions_dir, &error))
+    g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_replace (self->sessions, g_strdup (state->run_id), g_steal_pointer (&session));
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+run_wrap_up (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  RunState *state = task_data;
+  g_autoptr(JsonObject) review = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+
+  if (state->outcome != NULL)
+    review = capture_review (state);
+
+  /* Cleanup guarantee: whatever the child did. */
+  subagent_isolation_context_cleanup (state->context);
+
+  if (state->outcome == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Subagent run %s could not run: %s", state->run_id,
+                                                  state->runner_error ? state->runner_error->message : "unknown error");
+      result = subagent_run_result_new_error (message, state->lineage);
+      record_lineage (state, result);
+      g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);
+      return;
+    }
+
+  result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
+  record_lineage (state, result);
+  keep_session (state, result, review);
+  g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);
+}
+
+/**
+ * subagent_manager_run_finish:
+ * @self: a #SubagentManager
+ * @result: the #GAsyncResult passed to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full) (nullable): the run's result — also for runs that
+ *   failed, were cancelled or could not start (status `error`); %NULL only
+ *   for a caller's mistake such as an empty task
+ */
+SubagentRunResult *
+subagent_manager_run_finish (SubagentManager  *self,
+                             GAsyncResult     *result,
+                             GError          **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+run_sync_done (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
+{
+  *(GAsyncResult **) user_data = g_object_ref (result);
+}
+
+/**
+ * subagent_manager_run:
+ * @self: a #SubagentManager
+ * @task: what the child should do
+ * @options: (nullable): definition, depth, isolation and limits of the run
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * The blocking variant of subagent_manager_run_async(). It iterates a
+ * private main context, never the caller's.
+ *
+ * Returns: (transfer full) (nullable): the run's result
+ */
+SubagentRunResult *
+subagent_manager_run (SubagentManager     *self,
+                      const char          *task,
+                      SubagentRunOptions  *options,
+                      GCancellable        *cancellable,
+                      GError             **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GAsyncResult) result = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+
+  g_main_context_push_thread_default (context);
+  subagent_manager_run_async (self, task, options, cancellable, run_sync_done, &result);
+  while (result == NULL)
+    g_main_context_iteration (context, TRUE);
+  g_main_context_pop_thread_default (context);
+  return subagent_manager_run_finish (self, result, error);
+}

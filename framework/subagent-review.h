@@ -1,0 +1,57 @@
+/* subagent-review.h: what a child changed, as a patch and a status file.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SUBAGENT_INSIDE) && !defined(SUBAGENT_COMPILATION)
+#error "Only <subagent.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_REVIEW (subagent_review_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentReview, subagent_review, SUBAGENT, REVIEW, GObject)
+
+SubagentReview *subagent_review_capture        (const char           *root,
+                                                const char           *session_key,
+                                                const char           *base_dir,
+                                                const char           *base_commit,
+                                                const char           *base_git_dir,
+                                                const char           *child_root,
+                                                GCancellable         *cancellable,
+                                                GError              **error);
+void            subagent_review_capture_async  (const char           *root,
+                                                const char           *session_key,
+                                                const char           *base_dir,
+                                                const char           *base_commit,
+                                                const char           *base_git_dir,
+                                                const char           *child_root,
+                                                GCancellable         *cancellable,
+                                                GAsyncReadyCallback   callback,
+                                                gpointer              user_data);
+SubagentReview *subagent_review_capture_finish (GAsyncResult         *result,
+                                                GError              **error);
+
+SubagentReview *subagent_review_new_from_json  (JsonObject           *object,
+                                                GError              **error);
+JsonObject     *subagent_review_to_json        (SubagentReview       *self);
+
+const char *subagent_review_get_session_key   (SubagentReview *self);
+const char *subagent_review_get_patch_path    (SubagentReview *self);
+const char *subagent_review_get_status_path   (SubagentReview *self);
+guint       subagent_review_get_files_changed (SubagentReview *self);
+guint       subagent_review_get_insertions    (SubagentReview *self);
+guint       subagent_review_get_deletions     (SubagentReview *self);
+guint       subagent_review_get_added         (SubagentReview *self);
+guint       subagent_review_get_modified      (SubagentReview *self);
+guint       subagent_review_get_deleted       (SubagentReview *self);
+guint       subagent_review_get_renamed       (SubagentReview *self);
+guint       subagent_review_get_mode_changed  (SubagentReview *self);
+guint       subagent_review_get_binary        (SubagentReview *self);
+gboolean    subagent_review_is_empty          (SubagentReview *self);
+
+G_END_DECLS

@@ -1,0 +1,45 @@
+/* subagent-run-options.h: the per-run inputs of subagent_manager_run().
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SUBAGENT_INSIDE) && !defined(SUBAGENT_COMPILATION)
+#error "Only <subagent.h> can be included directly."
+#endif
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_RUN_OPTIONS (subagent_run_options_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentRunOptions, subagent_run_options, SUBAGENT, RUN_OPTIONS, GObject)
+
+SubagentRunOptions *subagent_run_options_new (void);
+
+void        subagent_run_options_set_def_name        (SubagentRunOptions *self, const char *def_name);
+const char *subagent_run_options_get_def_name        (SubagentRunOptions *self);
+void        subagent_run_options_set_parent_run_id   (SubagentRunOptions *self, const char *parent_run_id);
+const char *subagent_run_options_get_parent_run_id   (SubagentRunOptions *self);
+void        subagent_run_options_set_depth           (SubagentRunOptions *self, guint depth);
+guint       subagent_run_options_get_depth           (SubagentRunOptions *self);
+void        subagent_run_options_set_isolation       (SubagentRunOptions *self, const char *isolation);
+const char *subagent_run_options_get_isolation       (SubagentRunOptions *self);
+void        subagent_run_options_set_max_iterations  (SubagentRunOptions *self, guint max_iterations);
+guint       subagent_run_options_get_max_iterations  (SubagentRunOptions *self);
+void        subagent_run_options_set_max_tool_calls  (SubagentRunOptions *self, guint max_tool_calls);
+guint       subagent_run_options_get_max_tool_calls  (SubagentRunOptions *self);
+void        subagent_run_options_set_batch_index     (SubagentRunOptions *self, gint batch_index);
+gint        subagent_run_options_get_batch_index     (SubagentRunOptions *self);
+void        subagent_run_options_set_cpu_quota       (SubagentRunOptions *self, double cpu_quota);
+double      subagent_run_options_get_cpu_quota       (SubagentRunOptions *self);
+void        subagent_run_options_set_memory_limit    (SubagentRunOptions *self, const char *memory_limit);
+const char *subagent_run_options_get_memory_limit    (SubagentRunOptions *self);
+void        subagent_run_options_set_timeout_seconds (SubagentRunOptions *self, guint timeout_seconds);
+guint       subagent_run_options_get_timeout_seconds (SubagentRunOptions *self);
+void        subagent_run_options_set_command         (SubagentRunOptions *self, const char * const *command);
+const char * const *subagent_run_options_get_command (SubagentRunOptions *self);
+void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
+JsonObject *subagent_run_options_get_isolation_options (SubagentRunOptions *self);
+
+G_END_DECLS

@@ -1,0 +1,37 @@
+/* approval-file-format.h: the on-disk document of the approval-file plugin.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <subagent.h>
+
+G_BEGIN_DECLS
+
+#define AFS_FORMAT_VERSION 1
+
+/* A hex HMAC-SHA256 is this long. */
+#define AFS_SIGNATURE_HEX_LEN 64
+
+/* Lower-case hex HMAC-SHA256 of @data under @key. */
+char       *afs_hmac_hex           (GBytes     *key,
+                                    const char *data,
+                                    gsize       length);
+
+/* Serializes @requests (SubagentApprovalRequest) as the file of @run_id,
+ * signed when @key is non-NULL. */
+GBytes     *afs_document_serialize (const char *run_id,
+                                    GPtrArray  *requests,
+                                    GBytes     *key);
+
+/* Parses and verifies a file's contents. Returns the requests (element type
+ * SubagentApprovalRequest) or NULL with SUBAGENT_APPROVAL_ERROR_INTEGRITY
+ * when the text does not parse, the signature is missing/wrong while @key is
+ * set, the document belongs to another run, or a request fails its digest. */
+GPtrArray  *afs_document_parse     (const char *run_id,
+                                    const char *data,
+                                    gsize       length,
+                                    GBytes     *key,
+                                    GError    **error);
+
+G_END_DECLS

@@ -1,0 +1,240 @@
+/* approval-file-io.c: locking and atomic replacement of approval files.
+ *
+ * Writers hold an exclusive flock on a sidecar "<run>.json.lock" for the whole
+ * read-modify-write, and replace "<run>.json" only by rename() of a fsync'd
+ * temp file. So a file name always points at a complete document: readers
+ * need no lock and never see a torn file, and a writer killed at any moment
+ * leaves the old document (plus perhaps a temp file that prune removes).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "approval-file-io.h"
+
+#define TEMP_SUFFIX_LEN 6
+
+char *
+afs_run_file_path (const char *dir,
+                   const char *run_id)
+{
+  g_autofree char *name = g_strconcat (run_id, ".json", NULL);
+
+  return g_build_filename (dir, name, NULL);
+}
+
+static gboolean
+set_io_error (GError    **error,
+              int         saved_errno,
+              const char *what,
+              const char *path)
+{
+  g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+               "Could not %s %s: %s", what, path, g_strerror (saved_errno));
+  return FALSE;
+}
+
+int
+afs_lock (const char  *dir,
+          const char  *run_id,
+          GError     **error)
+{
+  g_autofree char *name = g_strconcat (run_id, ".json.lock", NULL);
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+
+  /* prune unlinks lock files while holding them: whoever then wins the old
+   * inode must notice it is no longer the one at @path and start over. */
+  for (;;)
+    {
+      struct stat held, current;
+      int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+
+      if (fd < 0)
+        {
+          set_io_error (error, errno, "open the lock file", path);
+          return -1;
+        }
+      while (flock (fd, LOCK_EX) < 0)
+        if (errno != EINTR)
+          {
+            int saved_errno = errno;
+
+            close (fd);
+            set_io_error (error, saved_errno, "lock", path);
+            return -1;
+          }
+      if (fstat (fd, &held) == 0 && stat (path, &current) == 0
+          && held.st_dev == current.st_dev && held.st_ino == current.st_ino)
+        return fd;
+      close (fd);
+    }
+}
+
+void
+afs_unlock (int fd)
+{
+  if (fd >= 0)
+    close (fd);
+}
+
+gboolean
+afs_read (const char  *path,
+          GBytes     **contents,
+          GError     **error)
+{
+  g_autofree char *data = NULL;
+  struct stat st;
+  gsize done = 0;
+  int fd;
+
+  *contents = NULL;
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return errno == ENOENT ? TRUE : set_io_error (error, errno, "open", path);
+
+  if (fstat (fd, &st) < 0)
+    {
+      int saved_errno = errno;
+
+      close (fd);
+      return set_io_error (error, saved_errno, "stat", path);
+    }
+  if (!S_ISREG (st.st_mode) || st.st_size > AFS_MAX_FILE_SIZE)
+    {
+      close (fd);
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+                   "%s is not a regular file of at most %d bytes; remove it", path, AFS_MAX_FILE_SIZE);
+      return FALSE;
+    }
+
+  /* The inode never changes after rename, so its size is final. */
+  data = g_malloc ((gsize) st.st_size + 1);
+  while (done < (gsize) st.st_size)
+    {
+      ssize_t n = read (fd, data + done, (gsize) st.st_size - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved_errno = errno;
+
+          close (fd);
+          return set_io_error (error, saved_errno, "read", path);
+        }
+      if (n == 0)
+        break;
+      done += (gsize) n;
+    }
+  close (fd);
+  data[done] = '\0';
+  *contents = g_bytes_new_take (g_steal_pointer (&data), done);
+  return TRUE;
+}
+
+static gboolean
+write_all (int          fd,
+           const guint8 *data,
+           gsize        length)
+{
+  while (length > 0)
+    {
+      ssize_t n = write (fd, data, length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return FALSE;
+      data += n;
+      length -= (gsize) n;
+    }
+  return TRUE;
+}
+
+gboolean
+afs_commit (const char  *dir,
+            const char  *run_id,
+            GBytes      *contents,
+            GError     **error)
+{
+  g_autofree char *template_name = g_strconcat (".", run_id, ".json.XXXXXX", NULL);
+  g_autofree char *temp_path = g_build_filename (dir, template_name, NULL);
+  g_autofree char *path = afs_run_file_path (dir, run_id);
+  gsize length = 0;
+  const guint8 *data = g_bytes_get_data (contents, &length);
+  int fd;
+
+  fd = g_mkstemp_full (temp_path, O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return set_io_error (error, errno, "create a temp file in", dir);
+
+  if (!write_all (fd, data, length) || fsync (fd) < 0)
+    {
+      int saved_errno = errno;
+
+      close (fd);
+      g_unlink (temp_path);
+      return set_io_error (error, saved_errno, "write", temp_path);
+    }
+  if (close (fd) < 0)
+    {
+      int saved_errno = errno;
+
+      g_unlink (temp_path);
+      return set_io_error (error, saved_errno, "close", temp_path);
+    }
+  if (rename (temp_path, path) < 0)
+    {
+      int saved_errno = errno;
+
+      g_unlink (temp_path);
+      return set_io_error (error, saved_errno, "rename a temp file over", path);
+    }
+  return TRUE;
+}
+
+gboolean
+afs_sync_dir (const char  *dir,
+              GError     **error)
+{
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int saved_errno;
+
+  if (fd < 0)
+    return set_io_error (error, errno, "open the directory", dir);
+  if (fsync (fd) == 0)
+    {
+      close (fd);
+      return TRUE;
+    }
+  saved_errno = errno;
+  close (fd);
+  return set_io_error (error, saved_errno, "fsync the directory", dir);
+}
+
+gboolean
+afs_parse_temp_name (const char  *name,
+                     char       **run_id)
+{
+  const char *marker;
+  g_autofree char *run = NULL;
+
+  if (name[0] != '.')
+    return FALSE;
+  marker = strstr (name + 1, ".json.");
+  if (marker == NULL || strlen (marker + strlen (".json.")) != TEMP_SUFFIX_LEN)
+    return FALSE;
+  run = g_strndup (name + 1, (gsize) (marker - name - 1));
+  if (!subagent_approval_id_is_valid (run))
+    return FALSE;
+  *run_id = g_steal_pointer (&run);
+  return TRUE;
+}

@@ -1,0 +1,45 @@
+/* approval-file-io.h: locking and atomic replacement of approval files.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <subagent.h>
+
+G_BEGIN_DECLS
+
+/* Files larger than this are refused rather than read into memory. */
+#define AFS_MAX_FILE_SIZE (64 * 1024 * 1024)
+
+char     *afs_run_file_path (const char  *dir,
+                             const char  *run_id);
+
+/* Takes the exclusive flock of <dir>/<run_id>.json.lock; returns the fd that
+ * holds it (close it with afs_unlock()) or -1 with an error. Safe against a
+ * concurrent prune unlinking the lock file. */
+int       afs_lock          (const char  *dir,
+                             const char  *run_id,
+                             GError     **error);
+void      afs_unlock        (int          fd);
+
+/* Reads @path whole. A missing file is success with *contents = NULL. */
+gboolean  afs_read          (const char  *path,
+                             GBytes     **contents,
+                             GError     **error);
+
+/* Writes @contents to a temp file beside the run's file, fsyncs it and renames
+ * it over the run's file. Call with the run's lock held; follow with
+ * afs_sync_dir() (after unlocking is fine) to make the rename durable. */
+gboolean  afs_commit        (const char  *dir,
+                             const char  *run_id,
+                             GBytes      *contents,
+                             GError     **error);
+gboolean  afs_sync_dir      (const char  *dir,
+                             GError     **error);
+
+/* Whether @name is a temp file of afs_commit() (".<run>.json.XXXXXX"); then
+ * *run_id gets the run. */
+gboolean  afs_parse_temp_name (const char *name,
+                               char      **run_id);
+
+G_END_DECLS

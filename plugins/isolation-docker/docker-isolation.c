@@ -1,0 +1,822 @@
+/* docker-isolation.c: the `docker` isolation backend.
+ *
+ * prepare() gives the child a snapshot copy of the parent's working tree
+ * (subagent_tree_copy(), leaving out `.subagent/` and `.git`) in
+ * `<workspace_dir>/<session_key>/tree`, then starts one long-lived
+ * container (`sleep` as its only process) with that tree bind-mounted at
+ * /workspace. spawnv() runs every process of the child inside it with
+ * `exec -i`; cleanup() removes the container (`rm -f`) and the workspace.
+ * The review compares the parent with the workspace on the host, exactly as
+ * for a directory snapshot.
+ *
+ * The container: no implicit pull (`--pull never`; a missing image is an
+ * error naming it), `--network none` unless option `network` says
+ * otherwise, `--cap-drop ALL`, `--security-opt no-new-privileges`, user
+ * `65534:65534` unless option `user` says otherwise (the workspace is
+ * handed to that user), `--cpus` and `--memory` from the request's limits,
+ * and labels `io.subagent.session`, `io.subagent.parent-run`,
+ * `io.subagent.owner-pid`, `io.subagent.owner-host`. Its name is
+ * `subagent-<session_key>`.
+ *
+ * Request options: `image` (required), `binary` (the engine command line,
+ * default `docker`), `host` (overrides DOCKER_HOST), `context`, `network`,
+ * `user`, `workspace` (`snapshot`; `worktree` is not implemented),
+ * `workspace_dir` (default `$XDG_CACHE_HOME/subagent/docker`).
+ *
+ * An owner record (kind `container`, resource = the container's name,
+ * extra: `binary`, `global_args`, `host`, `workspace`) is written before
+ * the container is started, so a process killed at any point leaves
+ * something `subagentctl prune` can find; cleanup removes it last.
+ *
+ * Backend data (a{sv}) of a context: `engine-argv` (as), `engine-host` (s,
+ * when set), `container-name` (s), `workspace-base` (s), `image` (s),
+ * `user` (s), `network` (s), `copy-strategy` (s), `workspace-copy-usec`
+ * (x). Cleanup needs only the engine, the container and the workspace, so
+ * it works from any thread, after the engine restarted, or after the
+ * container died.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "docker-private.h"
+
+struct _SubagentDockerIsolation
+{
+  GObject parent_instance;
+
+  GMutex lock;
+  char *binary;   /* under lock */
+  char *host;     /* under lock */
+};
+
+enum {
+  PROP_0,
+  PROP_BINARY,
+  PROP_HOST,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentDockerIsolation, subagent_docker_isolation, G_TYPE_OBJECT,
+                                G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+
+static const char * const excluded_names[] = { ".subagent", ".git", NULL };
+
+#define DEFAULT_USER "65534:65534"
+#define DEFAULT_NETWORK "none"
+#define SLEEP_FOREVER "2147483647"
+
+/* ---- options ------------------------------------------------------------ */
+
+static gboolean
+word_is_valid (const char *text,
+               const char *extra_chars)
+{
+  if (text == NULL || *text == '\0' || *text == '-' || strlen (text) > 255)
+    return FALSE;
+  for (const char *p = text; *p; p++)
+    if (!g_ascii_isalnum (*p) && strchr (extra_chars, *p) == NULL)
+      return FALSE;
+  return TRUE;
+}
+
+/* Digits and an optional unit (b, k, m, g), as docker's --memory takes. */
+static gboolean
+memory_limit_is_valid (const char *text)
+{
+  const char *p = text;
+  gboolean nonzero = FALSE;
+
+  if (text == NULL || !g_ascii_isdigit (*p))
+    return FALSE;
+  for (; g_ascii_isdigit (*p); p++)
+    nonzero |= *p != '0';
+  if (*p != '\0' && strchr ("bkmgBKMG", *p) != NULL)
+    p++;
+  return nonzero && *p == '\0' && p - text <= 20;
+}
+
+/* A string option; a present value of another type is an error, not a
+ * silent default. */
+static gboolean
+option_string (SubagentIsolationRequest  *request,
+               const char                *key,
+               const char                *default_value,
+               const char               **out,
+               GError                   **error)
+{
+  JsonObject *options = subagent_isolation_request_get_options (request);
+  JsonNode *node = options ? json_object_get_member (options, key) : NULL;
+
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    {
+      *out = default_value;
+      return TRUE;
+    }
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Docker option %s must be a string (quote it in config.yaml)", key);
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+static gboolean
+path_is_within (const char *path,
+                const char *dir)
+{
+  gsize len = strlen (dir);
+
+  return g_str_equal (path, dir) || g_str_equal (dir, "/") ||
+         (strncmp (path, dir, len) == 0 && path[len] == '/');
+}
+
+static char *
+resolve_dir (const char *path)
+{
+  char *real = realpath (path, NULL);
+  char *result = NULL;
+
+  if (real != NULL && g_file_test (real, G_FILE_TEST_IS_DIR))
+    result = g_strdup (real);
+  free (real);
+  return result;
+}
+
+/* ---- prepare ------------------------------------------------------------ */
+
+typedef struct {
+  const char *key;
+  const char *parent_run_id;
+  const char *image;
+  const char *network;
+  const char *user;
+  const char *memory;
+  double cpus;
+  char *parent;
+  char *base;
+  char *tree;
+  char *name;
+  DockerCli *cli;
+} Plan;
+
+static void
+plan_clear (Plan *plan)
+{
+  g_free (plan->parent);
+  g_free (plan->base);
+  g_free (plan->tree);
+  g_free (plan->name);
+  g_clear_pointer (&plan->cli, docker_cli_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
+
+static gboolean
+read_plan (SubagentDockerIsolation   *self,
+           SubagentIsolationRequest  *request,
+           Plan                      *plan,
+           GError                   **error)
+{
+  const char *parent_option = subagent_isolation_request_get_parent_root (request);
+  const char *binary, *host, *context, *workspace, *dir_option;
+  g_autofree char *default_binary = NULL;
+  g_autofree char *default_host = NULL;
+  g_autofree char *default_dir = NULL;
+  g_autofree char *dir = NULL;
+
+  g_mutex_lock (&self->lock);
+  default_binary = g_strdup (self->binary);
+  default_host = g_strdup (self->host);
+  g_mutex_unlock (&self->lock);
+
+  plan->key = subagent_isolation_request_get_session_key (request);
+  plan->parent_run_id = subagent_isolation_request_get_parent_run_id (request);
+  plan->memory = subagent_isolation_request_get_memory_limit (request);
+  plan->cpus = subagent_isolation_request_get_cpu_quota (request);
+  if (plan->memory != NULL && *plan->memory == '\0')
+    plan->memory = NULL;
+
+  if (!subagent_isolation_session_key_is_valid (plan->key))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Invalid session key “%s”: use 1 to 128 of [A-Za-z0-9_-]", plan->key ? plan->key : "");
+      return FALSE;
+    }
+  if (!option_string (request, "image", NULL, &plan->image, error) ||
+      !option_string (request, "binary", default_binary, &binary, error) ||
+      !option_string (request, "host", default_host, &host, error) ||
+      !option_string (request, "context", NULL, &context, error) ||
+      !option_string (request, "network", DEFAULT_NETWORK, &plan->network, error) ||
+      !option_string (request, "user", DEFAULT_USER, &plan->user, error) ||
+      !option_string (request, "workspace", "snapshot", &workspace, error) ||
+      !option_string (request, "workspace_dir", NULL, &dir_option, error))
+    return FALSE;
+
+  if (plan->memory != NULL && !memory_limit_is_valid (plan->memory))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Invalid memory limit “%s”: use a positive number of bytes with an optional unit "
+                   "b, k, m or g (e.g. 512m, 2g)", plan->memory);
+      return FALSE;
+    }
+  if (!isfinite (plan->cpus) || plan->cpus < 0.0)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Invalid CPU quota %g: use a positive number of cores (e.g. 0.5)", plan->cpus);
+      return FALSE;
+    }
+  if (plan->image == NULL || *plan->image == '\0')
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Docker isolation needs an image: set docker.image in .subagent/config.yaml "
+                   "(or the run's image option)");
+      return FALSE;
+    }
+  if (!word_is_valid (plan->image, "._-/:@"))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Invalid image reference “%s”", plan->image);
+      return FALSE;
+    }
+  if (!word_is_valid (plan->network, "._-:"))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Invalid network “%s”: use none (the default), bridge, host or a network name", plan->network);
+      return FALSE;
+    }
+  if (!word_is_valid (plan->user, "._-:"))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Invalid user “%s”: use uid[:gid] or a user name of the image", plan->user);
+      return FALSE;
+    }
+  if (g_ascii_strcasecmp (workspace, "worktree") == 0)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_NOT_IMPLEMENTED,
+                   "Docker option workspace: worktree is not implemented yet; use workspace: snapshot (the default)");
+      return FALSE;
+    }
+  if (g_ascii_strcasecmp (workspace, "snapshot") != 0)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Unknown docker workspace “%s”: use snapshot", workspace);
+      return FALSE;
+    }
+
+  plan->cli = docker_cli_new (binary, host, context, error);
+  if (plan->cli == NULL)
+    return FALSE;
+
+  if (parent_option == NULL || (plan->parent = resolve_dir (parent_option)) == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Cannot give a container a copy of %s: it is not an existing directory",
+                   parent_option ? parent_option : "(no parent root)");
+      return FALSE;
+    }
+  if (dir_option == NULL)
+    dir_option = default_dir = g_build_filename (g_get_user_cache_dir (), "subagent", "docker", NULL);
+  if (!g_path_is_absolute (dir_option))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Docker option workspace_dir “%s” must be an absolute path", dir_option);
+      return FALSE;
+    }
+  if (g_mkdir_with_parents (dir_option, 0700) != 0 || (dir = resolve_dir (dir_option)) == NULL)
+    {
+      int saved = errno;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not create the container workspace directory %s: %s; set option workspace_dir",
+                   dir_option, g_strerror (saved));
+      return FALSE;
+    }
+  if (path_is_within (dir, plan->parent))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Workspace directory %s is inside the parent %s: the copy would copy itself; "
+                   "set option workspace_dir to a directory outside it", dir, plan->parent);
+      return FALSE;
+    }
+  /* `-v SOURCE:TARGET` cannot carry a ':' (nor `--mount` a ','). */
+  if (strpbrk (dir, ":,") != NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Workspace directory %s holds ':' or ',' and cannot be bind-mounted; set option workspace_dir",
+                   dir);
+      return FALSE;
+    }
+
+  plan->base = g_build_filename (dir, plan->key, NULL);
+  plan->tree = g_build_filename (plan->base, DOCKER_TREE, NULL);
+  plan->name = g_strconcat ("subagent-", plan->key, NULL);
+  return TRUE;
+}
+
+/* Fails with a message that tells a missing image from a dead engine. */
+static gboolean
+check_image (Plan          *plan,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  const char * const args[] = { "image", "inspect", "--format", "{{.Id}}", "--", plan->image, NULL };
+  g_autofree char *err = NULL;
+  g_autofree char *described = NULL;
+  g_autoptr(GError) local_error = NULL;
+  int status = 0;
+
+  if (!docker_cli_run (plan->cli, args, DOCKER_QUICK_TIMEOUT_MS, cancellable, &status, NULL, &err, error))
+    return FALSE;
+  if (status == 0)
+    return TRUE;
+  if (!docker_cli_check_server (plan->cli, cancellable, &local_error))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  described = docker_cli_describe (plan->cli);
+  g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+               "Image “%s” is not on the engine (%s): %s; libsubagent never pulls: load it first "
+               "(pull, load or import) or set docker.image", plan->image, described, err);
+  return FALSE;
+}
+
+static gboolean
+save_owner (Plan    *plan,
+            GError **error)
+{
+  g_autoptr(JsonObject) extra = docker_cli_to_owner_extra (plan->cli);
+  g_autoptr(GError) local_error = NULL;
+
+  json_object_set_string_member (extra, "workspace", plan->base);
+  if (!subagent_owner_record_save (plan->parent, plan->key, SUBAGENT_OWNER_KIND_CONTAINER, plan->name,
+                                   plan->parent_run_id, extra, &local_error))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Cannot record who owns container %s: %s", plan->name, local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static char *
+start_container (Plan          *plan,
+                 GCancellable  *cancellable,
+                 GError       **error)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *described = NULL;
+  g_auto(GStrv) lines = NULL;
+  char cpus[G_ASCII_DTOSTR_BUF_SIZE];
+  int status = 0;
+
+#define ADD(x) g_ptr_array_add (args, g_strdup (x))
+#define ADD_PRINTF(...) g_ptr_array_add (args, g_strdup_printf (__VA_ARGS__))
+  ADD ("run"); ADD ("--detach"); ADD ("--pull"); ADD ("never");
+  ADD ("--name"); ADD (plan->name);
+  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_SESSION, plan->key);
+  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_PARENT_RUN, plan->parent_run_id ? plan->parent_run_id : "");
+  ADD ("--label"); ADD_PRINTF ("%s=%d", DOCKER_LABEL_OWNER_PID, (int) getpid ());
+  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_OWNER_HOST, g_get_host_name ());
+  ADD ("--network"); ADD (plan->network);
+  ADD ("--cap-drop"); ADD ("ALL");
+  ADD ("--security-opt"); ADD ("no-new-privileges");
+  ADD ("--user"); ADD (plan->user);
+  if (plan->cpus > 0.0)
+    {
+      ADD ("--cpus");
+      ADD (g_ascii_formatd (cpus, sizeof cpus, "%.3f", plan->cpus));
+    }
+  if (plan->memory != NULL)
+    {
+      ADD ("--memory"); ADD (plan->memory);
+    }
+  ADD ("--volume"); ADD_PRINTF ("%s:%s", plan->tree, DOCKER_WORKDIR);
+  ADD ("--workdir"); ADD (DOCKER_WORKDIR);
+  /* Whatever the image's entrypoint, PID 1 only waits for `exec`. */
+  ADD ("--entrypoint"); ADD ("sleep");
+  ADD (plan->image);
+  ADD (SLEEP_FOREVER);
+  g_ptr_array_add (args, NULL);
+#undef ADD
+#undef ADD_PRINTF
+
+  if (!docker_cli_run (plan->cli, (const char * const *) args->pdata, DOCKER_RUN_TIMEOUT_MS, cancellable,
+                       &status, &out, &err, error))
+    return NULL;
+  lines = g_strsplit (g_strstrip (out), "\n", -1);
+  if (status != 0 || lines[0] == NULL || *lines[0] == '\0')
+    {
+      described = docker_cli_describe (plan->cli);
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not start a container from image “%s” through %s (exit status %d): %s",
+                   plan->image, described, status, err);
+      return NULL;
+    }
+  /* The id is the last line; podman may print warnings before it. */
+  return g_strdup (g_strstrip (lines[g_strv_length (lines) - 1]));
+}
+
+/* Undoes a half-made workspace: container, directory, record. */
+static void
+undo_prepare (Plan     *plan,
+              gboolean  container_started)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean complete = TRUE;
+
+  if (container_started && !docker_cli_remove_container (plan->cli, plan->name, &error))
+    {
+      g_message ("Could not remove container %s of a failed prepare: %s", plan->name, error->message);
+      g_clear_error (&error);
+      complete = FALSE;
+    }
+  if (!docker_workspace_remove (plan->base, plan->key, &error))
+    {
+      g_message ("Could not remove workspace %s of a failed prepare: %s", plan->base, error->message);
+      complete = FALSE;
+    }
+  /* What could not go keeps its record, so prune retries it. */
+  if (complete)
+    subagent_owner_record_remove (plan->parent, plan->key);
+}
+
+static SubagentIsolationContext *
+docker_prepare (SubagentIsolationProvider  *provider,
+                SubagentIsolationRequest   *request,
+                GCancellable               *cancellable,
+                GError                    **error)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (provider);
+  g_auto (Plan) plan = { 0 };
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *container_id = NULL;
+  SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
+  gboolean started = FALSE;
+  GVariantBuilder data;
+  gint64 copy_start, copy_usec;
+
+  if (!read_plan (self, request, &plan, error))
+    return NULL;
+  /* Nothing exists yet: a missing image or a dead engine leaves nothing. */
+  if (!check_image (&plan, cancellable, error))
+    return NULL;
+
+  if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
+    return NULL;
+  if (!save_owner (&plan, &local_error))
+    {
+      (void) subagent_tree_remove (plan.base, NULL, NULL);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+
+  copy_start = g_get_monotonic_time ();
+  if (!subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
+                           cancellable, &local_error))
+    goto failed;
+  copy_usec = g_get_monotonic_time () - copy_start;
+  if (!docker_workspace_give_to_user (plan.tree, plan.user, &local_error))
+    goto failed;
+  if (geteuid () != 0 || !g_ascii_isdigit (plan.user[0]))
+    if (!g_str_equal (plan.user, "0") && !g_str_equal (plan.user, "root"))
+      g_ptr_array_add (warnings, g_strdup_printf ("The workspace was made writable for everyone on the host, "
+                                                  "as user “%s” cannot be given it by id", plan.user));
+
+  started = TRUE;   /* even a failed or cancelled `run` may have made it */
+  container_id = start_container (&plan, cancellable, &local_error);
+  if (container_id == NULL)
+    goto failed;
+  g_ptr_array_add (warnings, NULL);
+
+  g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
+  docker_cli_add_to_data (plan.cli, &data);
+  g_variant_builder_add (&data, "{sv}", "container-name", g_variant_new_string (plan.name));
+  g_variant_builder_add (&data, "{sv}", "workspace-base", g_variant_new_string (plan.base));
+  g_variant_builder_add (&data, "{sv}", "image", g_variant_new_string (plan.image));
+  g_variant_builder_add (&data, "{sv}", "user", g_variant_new_string (plan.user));
+  g_variant_builder_add (&data, "{sv}", "network", g_variant_new_string (plan.network));
+  g_variant_builder_add (&data, "{sv}", "copy-strategy",
+                         g_variant_new_string (subagent_copy_strategy_to_string (copy_used)));
+  g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
+  g_debug ("Container %s (%s) of %s ready, workspace %s", plan.name, container_id, plan.parent, plan.tree);
+
+  return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                       "provider", provider,
+                       "parent-root", plan.parent,
+                       "child-root", plan.tree,
+                       "isolation", SUBAGENT_ISOLATION_DOCKER,
+                       "session-key", plan.key,
+                       "container-path", plan.tree,
+                       "container-id", container_id,
+                       "cpu-quota", plan.cpus,
+                       "memory-limit", plan.memory,
+                       "warnings", (char **) warnings->pdata,
+                       "backend-data", g_variant_builder_end (&data),
+                       NULL);
+
+failed:
+  undo_prepare (&plan, started);
+  if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      local_error->domain == SUBAGENT_ISOLATION_ERROR)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  else
+    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                 "Could not make the container workspace of %s: %s; nothing was left behind",
+                 plan.parent, local_error->message);
+  return NULL;
+}
+
+/* ---- spawn -------------------------------------------------------------- */
+
+/* Variables the engine's CLI reads itself: never set them in its
+ * environment, pass them by value instead. */
+static gboolean
+is_engine_variable (const char *name)
+{
+  return g_str_has_prefix (name, "DOCKER_") || g_str_has_prefix (name, "CONTAINER_") ||
+         g_str_has_prefix (name, "CONTAINERS_") || g_str_has_prefix (name, "PODMAN_") ||
+         g_str_equal (name, "PATH") || g_str_equal (name, "HOME");
+}
+
+/* What reaches the child: SUBAGENT_* (the runner's protocol), and what the
+ * caller's envp sets differently from our own environment. The host's
+ * environment as such stays outside. */
+static gboolean
+passes_into_container (const char *name,
+                       const char *value,
+                       gboolean    explicit_envp)
+{
+  const char *ours;
+
+  if (g_str_equal (name, "SUBAGENT_APPROVAL_HMAC_KEY"))
+    return FALSE;   /* signs verdicts: a child holding it could forge them */
+  if (g_str_has_prefix (name, "SUBAGENT_"))
+    return TRUE;
+  if (!explicit_envp)
+    return FALSE;
+  ours = g_getenv (name);
+  return ours == NULL || !g_str_equal (ours, value);
+}
+
+static GSubprocess *
+docker_spawnv (SubagentIsolationProvider  *provider,
+               SubagentIsolationContext   *context,
+               const char * const         *argv,
+               const char * const         *envp,
+               GSubprocessFlags            flags,
+               GError                    **error)
+{
+  g_autoptr(DockerCli) cli = docker_cli_new_from_data (subagent_isolation_context_get_backend_data (context));
+  const char *container = subagent_isolation_context_get_container_id (context);
+  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_auto(GStrv) host_env = NULL;
+  g_auto(GStrv) cli_env = NULL;
+  GSubprocess *proc;
+
+  if (cli == NULL || container == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                   "Cannot start “%s”: the docker workspace %s has no container",
+                   argv[0], subagent_isolation_context_get_session_key (context));
+      return NULL;
+    }
+
+  cli_env = docker_cli_environ (cli);
+  for (guint i = 0; docker_cli_get_argv (cli)[i] != NULL; i++)
+    g_ptr_array_add (args, g_strdup (docker_cli_get_argv (cli)[i]));
+  g_ptr_array_add (args, g_strdup ("exec"));
+  g_ptr_array_add (args, g_strdup ("--interactive"));
+  g_ptr_array_add (args, g_strdup ("--workdir"));
+  g_ptr_array_add (args, g_strdup (DOCKER_WORKDIR));
+
+  if (envp == NULL)
+    envp = (const char * const *) (host_env = g_get_environ ());
+  for (guint i = 0; envp[i] != NULL; i++)
+    {
+      const char *eq = strchr (envp[i], '=');
+      g_autofree char *name = NULL;
+      const char *value;
+
+      if (eq == NULL || eq == envp[i])
+        continue;
+      name = g_strndup (envp[i], eq - envp[i]);
+      value = eq + 1;
+      if (!passes_into_container (name, value, host_env == NULL))
+        continue;
+      if (g_str_equal (name, "SUBAGENT_CHILD_ROOT"))
+        value = DOCKER_WORKDIR;   /* the child's root as the child sees it */
+      g_ptr_array_add (args, g_strdup ("--env"));
+      if (is_engine_variable (name))
+        g_ptr_array_add (args, g_strdup_printf ("%s=%s", name, value));
+      else
+        {
+          /* `--env NAME` takes the value from the CLI's environment, so
+           * values (tokens...) never show on a command line. */
+          g_ptr_array_add (args, g_strdup (name));
+          cli_env = g_environ_setenv (cli_env, name, value, TRUE);
+        }
+    }
+  g_ptr_array_add (args, g_strdup (container));
+  for (guint i = 0; argv[i] != NULL; i++)
+    g_ptr_array_add (args, g_strdup (argv[i]));
+  g_ptr_array_add (args, NULL);
+
+  launcher = g_subprocess_launcher_new (flags);
+  g_subprocess_launcher_set_environ (launcher, cli_env);
+  g_subprocess_launcher_set_cwd (launcher, subagent_isolation_context_get_child_root (context));
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &local_error);
+  if (proc == NULL)
+    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                 "Cannot start “%s” in container %s: %s", argv[0], container, local_error->message);
+  return proc;
+}
+
+/* ---- cleanup ------------------------------------------------------------ */
+
+static void
+docker_cleanup (SubagentIsolationProvider *provider,
+                SubagentIsolationContext  *context)
+{
+  GVariant *data = subagent_isolation_context_get_backend_data (context);
+  g_autoptr(DockerCli) cli = docker_cli_new_from_data (data);
+  const char *key = subagent_isolation_context_get_session_key (context);
+  const char *parent = subagent_isolation_context_get_parent_root (context);
+  const char *container = subagent_isolation_context_get_container_id (context);
+  const char *base = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean complete = TRUE;
+
+  if (data != NULL)
+    g_variant_lookup (data, "workspace-base", "&s", &base);
+  if (container == NULL && data != NULL)
+    g_variant_lookup (data, "container-name", "&s", &container);
+
+  if (cli != NULL && container != NULL && !docker_cli_remove_container (cli, container, &error))
+    {
+      g_message ("Could not remove container %s (session %s): %s; `subagentctl prune` will retry",
+                 container, key, error->message);
+      g_clear_error (&error);
+      complete = FALSE;
+    }
+  if (base != NULL && key != NULL && !docker_workspace_remove (base, key, &error))
+    {
+      g_message ("Could not remove container workspace %s: %s", base, error->message);
+      complete = FALSE;
+    }
+  if (complete && parent != NULL && key != NULL)
+    subagent_owner_record_remove (parent, key);
+}
+
+/* ---- availability ------------------------------------------------------- */
+
+static gboolean
+docker_is_available (SubagentIsolationProvider  *provider,
+                     GError                    **error)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (provider);
+  g_autoptr(DockerCli) cli = NULL;
+  g_autofree char *binary = NULL;
+  g_autofree char *host = NULL;
+
+  g_mutex_lock (&self->lock);
+  binary = g_strdup (self->binary);
+  host = g_strdup (self->host);
+  g_mutex_unlock (&self->lock);
+
+  cli = docker_cli_new (binary, host, NULL, error);
+  return cli != NULL && docker_cli_check_server (cli, NULL, error);
+}
+
+/* ---- the type ----------------------------------------------------------- */
+
+static void
+provider_iface_init (SubagentIsolationProviderInterface *iface)
+{
+  iface->is_available = docker_is_available;
+  iface->prepare = docker_prepare;
+  iface->spawnv = docker_spawnv;
+  iface->cleanup = docker_cleanup;
+}
+
+static void
+subagent_docker_isolation_get_property (GObject    *object,
+                                        guint       prop_id,
+                                        GValue     *value,
+                                        GParamSpec *pspec)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (object);
+
+  g_mutex_lock (&self->lock);
+  switch (prop_id)
+    {
+    case PROP_BINARY:
+      g_value_set_string (value, self->binary);
+      break;
+    case PROP_HOST:
+      g_value_set_string (value, self->host);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+subagent_docker_isolation_set_property (GObject      *object,
+                                        guint         prop_id,
+                                        const GValue *value,
+                                        GParamSpec   *pspec)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (object);
+
+  g_mutex_lock (&self->lock);
+  switch (prop_id)
+    {
+    case PROP_BINARY:
+      g_free (self->binary);
+      self->binary = g_value_dup_string (value);
+      break;
+    case PROP_HOST:
+      g_free (self->host);
+      self->host = g_value_dup_string (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+static void
+subagent_docker_isolation_finalize (GObject *object)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (object);
+
+  g_free (self->binary);
+  g_free (self->host);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
+}
+
+static void
+subagent_docker_isolation_class_init (SubagentDockerIsolationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = subagent_docker_isolation_get_property;
+  object_class->set_property = subagent_docker_isolation_set_property;
+  object_class->finalize = subagent_docker_isolation_finalize;
+
+  /**
+   * SubagentDockerIsolation:binary:
+   *
+   * The engine command line used when a request has no `binary` option,
+   * and by is_available(): `docker` when %NULL.
+   */
+  properties[PROP_BINARY] = g_param_spec_string ("binary", NULL, NULL, NULL,
+                                                 G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentDockerIsolation:host:
+   *
+   * The engine address used when a request has no `host` option; %NULL
+   * keeps DOCKER_HOST (or the engine's default).
+   */
+  properties[PROP_HOST] = g_param_spec_string ("host", NULL, NULL, NULL,
+                                               G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_docker_isolation_class_finalize (SubagentDockerIsolationClass *klass)
+{
+}
+
+static void
+subagent_docker_isolation_init (SubagentDockerIsolation *self)
+{
+  g_mutex_init (&self->lock);
+}
+
+void
+subagent_docker_isolation_register (GTypeModule *module)
+{
+  subagent_docker_isolation_register_type (module);
+}

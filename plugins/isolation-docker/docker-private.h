@@ -1,0 +1,79 @@
+/* docker-private.h: internals of the isolation-docker plugin.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <subagent.h>
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_DOCKER_ISOLATION (subagent_docker_isolation_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentDockerIsolation, subagent_docker_isolation, SUBAGENT, DOCKER_ISOLATION, GObject)
+
+void subagent_docker_isolation_register (GTypeModule *module);
+
+/* Layout of one workspace, <workspace_dir>/<session_key>/: */
+#define DOCKER_MARKER ".subagent-docker"   /* JSON: proves the directory is ours */
+#define DOCKER_TREE "tree"                 /* bind-mounted at DOCKER_WORKDIR */
+#define DOCKER_WORKDIR "/workspace"
+
+/* Labels every container gets (`subagentctl prune` checks the first). */
+#define DOCKER_LABEL_SESSION "io.subagent.session"
+#define DOCKER_LABEL_PARENT_RUN "io.subagent.parent-run"
+#define DOCKER_LABEL_OWNER_PID "io.subagent.owner-pid"
+#define DOCKER_LABEL_OWNER_HOST "io.subagent.owner-host"
+
+/* Timeouts of the engine commands we wait for (never of the child). */
+#define DOCKER_QUICK_TIMEOUT_MS (30 * 1000)
+#define DOCKER_RUN_TIMEOUT_MS (180 * 1000)
+
+/* docker-cli.c: the engine's command line, run without a shell. */
+typedef struct _DockerCli DockerCli;
+
+DockerCli   *docker_cli_new          (const char   *binary,
+                                      const char   *host,
+                                      const char   *context,
+                                      GError      **error);
+DockerCli   *docker_cli_new_from_data (GVariant    *backend_data);
+void         docker_cli_free         (DockerCli    *cli);
+gboolean     docker_cli_is_podman    (DockerCli    *cli);
+const char  *docker_cli_get_host     (DockerCli    *cli);
+const char * const *docker_cli_get_argv (DockerCli *cli);
+char        *docker_cli_describe     (DockerCli    *cli);
+void         docker_cli_add_to_data  (DockerCli       *cli,
+                                      GVariantBuilder *builder);
+JsonObject  *docker_cli_to_owner_extra (DockerCli  *cli);
+char       **docker_cli_environ      (DockerCli    *cli);
+gboolean     docker_cli_run          (DockerCli           *cli,
+                                      const char * const  *args,
+                                      guint                timeout_ms,
+                                      GCancellable        *cancellable,
+                                      int                 *out_exit_status,
+                                      char               **out_stdout,
+                                      char               **out_stderr,
+                                      GError             **error);
+gboolean     docker_cli_check_server (DockerCli    *cli,
+                                      GCancellable *cancellable,
+                                      GError      **error);
+gboolean     docker_cli_remove_container (DockerCli   *cli,
+                                          const char  *container,
+                                          GError     **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerCli, docker_cli_free)
+
+/* docker-workspace.c: the host directory the container works in. */
+gboolean docker_workspace_create        (const char  *base,
+                                         const char  *session_key,
+                                         const char  *parent_root,
+                                         GError     **error);
+gboolean docker_workspace_marker_matches (const char *base,
+                                          const char *session_key);
+gboolean docker_workspace_give_to_user  (const char  *tree,
+                                         const char  *user,
+                                         GError     **error);
+gboolean docker_workspace_remove        (const char  *base,
+                                         const char  *session_key,
+                                         GError     **error);
+
+G_END_DECLS

@@ -1,0 +1,431 @@
+/* snapshot-isolation.c: the `directory-snapshot` isolation backend.
+ *
+ * prepare() gives the child a private copy of the parent's working tree in
+ * a directory outside it: `<snapshot_dir>/<session_key>/tree`, where
+ * snapshot_dir defaults to `$XDG_CACHE_HOME/subagent/snapshots`. The copy
+ * leaves out `.subagent/` (the parent's state) and `.git` (so the child
+ * can never touch the parent's repository: a snapshot is a plain copy of
+ * the working tree; use worktree isolation for a child that needs git).
+ *
+ * Request options:
+ *  - `strategy`: `auto` (default), `overlay`, `reflink` or `copy`. `auto`
+ *    mounts an overlay where the process may (root), else clones files with
+ *    FICLONE where the filesystem can, else copies them. An explicit
+ *    `overlay` that cannot mount fails with UNAVAILABLE; an explicit
+ *    `reflink` on a filesystem without it copies and says so in a warning.
+ *  - `snapshot_dir`: an absolute directory for snapshots; it must not lie
+ *    inside the parent.
+ *
+ * Layout of a snapshot's base directory: `.subagent-snapshot` (a marker:
+ * only directories holding one with their own session key are ever
+ * removed, by cleanup or by `subagentctl prune`), `tree/` (the child root),
+ * and for an overlay `upper/` and `work/`. An owner record
+ * (kind `snapshot`, resource = the base directory) is written right after
+ * the base directory is made and removed by cleanup.
+ *
+ * Backend data (a{sv}) of a context: `snapshot-base` (s), `strategy` (s:
+ * `overlay`, `reflink` or `copy`, what was used). Cleanup needs only
+ * `snapshot-base` (or else the child root), the parent root and the
+ * session key, so a context rebuilt from an owner record cleans up too.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "snapshot-private.h"
+
+struct _SubagentSnapshotIsolation
+{
+  GObject parent_instance;
+};
+
+static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+
+G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentSnapshotIsolation, subagent_snapshot_isolation, G_TYPE_OBJECT,
+                                G_TYPE_FLAG_FINAL,
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+
+static const char * const excluded_names[] = { ".subagent", ".git", NULL };
+
+typedef enum {
+  STRATEGY_AUTO,
+  STRATEGY_OVERLAY,
+  STRATEGY_REFLINK,
+  STRATEGY_COPY,
+} Strategy;
+
+static gboolean
+parse_strategy (const char *text,
+                Strategy   *out)
+{
+  static const char * const names[] = { "auto", "overlay", "reflink", "copy" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_ascii_strcasecmp (text, names[i]) == 0)
+      {
+        *out = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static char *
+resolve_dir (const char *path)
+{
+  char *real = realpath (path, NULL);
+  char *result;
+
+  if (real == NULL)
+    return NULL;
+  if (!g_file_test (real, G_FILE_TEST_IS_DIR))
+    {
+      free (real);
+      return NULL;
+    }
+  result = g_strdup (real);
+  free (real);
+  return result;
+}
+
+static gboolean
+path_is_within (const char *path,
+                const char *dir)
+{
+  gsize len = strlen (dir);
+
+  return g_str_equal (path, dir) || g_str_equal (dir, "/") ||
+         (strncmp (path, dir, len) == 0 && path[len] == '/');
+}
+
+/* The real path dir would have: its deepest existing ancestor resolved
+ * (symbolic links included), the rest appended. */
+static char *
+resolve_future_dir (const char *dir)
+{
+  g_autofree char *canonical = g_canonicalize_filename (dir, NULL);
+  g_autofree char *existing = g_strdup (canonical);
+  g_autofree char *real = NULL;
+  const char *rest;
+
+  while ((real = resolve_dir (existing)) == NULL && !g_str_equal (existing, "/"))
+    {
+      char *up = g_path_get_dirname (existing);
+      g_free (existing);
+      existing = up;
+    }
+  if (real == NULL)
+    return g_steal_pointer (&canonical);
+  rest = canonical + strlen (existing);
+  while (*rest == '/')
+    rest++;
+  return *rest ? g_build_filename (real, rest, NULL) : g_steal_pointer (&real);
+}
+
+static gboolean
+write_marker (const char  *base,
+              const char  *session_key,
+              const char  *parent_root,
+              GError     **error)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *created_at = g_date_time_format_iso8601 (now);
+  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "session_key");
+  json_builder_add_string_value (builder, session_key);
+  json_builder_set_member_name (builder, "parent_root");
+  json_builder_add_string_value (builder, parent_root);
+  json_builder_set_member_name (builder, "created_at");
+  json_builder_add_string_value (builder, created_at);
+  json_builder_end_object (builder);
+  node = json_builder_get_root (builder);
+  text = json_to_string (node, TRUE);
+  if (!g_file_set_contents (path, text, -1, &local_error))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not write the snapshot marker: %s", local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Whether base holds our marker for session_key: nothing else is removed. */
+static gboolean
+marker_matches (const char *base,
+                const char *session_key)
+{
+  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
+
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return FALSE;
+  root = json_parser_get_root (parser);
+  return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
+         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (root),
+                                                                "session_key", NULL),
+                    session_key) == 0;
+}
+
+/* Unmounts and removes a snapshot base; logs what it cannot remove. The
+ * owner record goes only with the snapshot, so prune finds what is left. */
+static void
+remove_snapshot (const char *base,
+                 const char *parent,
+                 const char *key)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!snapshot_unmount_tree (base, &error))
+    {
+      /* Never delete through a mount: that would delete the parent. */
+      g_message ("Leaving snapshot %s in place: %s", base, error->message);
+      return;
+    }
+  if (!subagent_tree_remove (base, NULL, &error))
+    {
+      g_message ("Could not remove snapshot %s: %s", base, error->message);
+      return;
+    }
+  if (parent != NULL)
+    subagent_owner_record_remove (parent, key);
+}
+
+static SubagentIsolationContext *
+snapshot_prepare (SubagentIsolationProvider  *provider,
+                  SubagentIsolationRequest   *request,
+                  GCancellable               *cancellable,
+                  GError                    **error)
+{
+  const char *parent_option = subagent_isolation_request_get_parent_root (request);
+  const char *key = subagent_isolation_request_get_session_key (request);
+  const char *strategy_text = subagent_isolation_request_get_option_string (request, "strategy", "auto");
+  const char *dir_option = subagent_isolation_request_get_option_string (request, "snapshot_dir", NULL);
+  g_autofree char *parent = NULL;
+  g_autofree char *default_dir = NULL;
+  g_autofree char *snapshot_dir = NULL;
+  g_autofree char *base = NULL;
+  g_autofree char *tree = NULL;
+  g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
+  const char *used = NULL;
+  GVariantBuilder data;
+  Strategy strategy;
+
+  if (!subagent_isolation_session_key_is_valid (key))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Invalid session key “%s”: use 1 to 128 of [A-Za-z0-9_-]", key ? key : "");
+      return NULL;
+    }
+  if (strategy_text == NULL || !parse_strategy (strategy_text, &strategy))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Unknown snapshot strategy “%s”: use auto, overlay, reflink or copy",
+                   strategy_text ? strategy_text : "");
+      return NULL;
+    }
+  if (parent_option == NULL || (parent = resolve_dir (parent_option)) == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Cannot snapshot %s: it is not an existing directory",
+                   parent_option ? parent_option : "(no parent root)");
+      return NULL;
+    }
+
+  if (dir_option == NULL)
+    dir_option = default_dir = g_build_filename (g_get_user_cache_dir (), "subagent", "snapshots", NULL);
+  if (!g_path_is_absolute (dir_option))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Option snapshot_dir “%s” must be an absolute path", dir_option);
+      return NULL;
+    }
+  /* Checked before anything is created: nothing may appear in the parent. */
+  snapshot_dir = resolve_future_dir (dir_option);
+  if (path_is_within (snapshot_dir, parent))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Snapshot directory %s is inside the parent %s: a snapshot would copy itself; "
+                   "set option snapshot_dir to a directory outside it", snapshot_dir, parent);
+      return NULL;
+    }
+  g_clear_pointer (&snapshot_dir, g_free);
+  if (g_mkdir_with_parents (dir_option, 0700) != 0 || (snapshot_dir = resolve_dir (dir_option)) == NULL ||
+      path_is_within (snapshot_dir, parent))
+    {
+      int saved = snapshot_dir ? EXDEV : errno;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not create the snapshot directory %s outside %s: %s; set option snapshot_dir",
+                   dir_option, parent, g_strerror (saved));
+      return NULL;
+    }
+
+  base = g_build_filename (snapshot_dir, key, NULL);
+  tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
+  if (mkdir (base, 0700) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not create snapshot %s: %s%s", base, g_strerror (saved),
+                   saved == EEXIST ? " (session keys must be unique; prune leftovers with `subagentctl prune`)" : "");
+      return NULL;
+    }
+  if (!write_marker (base, key, parent, error))
+    {
+      remove_snapshot (base, NULL, key);
+      return NULL;
+    }
+  if (!subagent_owner_record_save (parent, key, SUBAGENT_OWNER_KIND_SNAPSHOT, base,
+                                   subagent_isolation_request_get_parent_run_id (request),
+                                   NULL, &local_error))
+    {
+      remove_snapshot (base, NULL, key);
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Cannot snapshot %s: %s", parent, local_error->message);
+      return NULL;
+    }
+
+  if (strategy == STRATEGY_AUTO || strategy == STRATEGY_OVERLAY)
+    {
+      if (snapshot_overlay_mount (parent, base, excluded_names, &local_error))
+        used = "overlay";
+      else if (strategy == STRATEGY_OVERLAY)
+        goto failed;
+      else
+        {
+          g_debug ("Snapshot %s: no overlay (%s); copying", key, local_error->message);
+          g_clear_error (&local_error);
+          /* Start the copy from a clean base: only the marker stays. */
+          for (guint i = 0; i < 3; i++)
+            {
+              const char *names[] = { SNAPSHOT_TREE, SNAPSHOT_UPPER, SNAPSHOT_WORK };
+              g_autofree char *path = g_build_filename (base, names[i], NULL);
+
+              if (!subagent_tree_remove (path, NULL, &local_error))
+                goto failed;
+            }
+        }
+    }
+
+  if (used == NULL)
+    {
+      if (!subagent_tree_copy (parent, tree,
+                               strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY : SUBAGENT_COPY_STRATEGY_AUTO,
+                               excluded_names, &copy_used, cancellable, &local_error))
+        goto failed;
+      used = subagent_copy_strategy_to_string (copy_used);
+      if (strategy == STRATEGY_REFLINK && copy_used != SUBAGENT_COPY_STRATEGY_REFLINK)
+        g_ptr_array_add (warnings,
+                         g_strdup_printf ("The filesystem of %s cannot clone files (reflink); they were copied",
+                                          snapshot_dir));
+    }
+  g_ptr_array_add (warnings, NULL);
+
+  g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&data, "{sv}", "snapshot-base", g_variant_new_string (base));
+  g_variant_builder_add (&data, "{sv}", "strategy", g_variant_new_string (used));
+  g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
+
+  return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                       "provider", provider,
+                       "parent-root", parent,
+                       "child-root", tree,
+                       "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                       "session-key", key,
+                       "container-path", tree,
+                       "cpu-quota", subagent_isolation_request_get_cpu_quota (request),
+                       "memory-limit", subagent_isolation_request_get_memory_limit (request),
+                       "warnings", (char **) warnings->pdata,
+                       "backend-data", g_variant_builder_end (&data),
+                       NULL);
+
+failed:
+  remove_snapshot (base, parent, key);
+  if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      local_error->domain == SUBAGENT_ISOLATION_ERROR)
+    g_propagate_error (error, g_steal_pointer (&local_error));
+  else
+    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                 "Could not snapshot %s: %s; the partial snapshot was removed",
+                 parent, local_error->message);
+  return NULL;
+}
+
+static char *
+base_of_context (SubagentIsolationContext *context)
+{
+  GVariant *data = subagent_isolation_context_get_backend_data (context);
+  const char *child_root;
+  const char *base = NULL;
+
+  if (data != NULL && g_variant_lookup (data, "snapshot-base", "&s", &base))
+    return g_strdup (base);
+  child_root = subagent_isolation_context_get_child_root (context);
+  if (child_root == NULL)
+    return NULL;
+  return g_path_get_dirname (child_root);
+}
+
+static void
+snapshot_cleanup (SubagentIsolationProvider *provider,
+                  SubagentIsolationContext  *context)
+{
+  g_autofree char *base = base_of_context (context);
+  const char *key = subagent_isolation_context_get_session_key (context);
+  const char *parent = subagent_isolation_context_get_parent_root (context);
+
+  if (base == NULL || key == NULL)
+    return;
+  if (g_file_test (base, G_FILE_TEST_EXISTS))
+    {
+      if (!marker_matches (base, key))
+        {
+          g_message ("Not removing %s: it has no snapshot marker for session %s", base, key);
+          return;
+        }
+      remove_snapshot (base, parent, key);
+    }
+  else if (parent != NULL)
+    subagent_owner_record_remove (parent, key);
+}
+
+static void
+provider_iface_init (SubagentIsolationProviderInterface *iface)
+{
+  iface->prepare = snapshot_prepare;
+  iface->cleanup = snapshot_cleanup;
+}
+
+static void
+subagent_snapshot_isolation_class_init (SubagentSnapshotIsolationClass *klass)
+{
+}
+
+static void
+subagent_snapshot_isolation_class_finalize (SubagentSnapshotIsolationClass *klass)
+{
+}
+
+static void
+subagent_snapshot_isolation_init (SubagentSnapshotIsolation *self)
+{
+}
+
+void
+subagent_snapshot_isolation_register (GTypeModule *module)
+{
+  subagent_snapshot_isolation_register_type (module);
+}

@@ -1,0 +1,30 @@
+/* snapshot-private.h: internals of the isolation-snapshot plugin.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <subagent.h>
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_SNAPSHOT_ISOLATION (subagent_snapshot_isolation_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentSnapshotIsolation, subagent_snapshot_isolation, SUBAGENT, SNAPSHOT_ISOLATION, GObject)
+
+void subagent_snapshot_isolation_register (GTypeModule *module);
+
+/* Layout of one snapshot, <snapshot_dir>/<session_key>/: */
+#define SNAPSHOT_MARKER ".subagent-snapshot"   /* JSON: proves the directory is ours */
+#define SNAPSHOT_TREE "tree"                   /* the child root (an overlay's merged dir) */
+#define SNAPSHOT_UPPER "upper"                 /* overlay only */
+#define SNAPSHOT_WORK "work"                   /* overlay only */
+
+/* snapshot-overlay.c */
+gboolean snapshot_overlay_mount   (const char         *lower,
+                                   const char         *base,
+                                   const char * const *hidden_names,
+                                   GError            **error);
+gboolean snapshot_unmount_tree    (const char         *base,
+                                   GError            **error);
+
+G_END_DECLS

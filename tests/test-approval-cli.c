@@ -1,0 +1,261 @@
+/* test-approval-cli.c: `subagentctl approvals`, run as a separate process
+ * against a store this test fills through the approval-file plugin.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+
+#include "approval-test-support.h"
+
+#define RUN "run-1"
+
+/* subagentctl approvals */
+
+static char *
+ctl (Fixture    *f,
+     int        *status,
+     const char *first_arg,
+     ...) G_GNUC_NULL_TERMINATED;
+
+static char *
+ctl (Fixture    *f,
+     int        *status,
+     const char *first_arg,
+     ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+  va_list ap;
+
+  g_ptr_array_add (argv, (gpointer) sat_subagentctl ());
+  g_ptr_array_add (argv, "approvals");
+  g_ptr_array_add (argv, "--root");
+  g_ptr_array_add (argv, f->root);
+  va_start (ap, first_arg);
+  for (const char *a = first_arg; a != NULL; a = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) a);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+  proc = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  *status = g_subprocess_get_if_exited (proc) ? g_subprocess_get_exit_status (proc) : -1;
+  return out;
+}
+
+static void
+test_cli_list_json (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request ("run-2", "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request ("run-2", "write_file", "/c");
+  g_autoptr(JsonObject) reference = subagent_approval_request_to_json (a);
+  g_autoptr(GList) expected_keys = json_object_get_members (reference);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *all = NULL;
+  JsonArray *array;
+  int status;
+
+  ats_save_one (f->sink, RUN, a);
+  ats_save_one (f->sink, "run-2", b);
+  ats_save_one (f->sink, "run-2", c);
+  g_assert_true (subagent_approval_sink_update_status (f->sink, "run-2", subagent_approval_request_get_request_id (b),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, NULL, NULL, NULL));
+
+  out = ctl (f, &status, "list", "--json", NULL);
+  g_assert_cmpint (status, ==, 0);
+  json_parser_load_from_data (parser, out, -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)));
+  array = json_node_get_array (json_parser_get_root (parser));
+  /* Pending only, unless --all. */
+  g_assert_cmpuint (json_array_get_length (array), ==, 2);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(GList) keys = json_object_get_members (json_array_get_object_element (array, i));
+      GList *k = keys, *e = expected_keys;
+
+      g_assert_cmpstr (keys->data, ==, "request_id");
+      for (; k != NULL && e != NULL; k = k->next, e = e->next)
+        g_assert_cmpstr (k->data, ==, e->data);
+      g_assert_true (k == NULL && e == NULL);
+      g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (array, i), "status"), ==, "pending");
+    }
+
+  all = ctl (f, &status, "list", "--json", "--all", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (all, subagent_approval_request_get_request_id (b)));
+  g_free (out);
+  out = ctl (f, &status, "list", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, subagent_approval_request_get_request_id (a)));
+  g_assert_nonnull (strstr (out, "write_file"));
+}
+
+static void
+test_cli_approve_deny (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request ("run-2", "delete_file", "/c");
+  g_autoptr(GPtrArray) requests = NULL;
+  const char *id_a = subagent_approval_request_get_request_id (a);
+  const char *id_b = subagent_approval_request_get_request_id (b);
+  const char *id_c = subagent_approval_request_get_request_id (c);
+  int status;
+
+  ats_save_one (f->sink, RUN, a);
+  ats_save_one (f->sink, RUN, b);
+  ats_save_one (f->sink, "run-2", c);
+
+  g_free (ctl (f, &status, "approve", id_a, "--by", "alice", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (ctl (f, &status, "approve", id_a, NULL));
+  g_assert_cmpint (status, ==, 1);
+  g_free (ctl (f, &status, "deny", id_b, "--reason", "not now", NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_free (ctl (f, &status, "approve", "no-such-request", NULL));
+  g_assert_cmpint (status, ==, 1);
+  g_free (ctl (f, &status, "approve", "../x", NULL));
+  g_assert_cmpint (status, ==, 1);
+  g_free (ctl (f, &status, "approve", id_c, "--run", RUN, NULL));
+  g_assert_cmpint (status, ==, 1);
+  g_free (ctl (f, &status, "deny", id_c, "--run", "run-2", NULL));
+  g_assert_cmpint (status, ==, 0);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, id_a)), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpstr (subagent_approval_request_get_approved_by (ats_find (requests, id_a)), ==, "alice");
+  g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, id_b)), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+  g_assert_cmpstr (subagent_approval_request_get_denial_reason (ats_find (requests, id_b)), ==, "not now");
+  g_assert_cmpint (ats_stored_status (f->sink, "run-2", c), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+}
+
+static void
+test_cli_approve_all_deny_all (Fixture       *f,
+                               gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request ("run-2", "delete_file", "/c");
+  g_autofree char *out = NULL;
+  int status;
+
+  ats_save_one (f->sink, RUN, a);
+  ats_save_one (f->sink, RUN, b);
+  ats_save_one (f->sink, "run-2", c);
+
+  out = ctl (f, &status, "approve-all", "--run", RUN, NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Approved 2 "));
+  g_free (out);
+  out = ctl (f, &status, "deny-all", "--reason", "closing", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Denied 1 "));
+  g_assert_cmpint (ats_stored_status (f->sink, RUN, a), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpint (ats_stored_status (f->sink, RUN, b), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpint (ats_stored_status (f->sink, "run-2", c), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+}
+
+static void
+test_cli_prune (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("done", "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request ("waiting", "delete_file", "/b");
+  g_autofree char *out = NULL;
+  g_auto(GStrv) runs = NULL;
+  int status;
+
+  ats_save_one (f->sink, "done", a);
+  ats_save_one (f->sink, "waiting", b);
+  g_assert_true (subagent_approval_sink_update_status (f->sink, "done", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+  out = ctl (f, &status, "prune", "--older-than", "1h", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Removed 0 "));
+  g_free (out);
+  out = ctl (f, &status, "prune", "--older-than", "0s", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Removed 1 "));
+  g_free (ctl (f, &status, "prune", "--older-than", "soon", NULL));
+  g_assert_cmpint (status, !=, 0);
+  g_free (ctl (f, &status, "prune", NULL));
+  g_assert_cmpint (status, !=, 0);
+
+  runs = subagent_approval_sink_list_runs (f->sink, NULL);
+  g_assert_cmpuint (g_strv_length (runs), ==, 1);
+  g_assert_cmpstr (runs[0], ==, "waiting");
+}
+
+/* Reads lines of @stream up to and including one that starts with @prefix. */
+static void
+read_until (GDataInputStream *stream,
+            const char       *prefix,
+            GString          *seen)
+{
+  for (;;)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *line = g_data_input_stream_read_line_utf8 (stream, NULL, NULL, &error);
+
+      g_assert_no_error (error);
+      if (line == NULL)
+        g_error ("output ended before a line starting with “%s”; got:\n%s", prefix, seen->str);
+      g_string_append_printf (seen, "%s\n", line);
+      if (g_str_has_prefix (line, prefix))
+        return;
+    }
+}
+
+static void
+test_cli_watch (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("late-run", "delete_file", "/a");
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GDataInputStream) stream = NULL;
+  g_autoptr(GString) seen = g_string_new (NULL);
+  g_autoptr(GError) error = NULL;
+
+  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, sat_subagentctl (), "approvals", "--root", f->root,
+                           "watch", "--count", "2", NULL);
+  g_assert_no_error (error);
+  stream = g_data_input_stream_new (g_subprocess_get_stdout_pipe (proc));
+  read_until (stream, "--- 0 pending", seen);
+
+  /* A run that did not exist when the watch started shows up too. */
+  ats_save_one (f->sink, "late-run", a);
+  read_until (stream, "--- 1 pending", seen);
+  read_until (stream, "  ", seen);
+  g_assert_nonnull (strstr (seen->str, subagent_approval_request_get_request_id (a)));
+  g_subprocess_wait_check (proc, NULL, &error);
+  g_assert_no_error (error);
+}
+
+
+#define ADD(path, func) \
+  g_test_add ("/approval-cli/" path, Fixture, NULL, ats_fixture_set_up, func, ats_fixture_tear_down)
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
+  g_test_init (&argc, &argv, NULL);
+
+  ADD ("list/json-objects-start-with-request-id", test_cli_list_json);
+  ADD ("approve-deny/decide-one-request", test_cli_approve_deny);
+  ADD ("approve-all-deny-all/decide-every-pending-request", test_cli_approve_all_deny_all);
+  ADD ("prune/removes-only-old-decided-queues", test_cli_prune);
+  ADD ("watch/re-renders-on-change-and-exits-after-count", test_cli_watch);
+
+  return g_test_run ();
+}

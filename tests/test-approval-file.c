@@ -1,0 +1,698 @@
+/* test-approval-file.c: the approval-file plugin, a SubagentApprovalSink on
+ * JSON files: the store's operations, its integrity (HMAC and action
+ * digests) and its "changed" signal. The multi-process tests are in
+ * test-approval-stress.c, the CLI's in test-approval-cli.c.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "approval-test-support.h"
+
+#define RUN "run-1"
+
+/* Rewrites the run's file through @edit (on the parsed root object); with
+ * @resign_key the result is signed again as a key holder would. */
+static void
+tamper (Fixture    *f,
+        const char *run,
+        void      (*edit) (JsonObject *root),
+        const char *resign_key)
+{
+  g_autofree char *path = g_strdup_printf ("%s/%s.json", f->dir, run);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  JsonObject *root;
+  g_autofree char *text = NULL;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  root = json_node_get_object (json_parser_get_root (parser));
+  edit (root);
+  if (resign_key != NULL)
+    {
+      g_autofree char *canonical = NULL;
+      g_autofree char *signature = NULL;
+
+      json_object_remove_member (root, "signature");
+      canonical = subagent_json_to_canonical_string (json_parser_get_root (parser));
+      signature = g_compute_hmac_for_string (G_CHECKSUM_SHA256, (const guchar *) resign_key,
+                                             strlen (resign_key), canonical, -1);
+      json_object_set_string_member (root, "signature", signature);
+    }
+  text = json_to_string (json_parser_get_root (parser), FALSE);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+}
+
+static void
+assert_rejected (Fixture *f)
+{
+  g_autoptr(GPtrArray) requests = NULL;
+  guint before = f->integrity_failures;
+
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  requests = ats_load (f->sink, RUN);
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (requests->len, ==, 0);
+  g_assert_cmpuint (f->integrity_failures, ==, before + 1);
+}
+
+/* Store */
+
+static void
+test_plugin_provides_file_sink (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentPluginInfo) info =
+    subagent_plugin_registry_find_for_backend (subagent_plugin_registry_get_default (),
+                                               SUBAGENT_TYPE_APPROVAL_SINK, "file", &error);
+  g_autofree char *root = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_plugin_info_get_name (info), ==, "approval-file");
+  g_assert_true (SUBAGENT_IS_APPROVAL_SINK (f->sink));
+  g_object_get (f->sink, "root", &root, NULL);
+  g_assert_cmpstr (root, ==, f->root);
+
+  /* The configuration freezes at first use. */
+  g_strfreev (subagent_approval_sink_list_runs (f->sink, &error));
+  g_assert_no_error (error);
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_CRITICAL, "*can only be set before*");
+  g_object_set (f->sink, "root", "/elsewhere", NULL);
+  g_test_assert_expected_messages ();
+}
+
+static void
+test_atomic_write_no_temp_files (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_auto(GStrv) names = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autoptr(SubagentApprovalRequest) request = ats_make_request (RUN, "delete_file", "/a");
+
+      ats_save_one (f->sink, RUN, request);
+      g_assert_true (subagent_approval_sink_update_status (f->sink, RUN,
+                                                           subagent_approval_request_get_request_id (request),
+                                                           SUBAGENT_APPROVAL_STATUS_DENIED, "no", "tester", NULL));
+    }
+  names = ats_dir_entries (f->dir);
+  g_assert_cmpuint (g_strv_length (names), ==, 2);
+  g_assert_cmpstr (names[0], ==, RUN ".json");
+  g_assert_cmpstr (names[1], ==, RUN ".json.lock");
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 5);
+}
+
+static void
+test_invalid_ids (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autofree char *long_id = g_strnfill (129, 'a');
+  g_autofree char *max_id = g_strnfill (128, 'a');
+  const char *bad[] = { "../x", "", long_id, "r\xc3\xa9sum\xc3\xa9", "a/b", ".", "..", "a.json", "a b", NULL };
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autofree char *parent = g_path_get_dirname (f->root);
+  g_autofree char *outside = g_build_filename (parent, "x.json", NULL);
+
+  for (guint i = 0; bad[i] != NULL; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) empty = g_ptr_array_new ();
+
+      g_assert_null (subagent_approval_sink_load (f->sink, bad[i], &error));
+      g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID);
+      g_clear_error (&error);
+      g_assert_false (subagent_approval_sink_save (f->sink, bad[i], empty, &error));
+      g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID);
+      g_clear_error (&error);
+      g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, bad[i], SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                                            NULL, NULL, &error));
+      g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID);
+      g_clear_error (&error);
+      g_assert_false (subagent_approval_sink_update_status (f->sink, bad[i], "request-1", SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                                            NULL, NULL, &error));
+      g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID);
+      g_clear_error (&error);
+      g_test_expect_message ("Subagent", G_LOG_LEVEL_CRITICAL, "*subagent_approval_id_is_valid*");
+      subagent_approval_sink_watch (f->sink, bad[i]);
+      g_test_assert_expected_messages ();
+    }
+  /* Nothing was created for them, inside the store or beside the root. */
+  g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
+  g_assert_false (g_file_test (outside, G_FILE_TEST_EXISTS));
+
+  /* 128 characters is the longest id that works. */
+  requests = ats_load (f->sink, max_id);
+  g_assert_cmpuint (requests->len, ==, 0);
+}
+
+static void
+test_save_merges (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request (RUN, "delete_file", "/c");
+  g_autoptr(SubagentApprovalRequest) stale_b = NULL;
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(SubagentApprovalRequest) other_run = ats_make_request ("run-2", "delete_file", "/x");
+  g_autoptr(GError) error = NULL;
+
+  g_ptr_array_add (batch, a);
+  g_ptr_array_add (batch, b);
+  g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_no_error (error);
+
+  /* Another process approves b; this one still holds b as pending and has
+   * denied a locally: the stored verdict of b wins, a's new one is stored. */
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (b),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "alice", &error));
+  g_assert_no_error (error);
+  g_assert_true (subagent_approval_request_transition (a, SUBAGENT_APPROVAL_STATUS_DENIED, "local", "bob"));
+  stale_b = subagent_approval_request_copy (b);
+  g_assert_true (subagent_approval_request_transition (stale_b, SUBAGENT_APPROVAL_STATUS_DENIED, "late", "bob"));
+  g_ptr_array_set_size (batch, 0);
+  g_ptr_array_add (batch, a);
+  g_ptr_array_add (batch, stale_b);
+  g_ptr_array_add (batch, c);
+  g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_no_error (error);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 3);
+  g_assert_cmpstr (subagent_approval_request_get_request_id (requests->pdata[0]), ==, subagent_approval_request_get_request_id (a));
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[1]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpstr (subagent_approval_request_get_approved_by (requests->pdata[1]), ==, "alice");
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[2]), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+
+  /* A request of another run is refused, not filed under this one. */
+  g_ptr_array_set_size (batch, 0);
+  g_ptr_array_add (batch, other_run);
+  g_assert_false (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
+}
+
+static void
+test_save_unchanged_does_not_rewrite (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autofree char *path = g_build_filename (f->dir, RUN ".json", NULL);
+  GStatBuf before, after;
+
+  ats_save_one (f->sink, RUN, a);
+  g_assert_cmpint (g_stat (path, &before), ==, 0);
+  ats_save_one (f->sink, RUN, a);
+  g_assert_cmpint (g_stat (path, &after), ==, 0);
+  g_assert_cmpuint (before.st_ino, ==, after.st_ino);
+}
+
+static void
+test_update_status_cas (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  const char *id = subagent_approval_request_get_request_id (a);
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+  SubagentApprovalRequest *stored;
+
+  /* No file yet: missing, no error, and no lock file left behind. */
+  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
+
+  ats_save_one (f->sink, RUN, a);
+  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, "no-such-request", SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
+  g_assert_no_error (error);
+
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_DENIED, "too risky", "carol", &error));
+  g_assert_no_error (error);
+  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "dave", &error));
+  g_assert_no_error (error);
+  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_DENIED, "again", NULL, &error));
+  g_assert_no_error (error);
+
+  requests = ats_load (f->sink, RUN);
+  stored = ats_find (requests, id);
+  g_assert_nonnull (stored);
+  g_assert_cmpint (subagent_approval_request_get_status (stored), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+  g_assert_cmpstr (subagent_approval_request_get_denial_reason (stored), ==, "too risky");
+  g_assert_nonnull (subagent_approval_request_get_denied_at (stored));
+  g_assert_null (subagent_approval_request_get_approved_at (stored));
+}
+
+static void
+test_prune_keeps_pending_and_unverifiable (Fixture       *f,
+                                           gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) done = ats_make_request ("done", "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) waiting = ats_make_request ("waiting", "delete_file", "/b");
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) names = NULL;
+
+  ats_save_one (f->sink, "done", done);
+  g_assert_true (subagent_approval_sink_update_status (f->sink, "done", subagent_approval_request_get_request_id (done),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+  ats_save_one (f->sink, "waiting", waiting);
+  sat_write_file (f->dir, "broken.json", "{\"version\": 1, \"requests\": [");
+  sat_write_file (f->dir, ".done.json.Ab12Cd", "left by a killed writer");
+
+  /* Too young to go. */
+  g_assert_cmpuint (subagent_approval_sink_prune_stale (f->sink, G_TIME_SPAN_HOUR, &error), ==, 0);
+  g_assert_no_error (error);
+
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  g_assert_cmpuint (subagent_approval_sink_prune_stale (f->sink, 0, &error), ==, 1);
+  g_test_assert_expected_messages ();
+  g_assert_no_error (error);
+  g_assert_cmpuint (f->integrity_failures, ==, 1);
+
+  names = ats_dir_entries (f->dir);
+  g_assert_cmpuint (g_strv_length (names), ==, 4);
+  g_assert_cmpstr (names[0], ==, "broken.json");
+  g_assert_cmpstr (names[1], ==, "broken.json.lock");
+  g_assert_cmpstr (names[2], ==, "waiting.json");
+  g_assert_cmpstr (names[3], ==, "waiting.json.lock");
+}
+
+static void
+test_list_runs (Fixture       *f,
+                gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("zeta", "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request ("alpha", "delete_file", "/b");
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) none = subagent_approval_sink_list_runs (f->sink, &error);
+  g_auto(GStrv) runs = NULL;
+
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (none), ==, 0);
+  ats_save_one (f->sink, "zeta", a);
+  ats_save_one (f->sink, "alpha", b);
+  sat_write_file (f->dir, "not an id.json", "{}");
+  sat_write_file (f->dir, "notes.txt", "");
+  runs = subagent_approval_sink_list_runs (f->sink, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (runs), ==, 2);
+  g_assert_cmpstr (runs[0], ==, "alpha");
+  g_assert_cmpstr (runs[1], ==, "zeta");
+}
+
+static void
+test_symlinked_dir_refused (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autofree char *elsewhere = sat_make_temp_dir ("approval-elsewhere");
+  g_autofree char *subagent_dir = g_build_filename (f->root, ".subagent", NULL);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) names = NULL;
+
+  g_assert_cmpint (g_mkdir (subagent_dir, 0700), ==, 0);
+  g_assert_cmpint (symlink (elsewhere, f->dir), ==, 0);
+  g_ptr_array_add (batch, a);
+  g_assert_false (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE);
+  names = ats_dir_entries (elsewhere);
+  g_assert_cmpuint (g_strv_length (names), ==, 0);
+  sat_rm_rf (elsewhere);
+}
+
+/* Integrity */
+
+#define KEY "correct horse battery staple"
+
+static void
+test_integrity_no_key (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+
+  ats_save_one (f->sink, RUN, a);
+  text = sat_read_file (f->dir, RUN ".json");
+  g_assert_null (strstr (text, "\"signature\""));
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_cmpuint (f->integrity_failures, ==, 0);
+}
+
+static void
+test_integrity_right_key (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalSink) reader = ats_new_sink (f->root, KEY);
+  g_autofree char *text = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+
+  ats_save_one (f->sink, RUN, a);
+  text = sat_read_file (f->dir, RUN ".json");
+  g_assert_nonnull (strstr (text, "\"signature\""));
+  /* Another sink (process) with the same key reads and changes it. */
+  requests = ats_load (reader, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_true (subagent_approval_sink_update_status (reader, RUN, subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+  g_clear_pointer (&requests, g_ptr_array_unref);
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpuint (f->integrity_failures, ==, 0);
+}
+
+static void
+test_integrity_wrong_key (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalSink) writer = ats_new_sink (f->root, "another key");
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(GError) error = NULL;
+
+  ats_save_one (writer, RUN, a);
+  assert_rejected (f);
+  /* Nor does a verdict get signed over it. */
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (a),
+                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
+  g_test_assert_expected_messages ();
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+}
+
+static void
+test_integrity_flipped_byte (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autofree char *path = g_build_filename (f->dir, RUN ".json", NULL);
+  g_autofree char *original = NULL;
+  gsize length = 0;
+
+  ats_save_one (f->sink, RUN, a);
+  g_assert_true (g_file_get_contents (path, &original, &length, NULL));
+  g_assert_cmpint (original[length - 1], ==, '\n');
+
+  /* Every single-bit change anywhere in the document is refused. */
+  for (gsize i = 0; i + 1 < length; i++)
+    {
+      g_autofree char *copy = g_memdup2 (original, length);
+
+      copy[i] ^= 0x01;
+      g_assert_true (g_file_set_contents (path, copy, (gssize) length, NULL));
+      assert_rejected (f);
+    }
+  g_assert_cmpuint (f->integrity_failures, ==, length - 1);
+}
+
+static void
+test_integrity_unsigned_with_key (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalSink) writer = ats_new_sink (f->root, NULL);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+
+  ats_save_one (writer, RUN, a);
+  assert_rejected (f);
+}
+
+static void
+swap_actions (JsonObject *root)
+{
+  JsonArray *requests = json_object_get_array_member (root, "requests");
+  JsonObject *a = json_array_get_object_element (requests, 0);
+  JsonObject *b = json_array_get_object_element (requests, 1);
+  const char *members[] = { "tool_name", "tool_arguments" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+    {
+      JsonNode *na = json_node_copy (json_object_get_member (a, members[i]));
+      JsonNode *nb = json_node_copy (json_object_get_member (b, members[i]));
+
+      json_object_set_member (a, members[i], nb);
+      json_object_set_member (b, members[i], na);
+    }
+}
+
+static void
+swap_actions_and_digests (JsonObject *root)
+{
+  JsonArray *requests = json_object_get_array_member (root, "requests");
+  JsonObject *a = json_array_get_object_element (requests, 0);
+  JsonObject *b = json_array_get_object_element (requests, 1);
+  g_autofree char *da = g_strdup (json_object_get_string_member (a, "action_digest"));
+
+  swap_actions (root);
+  json_object_set_string_member (a, "action_digest", json_object_get_string_member (b, "action_digest"));
+  json_object_set_string_member (b, "action_digest", da);
+}
+
+/* A verdict given to a harmless call must not end up on a dangerous one. */
+static void
+test_integrity_moved_verdict (Fixture       *f,
+                              gconstpointer  data)
+{
+  const char *key = data;
+  g_autoptr(SubagentApprovalRequest) dangerous = ats_make_request (RUN, "delete_file", "/etc");
+  g_autoptr(SubagentApprovalRequest) harmless = ats_make_request (RUN, "read_file", "/notes");
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+
+  g_ptr_array_add (batch, dangerous);
+  g_ptr_array_add (batch, harmless);
+  g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, NULL));
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (harmless),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+
+  /* The digest no longer matches the action, whoever signs the file. */
+  tamper (f, RUN, swap_actions, key);
+  assert_rejected (f);
+
+  if (key != NULL)
+    {
+      /* Moving the digests along breaks the signature. The save replaces
+       * the untrusted file (keeping nothing of it). */
+      g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+      g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, NULL));
+      g_test_assert_expected_messages ();
+      g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (harmless),
+                                                           SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+      tamper (f, RUN, swap_actions_and_digests, NULL);
+      assert_rejected (f);
+    }
+}
+
+static void
+test_integrity_key_file (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autofree char *key_path = g_build_filename (f->root, "approval.key", NULL);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) loose = NULL;
+  g_autoptr(GObject) strict = NULL;
+  g_autoptr(SubagentApprovalSink) by_property = ats_new_sink (f->root, KEY);
+  g_autoptr(GPtrArray) requests = NULL;
+
+  g_ptr_array_add (batch, a);
+  g_assert_true (g_file_set_contents (key_path, KEY "\n", -1, NULL));
+
+  g_assert_cmpint (g_chmod (key_path, 0644), ==, 0);
+  loose = subagent_plugin_registry_create (subagent_plugin_registry_get_default (), SUBAGENT_TYPE_APPROVAL_SINK, "file", &error);
+  g_object_set (loose, "root", f->root, "key-file", key_path, NULL);
+  g_assert_false (subagent_approval_sink_save (SUBAGENT_APPROVAL_SINK (loose), RUN, batch, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_assert_nonnull (strstr (error->message, "chmod 600"));
+  g_clear_error (&error);
+  g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
+
+  /* Mode 0600: the key is the file's text without its newline. */
+  g_assert_cmpint (g_chmod (key_path, 0600), ==, 0);
+  strict = subagent_plugin_registry_create (subagent_plugin_registry_get_default (), SUBAGENT_TYPE_APPROVAL_SINK, "file", &error);
+  g_object_set (strict, "root", f->root, "key-file", key_path, NULL);
+  g_assert_true (subagent_approval_sink_save (SUBAGENT_APPROVAL_SINK (strict), RUN, batch, &error));
+  g_assert_no_error (error);
+  requests = ats_load (by_property, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+}
+
+static void
+test_integrity_env_key (void)
+{
+  if (g_test_subprocess ())
+    {
+      g_autofree char *root = sat_make_temp_dir ("approval-env");
+      g_autoptr(SubagentApprovalSink) from_env = NULL;
+      g_autoptr(SubagentApprovalSink) by_property = ats_new_sink (root, KEY);
+      g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+      g_autoptr(GPtrArray) requests = NULL;
+
+      g_setenv ("SUBAGENT_APPROVAL_HMAC_KEY", KEY, TRUE);
+      from_env = ats_new_sink (root, NULL);
+      ats_save_one (from_env, RUN, a);
+      requests = ats_load (by_property, RUN);
+      g_assert_cmpuint (requests->len, ==, 1);
+      sat_rm_rf (root);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
+/* Watching */
+
+typedef struct {
+  gboolean woke;
+  gint64 woke_at;
+  GThread *thread;
+} Wake;
+
+static void
+on_changed (SubagentApprovalSink *sink,
+            const char           *run_id,
+            Wake                 *wake)
+{
+  g_assert_cmpstr (run_id, ==, RUN);
+  if (!wake->woke)
+    {
+      wake->woke_at = g_get_monotonic_time ();
+      wake->thread = g_thread_self ();
+    }
+  wake->woke = TRUE;
+}
+
+static gboolean
+on_wake_timeout (gpointer data)
+{
+  g_error ("no “changed” signal within 20 s");
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_watch_other_process (Fixture       *f,
+                          gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(GSubprocess) helper = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  Wake wake = { FALSE, 0, NULL };
+  guint timeout_id;
+  gint64 start = 0;
+
+  ats_save_one (f->sink, RUN, a);
+  g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed), &wake);
+  subagent_approval_sink_watch (f->sink, RUN);
+
+  helper = ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "verdict", f->root, RUN,
+                         subagent_approval_request_get_request_id (a), NULL);
+  g_assert_no_error (error);
+  timeout_id = g_timeout_add_seconds (20, on_wake_timeout, NULL);
+  sat_wait_for_flag (&wake.woke);
+  g_source_remove (timeout_id);
+
+  g_subprocess_communicate_utf8 (helper, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_successful (helper));
+  g_assert_true (g_str_has_prefix (out, "START "));
+  start = g_ascii_strtoll (out + strlen ("START "), NULL, 10);
+  /* inotify wakes in about a millisecond; the bound leaves room for a
+   * loaded CI machine and sanitizers, but not for a polling interval. */
+  g_test_message ("verdict to wake: %" G_GINT64_FORMAT " µs", wake.woke_at - start);
+  g_assert_cmpint (wake.woke_at - start, <, G_USEC_PER_SEC);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpstr (subagent_approval_request_get_approved_by (requests->pdata[0]), ==, "verdict-helper");
+}
+
+typedef struct {
+  SubagentApprovalSink *sink;
+  GAsyncQueue *ready;
+  Wake wake;
+} ThreadWatch;
+
+static gpointer
+watch_in_thread (gpointer data)
+{
+  ThreadWatch *tw = data;
+  g_autoptr(GMainContext) context = g_main_context_new ();
+
+  g_main_context_push_thread_default (context);
+  /* Two watches and one unwatch leave one watch. */
+  subagent_approval_sink_watch (tw->sink, RUN);
+  subagent_approval_sink_watch (tw->sink, RUN);
+  subagent_approval_sink_unwatch (tw->sink, RUN);
+  g_async_queue_push (tw->ready, GINT_TO_POINTER (1));
+  while (!tw->wake.woke)
+    g_main_context_iteration (context, TRUE);
+  subagent_approval_sink_unwatch (tw->sink, RUN);
+  g_main_context_pop_thread_default (context);
+  return NULL;
+}
+
+static void
+test_watch_thread_default_context (Fixture       *f,
+                                   gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  ThreadWatch tw = { f->sink, g_async_queue_new (), { FALSE, 0, NULL } };
+  GThread *thread;
+
+  ats_save_one (f->sink, RUN, a);
+  g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed), &tw.wake);
+  thread = g_thread_new ("watcher", watch_in_thread, &tw);
+  g_async_queue_pop (tw.ready);
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+  g_thread_join (thread);
+  g_assert_true (tw.wake.thread == thread);
+  g_async_queue_unref (tw.ready);
+}
+
+
+#define ADD(path, func, key) \
+  g_test_add ("/approval-file/" path, Fixture, key, ats_fixture_set_up, func, ats_fixture_tear_down)
+
+int
+main (int   argc,
+      char *argv[])
+{
+  /* The key comes from each test, never from the environment. */
+  g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
+  g_test_init (&argc, &argv, NULL);
+
+  ADD ("plugin/registry-provides-the-file-sink", test_plugin_provides_file_sink, NULL);
+  ADD ("store/atomic-write-leaves-no-temp-files", test_atomic_write_no_temp_files, NULL);
+  ADD ("store/invalid-ids-are-errors-never-paths", test_invalid_ids, NULL);
+  ADD ("store/save-merges-and-stored-verdicts-win", test_save_merges, NULL);
+  ADD ("store/save-without-changes-does-not-rewrite", test_save_unchanged_does_not_rewrite, NULL);
+  ADD ("store/update-status-is-compare-and-set", test_update_status_cas, NULL);
+  ADD ("store/prune-keeps-pending-and-unverifiable", test_prune_keeps_pending_and_unverifiable, NULL);
+  ADD ("store/list-runs-is-sorted-and-skips-strangers", test_list_runs, NULL);
+  ADD ("store/symlinked-directory-is-refused", test_symlinked_dir_refused, NULL);
+  ADD ("integrity/no-key-files-are-unsigned", test_integrity_no_key, NULL);
+  ADD ("integrity/right-key-verifies-across-sinks", test_integrity_right_key, KEY);
+  ADD ("integrity/wrong-key-loads-empty", test_integrity_wrong_key, KEY);
+  ADD ("integrity/flipped-byte-loads-empty", test_integrity_flipped_byte, KEY);
+  ADD ("integrity/unsigned-file-with-key-loads-empty", test_integrity_unsigned_with_key, KEY);
+  ADD ("integrity/moved-verdict-without-key", test_integrity_moved_verdict, NULL);
+  ADD ("integrity/moved-verdict-with-key", test_integrity_moved_verdict, KEY);
+  ADD ("integrity/key-file-must-be-private", test_integrity_key_file, NULL);
+  g_test_add_func ("/approval-file/integrity/key-from-environment", test_integrity_env_key);
+  ADD ("watch/other-process-verdict-wakes-watcher", test_watch_other_process, NULL);
+  ADD ("watch/emits-in-thread-default-context", test_watch_thread_default_context, NULL);
+
+  return g_test_run ();
+}

@@ -1,0 +1,239 @@
+/* test-approval-stress.c: the approval-file store under several processes
+ * (suite "slow"): eight approvers racing on one queue while another process
+ * submits and waits, and writers killed with SIGKILL at random moments.
+ * The other processes are approval-stress-helper.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "approval-test-support.h"
+
+#define STRESS_REQUESTS 500
+#define STRESS_CONTENDERS 8
+#define CRASH_ITERATIONS 200
+#define CRASH_KEY "crash-test-key"
+
+static char *
+communicate_or_fail (GSubprocess *proc,
+                     const char  *what)
+{
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  if (!g_subprocess_get_successful (proc))
+    g_error ("%s failed (see its stderr above)", what);
+  return out;
+}
+
+/* Eight processes each try to approve (even ones) or deny (odd ones) every
+ * request of one queue as the submitter adds them; a ninth reads without
+ * pause. Every request must end with exactly one verdict, the one its winner
+ * reported, seen as such by the submitter and stored in the file. */
+static void
+test_stress_eight_processes (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autofree char *n = g_strdup_printf ("%d", STRESS_REQUESTS);
+  g_autoptr(GPtrArray) contenders = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GHashTable) winners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GSubprocess) submitter = NULL;
+  g_autoptr(GSubprocess) reader = NULL;
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *submitted = NULL;
+  g_autofree char *reads = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint finals = 0;
+
+  for (guint i = 0; i < STRESS_CONTENDERS; i++)
+    {
+      g_autofree char *index = g_strdup_printf ("%u", i);
+
+      g_ptr_array_add (contenders, ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                                                     "contend", f->root, "stress", n, index, NULL));
+      g_assert_no_error (error);
+    }
+  reader = ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "read", f->root, "stress", n, NULL);
+  g_assert_no_error (error);
+  submitter = ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "submit", f->root, "stress", n, NULL);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < contenders->len; i++)
+    {
+      g_autofree char *out = communicate_or_fail (contenders->pdata[i], "a contender");
+      g_auto(GStrv) won = g_strsplit (out, "\n", -1);
+
+      for (guint j = 0; won[j] != NULL && won[j][0] != '\0'; j++)
+        {
+          g_auto(GStrv) fields = g_strsplit (won[j], " ", -1);
+
+          g_assert_cmpuint (g_strv_length (fields), ==, 3);
+          g_assert_cmpstr (fields[0], ==, "WON");
+          /* The same verdict never lands twice. */
+          if (!g_hash_table_insert (winners, g_strdup (fields[1]), g_strdup (fields[2])))
+            g_error ("request %s was decided twice", fields[1]);
+          g_assert_cmpstr (fields[2], ==, i % 2 == 0 ? "approved" : "denied");
+        }
+    }
+  g_assert_cmpuint (g_hash_table_size (winners), ==, STRESS_REQUESTS);
+
+  submitted = communicate_or_fail (submitter, "the submitter");
+  lines = g_strsplit (submitted, "\n", -1);
+  for (guint j = 0; lines[j] != NULL && lines[j][0] != '\0'; j++)
+    {
+      g_auto(GStrv) fields = g_strsplit (lines[j], " ", -1);
+
+      g_assert_cmpstr (fields[0], ==, "FINAL");
+      g_assert_cmpstr (g_hash_table_lookup (winners, fields[1]), ==, fields[2]);
+      finals++;
+    }
+  g_assert_cmpuint (finals, ==, STRESS_REQUESTS);
+
+  reads = communicate_or_fail (reader, "the reader");
+  g_assert_true (g_str_has_prefix (reads, "READS "));
+  g_test_message ("the reader parsed %s", reads);
+
+  /* No update was lost: the file holds every request with its winner's verdict. */
+  stored = ats_load (f->sink, "stress");
+  g_assert_cmpuint (stored->len, ==, STRESS_REQUESTS);
+  for (guint i = 0; i < stored->len; i++)
+    g_assert_cmpstr (subagent_approval_status_to_string (subagent_approval_request_get_status (stored->pdata[i])), ==,
+                     g_hash_table_lookup (winners, subagent_approval_request_get_request_id (stored->pdata[i])));
+  g_assert_cmpuint (f->integrity_failures, ==, 0);
+}
+
+typedef struct {
+  guint requests;
+  guint approved;
+} CrashState;
+
+/* The crash writer's rule (see approval-stress-helper.c). */
+static CrashState
+crash_next (CrashState s)
+{
+  if (s.requests - s.approved >= 2)
+    s.approved++;
+  else
+    s.requests++;
+  return s;
+}
+
+static gboolean
+parse_state (const char *line,
+             const char *tag,
+             CrashState *state)
+{
+  g_autofree char *format = g_strdup_printf ("%s %%u %%u", tag);
+
+  return sscanf (line, format, &state->requests, &state->approved) == 2;
+}
+
+static CrashState
+stored_state (Fixture    *f,
+              const char *run)
+{
+  g_autoptr(GPtrArray) requests = ats_load (f->sink, run);
+  CrashState s = { requests->len, 0 };
+
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalStatus status = subagent_approval_request_get_status (requests->pdata[i]);
+
+      /* Approvals go in file order: the approved ones come first. */
+      if (status == SUBAGENT_APPROVAL_STATUS_APPROVED)
+        {
+          g_assert_cmpuint (i, ==, s.approved);
+          s.approved++;
+        }
+      else
+        g_assert_cmpint (status, ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+    }
+  return s;
+}
+
+/* Writers (signed files, so a torn or mixed file could not even verify) are
+ * killed at random moments; the file must always load, and hold either the
+ * last state the writer reported or the one after it. */
+static void
+test_crash_sigkill_writers (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "approval-stress-helper", NULL);
+  g_auto(GStrv) names = NULL;
+  guint landed_new = 0;
+
+  g_subprocess_launcher_setenv (launcher, "SUBAGENT_APPROVAL_HMAC_KEY", CRASH_KEY, TRUE);
+  for (guint i = 0; i < CRASH_ITERATIONS; i++)
+    {
+      /* A fresh run every 50 kills keeps the files small. */
+      g_autofree char *run = g_strdup_printf ("crash-%u", i / 50);
+      g_autoptr(GSubprocess) writer = NULL;
+      g_autoptr(GDataInputStream) out = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *line = NULL;
+      CrashState last, now;
+
+      writer = g_subprocess_launcher_spawn (launcher, &error, helper, "crash-writer", f->root, run, NULL);
+      g_assert_no_error (error);
+      out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (writer));
+      line = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (line);
+      g_assert_true (parse_state (line, "READY", &last));
+
+      /* The random moment: 0–8 ms into a stream of ~1 ms writes. */
+      g_usleep (g_test_rand_int_range (0, 8000));
+      g_subprocess_send_signal (writer, SIGKILL);
+      g_subprocess_wait (writer, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_false (g_subprocess_get_if_exited (writer));
+
+      for (;;)
+        {
+          g_autofree char *next = g_data_input_stream_read_line_utf8 (out, NULL, NULL, &error);
+
+          g_assert_no_error (error);
+          if (next == NULL)
+            break;
+          /* A line cut by the kill is not a report. */
+          parse_state (next, "STATE", &last);
+        }
+
+      now = stored_state (f, run);
+      if (now.requests == last.requests && now.approved == last.approved)
+        continue;
+      g_assert_cmpuint (now.requests, ==, crash_next (last).requests);
+      g_assert_cmpuint (now.approved, ==, crash_next (last).approved);
+      landed_new++;
+    }
+  g_test_message ("%u of %d kills came after a commit the writer had not reported yet", landed_new, CRASH_ITERATIONS);
+  g_assert_cmpuint (f->integrity_failures, ==, 0);
+
+  /* Whatever temp files the kills left, prune sweeps; the pending queues stay. */
+  g_assert_cmpuint (subagent_approval_sink_prune_stale (f->sink, G_TIME_SPAN_DAY, NULL), ==, 0);
+  names = ats_dir_entries (f->dir);
+  for (guint i = 0; names[i] != NULL; i++)
+    g_assert_false (names[i][0] == '.');
+  g_assert_cmpuint (g_strv_length (names), ==, 2 * (CRASH_ITERATIONS / 50));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add ("/approval-file/stress/eight-processes-decide-one-queue", Fixture, NULL,
+              ats_fixture_set_up, test_stress_eight_processes, ats_fixture_tear_down);
+  g_test_add ("/approval-file/crash/sigkill-leaves-old-or-new-state", Fixture, CRASH_KEY,
+              ats_fixture_set_up, test_crash_sigkill_writers, ats_fixture_tear_down);
+
+  return g_test_run ();
+}

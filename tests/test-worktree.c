@@ -1,0 +1,930 @@
+/* test-worktree.c: the isolation-worktree plugin on real git repositories,
+ * its recycling pool, and `subagentctl worktrees`.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test-support.h"
+
+static SubagentPluginRegistry *registry;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static SubagentIsolationProvider *
+worktree_provider (void)
+{
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationProvider *provider =
+    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_WORKTREE, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (provider);
+  return provider;
+}
+
+static SubagentIsolationRequest *
+make_request (const char *root,
+              const char *key,
+              const char *options_json)
+{
+  g_autoptr(JsonNode) node = NULL;
+  JsonObject *options = NULL;
+
+  if (options_json != NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      node = json_from_string (options_json, &error);
+      g_assert_no_error (error);
+      options = json_node_get_object (node);
+    }
+  return g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
+                       "parent-root", root, "isolation", SUBAGENT_ISOLATION_WORKTREE,
+                       "session-key", key, "parent-run-id", "run-1", "options", options, NULL);
+}
+
+static SubagentIsolationContext *
+try_prepare (const char  *root,
+             const char  *key,
+             const char  *options_json,
+             GError     **error)
+{
+  g_autoptr(SubagentIsolationProvider) provider = worktree_provider ();
+  g_autoptr(SubagentIsolationRequest) request = make_request (root, key, options_json);
+
+  return subagent_isolation_provider_prepare (provider, request, NULL, error);
+}
+
+static SubagentIsolationContext *
+prepare_ok (const char *root,
+            const char *key,
+            const char *options_json)
+{
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationContext *context = try_prepare (root, key, options_json, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (context);
+  return context;
+}
+
+/* git's output with the trailing newline removed. */
+#define GIT(cwd, ...) git_out (sat_run ((cwd), FALSE, NULL, "git", __VA_ARGS__, NULL))
+
+static char *
+git_out (char *out)
+{
+  return g_strchomp (out);
+}
+
+static gboolean
+exists (const char *dir,
+        const char *relative)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+  struct stat st;
+
+  return lstat (path, &st) == 0;
+}
+
+/* File operations on @relative under @dir that must succeed. */
+static void
+unlink_in (const char *dir,
+           const char *relative)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+  g_assert_cmpint (g_unlink (path), ==, 0);
+}
+
+static void
+chmod_in (const char *dir,
+          const char *relative,
+          int         mode)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+  g_assert_cmpint (g_chmod (path, mode), ==, 0);
+}
+
+static void
+mkdir_in (const char *dir,
+          const char *relative)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+  g_assert_cmpint (g_mkdir_with_parents (path, 0755), ==, 0);
+}
+
+static char *
+real (const char *path)
+{
+  char *r = realpath (path, NULL);
+  char *copy = g_strdup (r);
+
+  free (r);
+  return copy;
+}
+
+static gboolean
+backend_flag (SubagentIsolationContext *context,
+              const char               *key)
+{
+  gboolean value = FALSE;
+
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), key, "b", &value));
+  return value;
+}
+
+static int
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
+/* Every path under @dir (but its top-level .git and .subagent), with its
+ * kind, mode and contents (or link target): equal listings, equal trees. */
+static void
+list_tree (const char *dir,
+           const char *relative,
+           GString    *out)
+{
+  g_autofree char *path = g_build_filename (dir, relative, NULL);
+  g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  const char *name;
+
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    if (*relative != '\0' || (!g_str_equal (name, ".git") && !g_str_equal (name, ".subagent")))
+      g_ptr_array_add (names, g_strdup (name));
+  g_ptr_array_sort (names, compare_names);
+  for (guint i = 0; i < names->len; i++)
+    {
+      g_autofree char *rel = *relative ? g_build_filename (relative, names->pdata[i], NULL) : g_strdup (names->pdata[i]);
+      g_autofree char *full = g_build_filename (dir, rel, NULL);
+      struct stat st;
+
+      g_assert_cmpint (lstat (full, &st), ==, 0);
+      g_string_append_printf (out, "%s %o ", rel, st.st_mode);
+      if (S_ISDIR (st.st_mode))
+        {
+          g_string_append (out, "dir\n");
+          list_tree (dir, rel, out);
+        }
+      else if (S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = g_file_read_link (full, NULL);
+          g_string_append_printf (out, "-> %s\n", target);
+        }
+      else
+        {
+          g_autofree char *contents = NULL;
+          gsize len;
+          g_assert_true (g_file_get_contents (full, &contents, &len, NULL));
+          g_string_append_len (out, contents, len);
+          g_string_append_c (out, '\n');
+        }
+    }
+}
+
+static char *
+tree_listing (const char *dir)
+{
+  GString *out = g_string_new (NULL);
+
+  list_tree (dir, "", out);
+  return g_string_free (out, FALSE);
+}
+
+static char *
+dir_entries (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  const char *name;
+
+  g_assert_nonnull (d);
+  while ((name = g_dir_read_name (d)) != NULL)
+    g_ptr_array_add (names, (gpointer) name);
+  g_ptr_array_sort (names, compare_names);
+  g_ptr_array_add (names, NULL);
+  return g_strjoinv (" ", (char **) names->pdata);
+}
+
+static void
+assert_gone (const char *root,
+             const char *key)
+{
+  g_autofree char *wt = g_build_filename (".subagent/worktrees", key, NULL);
+  g_autofree char *admin = g_build_filename (".git/worktrees", key, NULL);
+  g_autofree char *record = g_strdup_printf (".subagent/owners/%s.json", key);
+  g_autofree char *branch = g_strconcat ("subagent/", key, NULL);
+  g_autofree char *branches = GIT (root, "branch", "--list", branch);
+
+  g_assert_false (exists (root, wt));
+  g_assert_false (exists (root, admin));
+  g_assert_false (exists (root, record));
+  g_assert_cmpstr (branches, ==, "");
+}
+
+static char *
+standard_repo (void)
+{
+  return sat_make_git_repo ("README", "hello\n",
+                            "src/a.c", "int a;\n",
+                            "src/b.c", "int b;\n",
+                            "docs/x/y.md", "# y\n",
+                            ".gitignore", "*.log\nout/\n",
+                            NULL);
+}
+
+/* ---- prepare ------------------------------------------------------------ */
+
+static void
+test_branch_path_exclude (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autofree char *root = real (repo);
+  g_autofree char *expected = g_build_filename (root, ".subagent/worktrees/k1", NULL);
+  g_autoptr(SubagentIsolationContext) c1 = prepare_ok (repo, "k1", NULL);
+  g_autoptr(SubagentIsolationContext) c2 = prepare_ok (repo, "k2", NULL);
+  g_autofree char *head = GIT (root, "rev-parse", "HEAD");
+  g_autofree char *branch_head = GIT (root, "rev-parse", "subagent/k1");
+  g_autofree char *child_branch = GIT (expected, "rev-parse", "--abbrev-ref", "HEAD");
+  g_autofree char *exclude = sat_read_file (root, ".git/info/exclude");
+  g_autofree char *readme = sat_read_file (expected, "README");
+  g_autofree char *listed = GIT (root, "worktree", "list", "--porcelain");
+
+  g_assert_cmpstr (subagent_isolation_context_get_isolation (c1), ==, "worktree");
+  g_assert_cmpstr (subagent_isolation_context_get_worktree_path (c1), ==, expected);
+  g_assert_cmpstr (subagent_isolation_context_get_child_root (c1), ==, expected);
+  g_assert_cmpstr (subagent_isolation_context_get_parent_root (c1), ==, root);
+  g_assert_cmpstr (subagent_isolation_context_get_branch (c1), ==, "subagent/k1");
+  g_assert_cmpuint (g_strv_length ((char **) subagent_isolation_context_get_warnings (c1)), ==, 0);
+  g_assert_cmpstr (branch_head, ==, head);
+  g_assert_cmpstr (child_branch, ==, "subagent/k1");
+  g_assert_cmpstr (readme, ==, "hello\n");
+  g_assert_nonnull (strstr (listed, expected));
+  /* Added once, however many worktrees. */
+  g_assert_nonnull (strstr (exclude, "\n.subagent/\n"));
+  g_assert_null (strstr (strstr (exclude, ".subagent/") + 1, ".subagent/"));
+
+  subagent_isolation_context_cleanup (c1);
+  subagent_isolation_context_cleanup (c2);
+  sat_rm_rf (repo);
+}
+
+static void
+test_parent_status_clean (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "st", NULL);
+  g_autofree char *status = GIT (repo, "status", "--porcelain");
+  g_autofree char *child_status = GIT (subagent_isolation_context_get_child_root (c), "status", "--porcelain");
+
+  g_assert_cmpstr (status, ==, "");
+  g_assert_cmpstr (child_status, ==, "");
+  subagent_isolation_context_cleanup (c);
+  g_free (status);
+  status = GIT (repo, "status", "--porcelain");
+  g_assert_cmpstr (status, ==, "");
+  sat_rm_rf (repo);
+}
+
+static void
+assert_unavailable_and_untouched (const char *root)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationContext) c = try_prepare (root, "nope", NULL, &error);
+
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+  g_assert_null (c);
+  g_assert_nonnull (strstr (error->message, root));
+  g_assert_false (exists (root, ".subagent"));
+}
+
+static void
+test_refuses_non_repository (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("subagent-plain");
+  g_autofree char *entries = NULL;
+
+  sat_write_file (dir, "file.txt", "x\n");
+  assert_unavailable_and_untouched (dir);
+  entries = dir_entries (dir);
+  g_assert_cmpstr (entries, ==, "file.txt");
+  sat_rm_rf (dir);
+}
+
+static void
+test_refuses_empty_repository (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("subagent-empty");
+  g_autofree char *refs = NULL;
+
+  g_free (sat_run (dir, FALSE, NULL, "git", "init", "-q", NULL));
+  assert_unavailable_and_untouched (dir);
+  refs = GIT (dir, "for-each-ref");
+  g_assert_cmpstr (refs, ==, "");
+  g_assert_false (exists (dir, ".git/worktrees"));
+  sat_rm_rf (dir);
+}
+
+static void
+test_refuses_bare_repository (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("subagent-bare");
+  g_autofree char *refs = NULL;
+
+  g_free (sat_run (dir, FALSE, NULL, "git", "init", "-q", "--bare", NULL));
+  assert_unavailable_and_untouched (dir);
+  refs = GIT (dir, "for-each-ref");
+  g_assert_cmpstr (refs, ==, "");
+  g_assert_false (exists (dir, "worktrees"));
+  sat_rm_rf (dir);
+}
+
+static void
+test_refuses_bad_request (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationContext *c;
+
+  c = try_prepare (repo, "k", "{\"pool_size\": -1}", &error);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+  g_assert_null (c);
+  g_clear_error (&error);
+  c = try_prepare (repo, "pool-3", NULL, &error);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
+  g_assert_null (c);
+  g_clear_error (&error);
+  c = try_prepare (repo, "../escape", NULL, &error);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
+  g_assert_null (c);
+  g_assert_false (exists (repo, ".subagent"));
+  sat_rm_rf (repo);
+}
+
+static void
+test_half_way_failure (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationContext) c = NULL;
+  g_autofree char *in_the_way = NULL;
+  g_autofree char *listed = NULL;
+
+  /* The branch and the admin dir get made; the worktree directory cannot. */
+  sat_write_file (repo, ".subagent/worktrees/hw", "not a directory\n");
+  c = try_prepare (repo, "hw", NULL, &error);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
+  g_assert_null (c);
+  g_assert_false (exists (repo, ".git/worktrees/hw"));
+  g_assert_false (exists (repo, ".subagent/owners/hw.json"));
+  listed = GIT (repo, "branch", "--list", "subagent/*");
+  g_assert_cmpstr (listed, ==, "");
+  /* What was there before is not ours to remove. */
+  in_the_way = sat_read_file (repo, ".subagent/worktrees/hw");
+  g_assert_cmpstr (in_the_way, ==, "not a directory\n");
+  g_free (listed);
+  listed = GIT (repo, "worktree", "list", "--porcelain");
+  g_assert_null (strstr (listed, "hw"));
+  sat_rm_rf (repo);
+}
+
+static void
+test_dirty_parent_warns (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationContext) c = NULL;
+  const char * const *warnings;
+  g_autofree char *readme = NULL;
+
+  sat_write_file (repo, "README", "changed\n");
+  sat_write_file (repo, "notes.txt", "untracked\n");
+  c = prepare_ok (repo, "dw", NULL);
+  warnings = subagent_isolation_context_get_warnings (c);
+  g_assert_cmpuint (g_strv_length ((char **) warnings), ==, 1);
+  g_assert_nonnull (strstr (warnings[0], "2 uncommitted or untracked changes"));
+  g_assert_nonnull (strstr (warnings[0], "include_dirty"));
+  readme = sat_read_file (subagent_isolation_context_get_child_root (c), "README");
+  g_assert_cmpstr (readme, ==, "hello\n");
+  g_assert_false (exists (subagent_isolation_context_get_child_root (c), "notes.txt"));
+  subagent_isolation_context_cleanup (c);
+  sat_rm_rf (repo);
+}
+
+static void
+test_include_dirty (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationContext) c = NULL;
+  g_autofree char *readme = NULL, *untracked = NULL, *staged = NULL;
+  const char *child;
+
+  sat_write_file (repo, "README", "changed\n");
+  sat_write_file (repo, "new/dir/file.txt", "untracked\n");
+  sat_write_file (repo, "staged.txt", "staged\n");
+  sat_write_file (repo, "build.log", "ignored\n");
+  g_free (sat_run (repo, FALSE, NULL, "git", "add", "staged.txt", NULL));
+  unlink_in (repo, "src/b.c");
+
+  c = prepare_ok (repo, "id", "{\"include_dirty\": true}");
+  child = subagent_isolation_context_get_child_root (c);
+  g_assert_cmpuint (g_strv_length ((char **) subagent_isolation_context_get_warnings (c)), ==, 0);
+  readme = sat_read_file (child, "README");
+  untracked = sat_read_file (child, "new/dir/file.txt");
+  staged = sat_read_file (child, "staged.txt");
+  g_assert_cmpstr (readme, ==, "changed\n");
+  g_assert_cmpstr (untracked, ==, "untracked\n");
+  g_assert_cmpstr (staged, ==, "staged\n");
+  g_assert_false (exists (child, "src/b.c"));
+  g_assert_true (exists (child, "src/a.c"));
+  g_assert_false (exists (child, "build.log"));
+  subagent_isolation_context_cleanup (c);
+  sat_rm_rf (repo);
+}
+
+/* ---- cleanup ------------------------------------------------------------ */
+
+static void
+test_cleanup_removes_everything (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "cl", NULL);
+  g_autofree char *listed = NULL;
+
+  /* The child's own files do not hold cleanup back. */
+  sat_write_file (subagent_isolation_context_get_child_root (c), "deep/new/file", "x\n");
+  subagent_isolation_context_cleanup (c);
+  g_assert_true (subagent_isolation_context_is_cleaned_up (c));
+  assert_gone (repo, "cl");
+  listed = GIT (repo, "worktree", "list", "--porcelain");
+  g_assert_null (strstr (listed, "/.subagent/"));
+  sat_rm_rf (repo);
+}
+
+/* The branch the owner record names (in its extra members). */
+static const char *
+record_branch (JsonObject *record)
+{
+  JsonObject *extra = json_object_has_member (record, "extra") ?
+    json_object_get_object_member (record, "extra") : record;
+
+  return json_object_get_string_member_with_default (extra, "branch", NULL);
+}
+
+static SubagentIsolationContext *
+rebuild_from_record (const char *root,
+                     const char *key,
+                     const char *worktree_path)
+{
+  g_autoptr(SubagentIsolationProvider) provider = worktree_provider ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) record = subagent_owner_record_load (root, key, &error);
+  const char *path;
+
+  g_assert_no_error (error);
+  path = worktree_path ? worktree_path : json_object_get_string_member (record, "resource");
+  return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                       "provider", provider, "isolation", "worktree",
+                       "parent-root", root, "session-key", key,
+                       "worktree-path", path, "child-root", path,
+                       "branch", record_branch (record), NULL);
+}
+
+static void
+test_cleanup_twice (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autofree char *root = real (repo);
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "tw", NULL);
+  g_autoptr(SubagentIsolationContext) again = rebuild_from_record (root, "tw", NULL);
+
+  subagent_isolation_context_cleanup (c);
+  subagent_isolation_context_cleanup (c);
+  assert_gone (root, "tw");
+  /* The provider's cleanup itself is idempotent, not only the context. */
+  subagent_isolation_context_cleanup (again);
+  assert_gone (root, "tw");
+  g_assert_true (exists (root, "README"));
+  sat_rm_rf (repo);
+}
+
+static void
+test_cleanup_from_owner_record (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autofree char *root = real (repo);
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "rec", NULL);
+  g_autoptr(JsonObject) record = NULL;
+  g_autoptr(SubagentIsolationContext) rebuilt = NULL;
+  g_autoptr(GError) error = NULL;
+
+  record = subagent_owner_record_load (root, "rec", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_object_get_string_member (record, "kind"), ==, "worktree");
+  g_assert_cmpstr (json_object_get_string_member (record, "resource"), ==,
+                   subagent_isolation_context_get_worktree_path (c));
+  g_assert_cmpstr (record_branch (record), ==, "subagent/rec");
+  g_assert_cmpstr (json_object_get_string_member (record, "parent_run_id"), ==, "run-1");
+  g_assert_cmpint (json_object_get_int_member (record, "pid"), ==, getpid ());
+
+  /* What `subagentctl prune` does with a record. */
+  rebuilt = rebuild_from_record (root, "rec", NULL);
+  subagent_isolation_context_cleanup (rebuilt);
+  assert_gone (root, "rec");
+  subagent_isolation_context_cleanup (c);
+  sat_rm_rf (repo);
+}
+
+static void
+test_cleanup_refuses_foreign_path (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autofree char *root = real (repo);
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "fp", NULL);
+  g_autoptr(SubagentIsolationContext) forged = rebuild_from_record (root, "fp", root);
+
+  subagent_isolation_context_cleanup (forged);
+  g_assert_true (exists (root, "README"));
+  g_assert_true (exists (root, ".subagent/worktrees/fp/README"));
+  subagent_isolation_context_cleanup (c);
+  assert_gone (root, "fp");
+  sat_rm_rf (repo);
+}
+
+static void
+test_keep_branch (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "kb", "{\"keep_branch\": true}");
+  const char *child = subagent_isolation_context_get_child_root (c);
+  g_autofree char *subject = NULL;
+
+  g_assert_cmpstr (subagent_isolation_context_get_branch (c), ==, "subagent/kb");
+  sat_write_file (child, "result.txt", "work\n");
+  g_free (sat_run (child, FALSE, NULL, "git", "add", "result.txt", NULL));
+  g_free (sat_run (child, FALSE, NULL, "git", "commit", "-q", "-m", "child work", NULL));
+  subagent_isolation_context_cleanup (c);
+  g_assert_false (exists (repo, ".subagent/worktrees/kb"));
+  g_assert_false (exists (repo, ".git/worktrees/kb"));
+  subject = GIT (repo, "log", "-1", "--format=%s", "subagent/kb");
+  g_assert_cmpstr (subject, ==, "child work");
+  sat_rm_rf (repo);
+}
+
+/* ---- concurrency -------------------------------------------------------- */
+
+#define N_CONCURRENT 10
+
+typedef struct {
+  SubagentIsolationContext *contexts[N_CONCURRENT];
+  int done;
+} Concurrent;
+
+static void
+prepared_cb (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  Concurrent *state = user_data;
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationContext *context =
+    subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+
+  g_assert_no_error (error);
+  state->contexts[state->done++] = context;
+}
+
+static gpointer
+cleanup_thread (gpointer data)
+{
+  subagent_isolation_context_cleanup (data);
+  return NULL;
+}
+
+static void
+test_concurrent_prepares (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationProvider) provider = worktree_provider ();
+  g_autofree char *head = GIT (repo, "rev-parse", "HEAD");
+  g_autofree char *listed = NULL;
+  GThread *threads[N_CONCURRENT];
+  Concurrent state = { { NULL }, 0 };
+
+  for (int i = 0; i < N_CONCURRENT; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("c%d", i);
+      g_autoptr(SubagentIsolationRequest) request = make_request (repo, key, NULL);
+      subagent_isolation_provider_prepare_async (provider, request, NULL, prepared_cb, &state);
+    }
+  while (state.done < N_CONCURRENT)
+    g_main_context_iteration (NULL, TRUE);
+
+  listed = GIT (repo, "worktree", "list", "--porcelain");
+  for (int i = 0; i < N_CONCURRENT; i++)
+    {
+      const char *child = subagent_isolation_context_get_child_root (state.contexts[i]);
+      g_autofree char *child_head = GIT (child, "rev-parse", "HEAD");
+      g_autofree char *status = GIT (child, "status", "--porcelain");
+      g_autofree char *readme = sat_read_file (child, "README");
+
+      g_assert_cmpstr (child_head, ==, head);
+      g_assert_cmpstr (status, ==, "");
+      g_assert_cmpstr (readme, ==, "hello\n");
+      g_assert_nonnull (strstr (listed, child));
+    }
+  for (int i = 0; i < N_CONCURRENT; i++)
+    threads[i] = g_thread_new ("cleanup", cleanup_thread, state.contexts[i]);
+  for (int i = 0; i < N_CONCURRENT; i++)
+    {
+      g_thread_join (threads[i]);
+      g_object_unref (state.contexts[i]);
+    }
+  for (int i = 0; i < N_CONCURRENT; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("c%d", i);
+      assert_gone (repo, key);
+    }
+  sat_rm_rf (repo);
+}
+
+/* ---- the recycling pool ------------------------------------------------- */
+
+static void
+dirty_everything (const char *child)
+{
+  g_autofree char *locked = NULL;
+
+  sat_write_file (child, "docs/x/y.md", "# committed by the child\n");
+  g_free (sat_run (child, FALSE, NULL, "git", "commit", "-q", "-am", "child commit", NULL));
+  sat_write_file (child, "src/a.c", "int a = 1; /* modified */\n");
+  unlink_in (child, "src/b.c");
+  sat_write_file (child, "new.txt", "untracked\n");
+  sat_write_file (child, "build.log", "ignored\n");
+  sat_write_file (child, "out/bin/tool", "ignored dir\n");
+  sat_write_file (child, "deep/er/est/file", "nested\n");
+  mkdir_in (child, "empty/x/y");
+  mkdir_in (child, "docs/x/new-empty");
+  sat_write_file (child, "staged.txt", "staged\n");
+  g_free (sat_run (child, FALSE, NULL, "git", "add", "staged.txt", NULL));
+  g_free (sat_run (child, FALSE, NULL, "git", "init", "-q", "nested-repo", NULL));
+  /* A tracked file turned into a directory, and a mode change. */
+  unlink_in (child, "README");
+  sat_write_file (child, "README/inner", "type change\n");
+  chmod_in (child, "script.sh", 0644);
+  /* Permissions git does not track, which a checkout still sets. */
+  chmod_in (child, ".gitignore", 0600);
+  chmod_in (child, "docs/x", 0700);
+  g_free (sat_run (child, FALSE, NULL, "git", "worktree", "lock", child, NULL));
+  locked = GIT (child, "worktree", "list", "--porcelain");
+  g_assert_nonnull (strstr (locked, "locked"));
+}
+
+static char *
+pool_repo (void)
+{
+  char *repo = standard_repo ();
+  g_autofree char *link = g_build_filename (repo, "link", NULL);
+
+  sat_write_file (repo, "script.sh", "#!/bin/sh\necho hi\n");
+  chmod_in (repo, "script.sh", 0755);
+  g_assert_cmpint (symlink ("README", link), ==, 0);
+  g_free (sat_run (repo, FALSE, NULL, "git", "add", "-A", NULL));
+  g_free (sat_run (repo, FALSE, NULL, "git", "commit", "-q", "-m", "script and link", NULL));
+  return repo;
+}
+
+static void
+test_pool_recycled_is_indistinguishable (void)
+{
+  g_autofree char *repo = pool_repo ();
+  g_autofree char *root = real (repo);
+  g_autoptr(SubagentIsolationContext) first = prepare_ok (root, "p1", "{\"pool_size\": 1}");
+  g_autoptr(SubagentIsolationContext) recycled = NULL;
+  g_autoptr(SubagentIsolationContext) fresh = NULL;
+  g_autofree char *listing_recycled = NULL, *listing_fresh = NULL, *listing_parent = NULL;
+  g_autofree char *admin_recycled = NULL, *admin_fresh = NULL;
+  g_autofree char *head = NULL, *branches = NULL, *status = NULL, *cached = NULL, *dot_git = NULL;
+  g_autofree char *child_branch = NULL, *child_head = NULL, *worktrees = NULL;
+  g_autofree char *expected_dot_git = NULL;
+  g_autofree char *admin_p2 = g_build_filename (root, ".git/worktrees/p2", NULL);
+  g_autofree char *admin_p3 = g_build_filename (root, ".git/worktrees/p3", NULL);
+  const char *rc, *fc;
+
+  g_assert_false (backend_flag (first, "recycled"));
+  dirty_everything (subagent_isolation_context_get_child_root (first));
+  subagent_isolation_context_cleanup (first);
+  g_assert_false (exists (root, ".subagent/worktrees/p1"));
+  g_assert_true (exists (root, ".subagent/worktrees/pool-0"));
+  branches = GIT (root, "branch", "--list", "subagent/*", "--format=%(refname:short)");
+  g_assert_cmpstr (branches, ==, "subagent/pool-0");
+  g_assert_false (exists (root, ".subagent/owners/p1.json"));
+
+  /* The parent moves on; the recycled worktree must follow it. */
+  sat_write_file (root, "docs/x/y.md", "# parent moved on\n");
+  sat_write_file (root, "added.txt", "added\n");
+  g_free (sat_run (root, FALSE, NULL, "git", "add", "-A", NULL));
+  g_free (sat_run (root, FALSE, NULL, "git", "commit", "-q", "-m", "parent moves", NULL));
+  head = GIT (root, "rev-parse", "HEAD");
+
+  recycled = prepare_ok (root, "p2", "{\"pool_size\": 1}");
+  fresh = prepare_ok (root, "p3", "{\"pool_size\": 1}");
+  g_assert_true (backend_flag (recycled, "recycled"));
+  g_assert_false (backend_flag (fresh, "recycled"));
+  g_assert_false (exists (root, ".subagent/worktrees/pool-0"));
+  rc = subagent_isolation_context_get_child_root (recycled);
+  fc = subagent_isolation_context_get_child_root (fresh);
+
+  listing_recycled = tree_listing (rc);
+  listing_fresh = tree_listing (fc);
+  g_assert_cmpstr (listing_recycled, ==, listing_fresh);
+  listing_parent = tree_listing (root);
+  g_assert_cmpstr (listing_parent, ==, listing_fresh);
+
+  status = GIT (rc, "status", "--porcelain", "--ignored");
+  g_assert_cmpstr (status, ==, "");
+  cached = GIT (rc, "diff", "--cached", "--name-only");
+  g_assert_cmpstr (cached, ==, "");
+  child_branch = GIT (rc, "rev-parse", "--abbrev-ref", "HEAD");
+  g_assert_cmpstr (child_branch, ==, "subagent/p2");
+  child_head = GIT (rc, "rev-parse", "HEAD");
+  g_assert_cmpstr (child_head, ==, head);
+  dot_git = sat_read_file (rc, ".git");
+  expected_dot_git = g_strdup_printf ("gitdir: %s/.git/worktrees/p2\n", root);
+  g_assert_cmpstr (dot_git, ==, expected_dot_git);
+  admin_recycled = dir_entries (admin_p2);
+  admin_fresh = dir_entries (admin_p3);
+  g_assert_cmpstr (admin_recycled, ==, admin_fresh);
+  worktrees = GIT (root, "worktree", "list", "--porcelain");
+  g_assert_null (strstr (worktrees, "locked"));
+  g_free (branches);
+  branches = GIT (root, "branch", "--list", "subagent/*", "--format=%(refname:short)");
+  g_assert_cmpstr (branches, ==, "subagent/p2\nsubagent/p3");
+
+  subagent_isolation_context_cleanup (recycled);
+  subagent_isolation_context_cleanup (fresh);
+  /* A pool of one keeps one; the other is removed. */
+  g_assert_true (exists (root, ".subagent/worktrees/pool-0"));
+  assert_gone (root, "p2");
+  assert_gone (root, "p3");
+  sat_rm_rf (repo);
+}
+
+static void
+test_pool_survives_the_process (void)
+{
+  g_autoptr(SubagentIsolationContext) taken = NULL;
+  g_autofree char *repo = NULL;
+  g_autofree char *root = NULL;
+
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SubagentIsolationContext) c = prepare_ok (g_getenv ("WT_TEST_ROOT"), "sp1", "{\"pool_size\": 2}");
+      subagent_isolation_context_cleanup (c);
+      return;
+    }
+  repo = standard_repo ();
+  root = real (repo);
+  g_setenv ("WT_TEST_ROOT", root, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_assert_true (exists (root, ".subagent/worktrees/pool-0"));
+
+  taken = prepare_ok (root, "sp2", "{\"pool_size\": 2}");
+  g_assert_true (backend_flag (taken, "recycled"));
+  g_assert_false (exists (root, ".subagent/worktrees/pool-0"));
+  subagent_isolation_context_cleanup (taken);
+  g_unsetenv ("WT_TEST_ROOT");
+  sat_rm_rf (repo);
+}
+
+/* ---- subagentctl worktrees ---------------------------------------------- */
+
+static JsonObject *
+find_listed (JsonArray  *array,
+             const char *key)
+{
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonObject *o = json_array_get_object_element (array, i);
+      if (g_str_equal (json_object_get_string_member (o, "session_key"), key))
+        return o;
+    }
+  return NULL;
+}
+
+/* Kept reachable so the leak checker does not count the leftover. */
+static SubagentIsolationContext *leftover;
+
+static void
+test_cli_list_and_prune (void)
+{
+  g_autofree char *repo = NULL;
+  g_autofree char *root = NULL;
+  g_autoptr(SubagentIsolationContext) live = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *json = NULL, *text = NULL, *out = NULL;
+  JsonArray *array;
+  JsonObject *o;
+  int status;
+
+  if (g_test_subprocess ())
+    {
+      /* Exits without cleanup: a leftover of a dead process. */
+      leftover = prepare_ok (g_getenv ("WT_TEST_ROOT"), "dead1", NULL);
+      g_assert_nonnull (leftover);
+      return;
+    }
+  repo = standard_repo ();
+  root = real (repo);
+  g_setenv ("WT_TEST_ROOT", root, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_unsetenv ("WT_TEST_ROOT");
+  live = prepare_ok (root, "live1", NULL);
+  g_free (sat_run (root, FALSE, NULL, "git", "worktree", "add", "-q", "-b", "feature", ".subagent/worktrees/foreign", NULL));
+  sat_write_file (root, ".subagent/worktrees/ghost/file", "not listed by git\n");
+
+  json = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "list", "--root", root, "--json", NULL);
+  node = json_from_string (json, &error);
+  g_assert_no_error (error);
+  array = json_node_get_array (node);
+  g_assert_cmpuint (json_array_get_length (array), ==, 2);
+  o = find_listed (array, "live1");
+  g_assert_nonnull (o);
+  g_assert_cmpstr (json_object_get_string_member (o, "branch"), ==, "subagent/live1");
+  g_assert_cmpstr (json_object_get_string_member (o, "path"), ==, subagent_isolation_context_get_child_root (live));
+  g_assert_cmpint (json_object_get_int_member (o, "pid"), ==, getpid ());
+  g_assert_true (json_object_get_boolean_member (o, "alive"));
+  g_assert_nonnull (json_object_get_string_member (o, "created_at"));
+  o = find_listed (array, "dead1");
+  g_assert_nonnull (o);
+  g_assert_false (json_object_get_boolean_member (o, "alive"));
+  g_assert_null (find_listed (array, "foreign"));
+  g_assert_null (find_listed (array, "ghost"));
+
+  text = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "list", "--root", root, NULL);
+  g_assert_nonnull (strstr (text, "live1"));
+  g_assert_nonnull (strstr (text, "dead"));
+
+  /* A live owner needs --force. */
+  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "live1", NULL));
+  g_assert_cmpint (status, !=, 0);
+  g_assert_true (exists (root, ".subagent/worktrees/live1/README"));
+  out = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "prune", "--root", root, "--force", "live1", NULL);
+  g_assert_nonnull (strstr (out, "Removed worktree live1"));
+  assert_gone (root, "live1");
+  g_free (sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "prune", "--root", root, "dead1", NULL));
+  assert_gone (root, "dead1");
+
+  /* Never a worktree off our branches, never a directory git does not list. */
+  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "foreign", NULL));
+  g_assert_cmpint (status, !=, 0);
+  g_assert_true (exists (root, ".subagent/worktrees/foreign/README"));
+  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "ghost", NULL));
+  g_assert_cmpint (status, !=, 0);
+  g_assert_true (exists (root, ".subagent/worktrees/ghost/file"));
+
+  subagent_isolation_context_cleanup (live);
+  sat_rm_rf (repo);
+}
+
+int
+main (int argc, char *argv[])
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  registry = subagent_plugin_registry_new (NULL);
+
+  g_test_add_func ("/worktree/prepare/branch-path-and-exclude", test_branch_path_exclude);
+  g_test_add_func ("/worktree/prepare/parent-status-stays-clean", test_parent_status_clean);
+  g_test_add_func ("/worktree/prepare/refuses-non-repository", test_refuses_non_repository);
+  g_test_add_func ("/worktree/prepare/refuses-empty-repository", test_refuses_empty_repository);
+  g_test_add_func ("/worktree/prepare/refuses-bare-repository", test_refuses_bare_repository);
+  g_test_add_func ("/worktree/prepare/refuses-bad-request", test_refuses_bad_request);
+  g_test_add_func ("/worktree/prepare/half-way-failure-removes-what-it-made", test_half_way_failure);
+  g_test_add_func ("/worktree/prepare/dirty-parent-warns", test_dirty_parent_warns);
+  g_test_add_func ("/worktree/prepare/include-dirty-carries-changes", test_include_dirty);
+  g_test_add_func ("/worktree/prepare/ten-concurrent-prepares", test_concurrent_prepares);
+  g_test_add_func ("/worktree/cleanup/removes-everything", test_cleanup_removes_everything);
+  g_test_add_func ("/worktree/cleanup/twice-is-harmless", test_cleanup_twice);
+  g_test_add_func ("/worktree/cleanup/from-owner-record", test_cleanup_from_owner_record);
+  g_test_add_func ("/worktree/cleanup/refuses-foreign-path", test_cleanup_refuses_foreign_path);
+  g_test_add_func ("/worktree/cleanup/keep-branch", test_keep_branch);
+  g_test_add_func ("/worktree/pool/recycled-is-indistinguishable", test_pool_recycled_is_indistinguishable);
+  g_test_add_func ("/worktree/pool/survives-the-process", test_pool_survives_the_process);
+  g_test_add_func ("/worktree/cli/list-and-prune", test_cli_list_and_prune);
+
+  rc = g_test_run ();
+  g_clear_object (&registry);
+  return rc;
+}

@@ -1,0 +1,541 @@
+/* subagentctl-prune.c: `subagentctl prune` reclaims the worktrees,
+ * snapshots and containers that runs left behind when their process died.
+ *
+ * It walks the owner records under ROOT/.subagent/owners and touches only
+ * resources whose owner is certainly dead (subagent_owner_is_alive()), and
+ * with --older-than only those older than asked as well. It removes only
+ * what is verifiably ours:
+ *  - snapshot: a directory holding a `.subagent-snapshot` marker with the
+ *    record's session key (an overlay mounted on its `tree/` is unmounted
+ *    first, and nothing is ever deleted through a mount);
+ *  - worktree: one that `git worktree list` shows on a `subagent/` branch
+ *    (removed with `git worktree remove --force`, then `git branch -D`);
+ *    a worktree on any other branch is skipped;
+ *  - container: `docker rm -f ID` (or the record's extra.binary, docker or
+ *    podman), with DOCKER_HOST from the environment.
+ * The record goes once its resource is gone. A skipped resource keeps its
+ * record, so a person can look at it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "subagentctl.h"
+
+#define SNAPSHOT_MARKER ".subagent-snapshot"
+#define SNAPSHOT_TREE "tree"
+#define OUR_BRANCH_REF "refs/heads/subagent/"
+
+typedef enum {
+  OUTCOME_REMOVED,   /* the resource is gone (or already was) */
+  OUTCOME_SKIPPED,   /* not verifiably ours: left alone */
+  OUTCOME_FAILED,
+} Outcome;
+
+typedef struct {
+  const char *root;
+  gboolean dry_run;
+} Pruner;
+
+/* Runs argv in cwd; returns whether it exited 0, with its output. */
+static gboolean
+run_command (const char  *cwd,
+             char       **out_stdout,
+             char       **out_stderr,
+             const char  *first,
+             ...) G_GNUC_NULL_TERMINATED;
+
+static gboolean
+run_command (const char  *cwd,
+             char       **out_stdout,
+             char       **out_stderr,
+             const char  *first,
+             ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocessLauncher) launcher = NULL;
+  g_autoptr(GSubprocess) proc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  va_list ap;
+
+  va_start (ap, first);
+  for (const char *a = first; a != NULL; a = va_arg (ap, const char *))
+    g_ptr_array_add (argv, (gpointer) a);
+  va_end (ap);
+  g_ptr_array_add (argv, NULL);
+
+  launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE |
+                                        G_SUBPROCESS_FLAGS_STDIN_INHERIT);
+  g_subprocess_launcher_setenv (launcher, "GIT_TERMINAL_PROMPT", "0", TRUE);
+  if (cwd != NULL)
+    g_subprocess_launcher_set_cwd (launcher, cwd);
+  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  if (proc == NULL || !g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, &err, &error))
+    {
+      if (out_stderr != NULL)
+        *out_stderr = g_strdup (error->message);
+      return FALSE;
+    }
+  if (out_stdout != NULL)
+    *out_stdout = g_steal_pointer (&out);
+  if (out_stderr != NULL)
+    *out_stderr = g_strstrip (g_steal_pointer (&err));
+  return g_subprocess_get_successful (proc);
+}
+
+static const char *
+extra_string (JsonObject *record,
+              const char *name)
+{
+  JsonNode *extra = json_object_get_member (record, "extra");
+
+  if (extra == NULL || !JSON_NODE_HOLDS_OBJECT (extra))
+    return NULL;
+  return json_object_get_string_member_with_default (json_node_get_object (extra), name, NULL);
+}
+
+/* ---- snapshots ------------------------------------------------------- */
+
+static gboolean
+marker_matches (const char *base,
+                const char *key)
+{
+  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *node;
+
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return FALSE;
+  node = json_parser_get_root (parser);
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
+         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node),
+                                                                "session_key", NULL), key) == 0;
+}
+
+static gboolean
+unmount_snapshot_tree (const char  *base,
+                       char       **reason)
+{
+  g_autofree char *tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
+  struct stat base_st, tree_st;
+
+  for (int attempt = 0; attempt < 8; attempt++)
+    {
+      if (lstat (base, &base_st) != 0 || lstat (tree, &tree_st) != 0 ||
+          !S_ISDIR (tree_st.st_mode) || tree_st.st_dev == base_st.st_dev)
+        return TRUE;
+      if (umount2 (tree, UMOUNT_NOFOLLOW) != 0 &&
+          (errno != EBUSY || umount2 (tree, MNT_DETACH | UMOUNT_NOFOLLOW) != 0))
+        {
+          *reason = g_strdup_printf ("could not unmount the overlay on %s: %s", tree, g_strerror (errno));
+          return FALSE;
+        }
+    }
+  *reason = g_strdup_printf ("something stays mounted on %s", tree);
+  return FALSE;
+}
+
+static Outcome
+reclaim_snapshot (Pruner      *pruner,
+                  JsonObject  *record,
+                  char       **reason)
+{
+  const char *key = json_object_get_string_member (record, "session_key");
+  const char *resource = json_object_get_string_member (record, "resource");
+  g_autofree char *base = NULL;
+  g_autoptr(GError) error = NULL;
+  struct stat st;
+
+  if (!g_path_is_absolute (resource))
+    {
+      *reason = g_strdup ("the resource is not an absolute path");
+      return OUTCOME_SKIPPED;
+    }
+  base = g_canonicalize_filename (resource, NULL);
+  if (lstat (base, &st) != 0 && errno == ENOENT)
+    {
+      *reason = g_strdup ("already gone");
+      return OUTCOME_REMOVED;
+    }
+  if (!S_ISDIR (st.st_mode) || !marker_matches (base, key))
+    {
+      *reason = g_strdup_printf ("%s has no snapshot marker for this session", base);
+      return OUTCOME_SKIPPED;
+    }
+  if (pruner->dry_run)
+    return OUTCOME_REMOVED;
+  if (!unmount_snapshot_tree (base, reason))
+    return OUTCOME_FAILED;
+  if (!subagent_tree_remove (base, NULL, &error))
+    {
+      *reason = g_strdup (error->message);
+      return OUTCOME_FAILED;
+    }
+  return OUTCOME_REMOVED;
+}
+
+/* ---- worktrees ------------------------------------------------------- */
+
+typedef struct {
+  char *path;
+  char *branch_ref;   /* nullable: detached */
+} ListedWorktree;
+
+static void
+listed_worktree_free (gpointer data)
+{
+  ListedWorktree *w = data;
+
+  g_free (w->path);
+  g_free (w->branch_ref);
+  g_free (w);
+}
+
+/* `git worktree list --porcelain`, the main worktree first. */
+static GPtrArray *
+list_worktrees (const char  *root,
+                char       **reason)
+{
+  g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func (listed_worktree_free);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_auto(GStrv) lines = NULL;
+  ListedWorktree *current = NULL;
+
+  if (!run_command (root, &out, &err, "git", "worktree", "list", "--porcelain", NULL))
+    {
+      *reason = g_strdup_printf ("git cannot list the worktrees of %s: %s", root, err ? err : "");
+      return NULL;
+    }
+  lines = g_strsplit (out, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      if (g_str_has_prefix (lines[i], "worktree "))
+        {
+          current = g_new0 (ListedWorktree, 1);
+          current->path = g_strdup (lines[i] + strlen ("worktree "));
+          g_ptr_array_add (list, current);
+        }
+      else if (current != NULL && g_str_has_prefix (lines[i], "branch "))
+        current->branch_ref = g_strdup (lines[i] + strlen ("branch "));
+    }
+  return g_steal_pointer (&list);
+}
+
+static gboolean
+same_path (const char *a,
+           const char *b)
+{
+  char *ra = realpath (a, NULL);
+  char *rb = realpath (b, NULL);
+  gboolean same;
+
+  same = g_strcmp0 (ra ? ra : a, rb ? rb : b) == 0;
+  free (ra);
+  free (rb);
+  return same;
+}
+
+static gboolean
+branch_checked_out (GPtrArray  *listed,
+                    const char *ref)
+{
+  for (guint i = 0; i < listed->len; i++)
+    if (g_strcmp0 (((ListedWorktree *) g_ptr_array_index (listed, i))->branch_ref, ref) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static void
+delete_branch (const char *root,
+               const char *ref)
+{
+  g_autofree char *err = NULL;
+  const char *branch = ref + strlen ("refs/heads/");
+
+  if (!run_command (root, NULL, &err, "git", "branch", "-D", "--", branch, NULL))
+    g_printerr ("subagentctl: could not delete branch %s: %s\n", branch, err ? err : "");
+}
+
+static Outcome
+reclaim_worktree (Pruner      *pruner,
+                  JsonObject  *record,
+                  char       **reason)
+{
+  const char *resource = json_object_get_string_member (record, "resource");
+  const char *recorded_branch = extra_string (record, "branch");
+  g_autoptr(GPtrArray) listed = list_worktrees (pruner->root, reason);
+  g_autofree char *err = NULL;
+  g_autofree char *recorded_ref = NULL;
+  ListedWorktree *match = NULL;
+
+  if (listed == NULL)
+    return OUTCOME_SKIPPED;
+  /* The first entry is the main worktree: never ours. */
+  for (guint i = 1; i < listed->len && match == NULL; i++)
+    if (same_path (((ListedWorktree *) g_ptr_array_index (listed, i))->path, resource))
+      match = g_ptr_array_index (listed, i);
+
+  if (match == NULL)
+    {
+      if (g_file_test (resource, G_FILE_TEST_EXISTS))
+        {
+          *reason = g_strdup_printf ("%s is not a worktree git knows; remove it by hand", resource);
+          return OUTCOME_SKIPPED;
+        }
+      /* Gone already: drop git's stale entry and the branch it left. */
+      if (recorded_branch != NULL && g_str_has_prefix (recorded_branch, "subagent/"))
+        recorded_ref = g_strconcat ("refs/heads/", recorded_branch, NULL);
+      *reason = g_strdup ("already gone");
+      if (!pruner->dry_run)
+        {
+          run_command (pruner->root, NULL, NULL, "git", "worktree", "prune", NULL);
+          if (recorded_ref != NULL && !branch_checked_out (listed, recorded_ref) &&
+              run_command (pruner->root, NULL, NULL, "git", "show-ref", "--verify", "--quiet", recorded_ref, NULL))
+            delete_branch (pruner->root, recorded_ref);
+        }
+      return OUTCOME_REMOVED;
+    }
+
+  if (match->branch_ref == NULL || !g_str_has_prefix (match->branch_ref, OUR_BRANCH_REF))
+    {
+      *reason = g_strdup_printf ("worktree %s is on %s, not a subagent/ branch", match->path,
+                                 match->branch_ref ? match->branch_ref + strlen ("refs/heads/") : "a detached HEAD");
+      return OUTCOME_SKIPPED;
+    }
+  if (pruner->dry_run)
+    return OUTCOME_REMOVED;
+
+  if (!run_command (pruner->root, NULL, &err, "git", "worktree", "remove", "--force", match->path, NULL))
+    {
+      /* A missing directory cannot be "removed", only pruned. */
+      run_command (pruner->root, NULL, NULL, "git", "worktree", "prune", NULL);
+      if (g_file_test (match->path, G_FILE_TEST_EXISTS))
+        {
+          *reason = g_strdup_printf ("git worktree remove %s failed: %s", match->path, err ? err : "");
+          return OUTCOME_FAILED;
+        }
+    }
+  delete_branch (pruner->root, match->branch_ref);
+  return OUTCOME_REMOVED;
+}
+
+/* ---- containers ------------------------------------------------------ */
+
+static gboolean
+container_id_is_valid (const char *id)
+{
+  gsize len = strlen (id);
+
+  if (len == 0 || len > 128 || !g_ascii_isalnum (id[0]))
+    return FALSE;
+  for (const char *p = id; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '.' && *p != '-')
+      return FALSE;
+  return TRUE;
+}
+
+static Outcome
+reclaim_container (Pruner      *pruner,
+                   JsonObject  *record,
+                   char       **reason)
+{
+  const char *id = json_object_get_string_member (record, "resource");
+  const char *binary = extra_string (record, "binary");
+  g_autofree char *name = NULL;
+  g_autofree char *err = NULL;
+
+  if (binary == NULL || *binary == '\0')
+    binary = "docker";
+  name = g_path_get_basename (binary);
+  /* The record is a file anyone with access to ROOT could edit: run only
+   * a container engine, never an arbitrary program. */
+  if (!g_str_equal (name, "docker") && !g_str_equal (name, "podman"))
+    {
+      *reason = g_strdup_printf ("container engine “%s” is neither docker nor podman", binary);
+      return OUTCOME_SKIPPED;
+    }
+  if (!container_id_is_valid (id))
+    {
+      *reason = g_strdup_printf ("“%s” is not a container id", id);
+      return OUTCOME_SKIPPED;
+    }
+  if (pruner->dry_run)
+    return OUTCOME_REMOVED;
+  if (run_command (NULL, NULL, &err, binary, "rm", "-f", "--", id, NULL))
+    return OUTCOME_REMOVED;
+  if (err != NULL && strstr (err, "o such container") != NULL)
+    {
+      *reason = g_strdup ("already gone");
+      return OUTCOME_REMOVED;
+    }
+  *reason = g_strdup_printf ("%s rm -f %s failed: %s", binary, id, err ? err : "");
+  return OUTCOME_FAILED;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
+static gboolean
+created_before (JsonObject *record,
+                GDateTime  *cutoff)
+{
+  const char *created = json_object_get_string_member_with_default (record, "created_at", NULL);
+  g_autoptr(GDateTime) when = created ? g_date_time_new_from_iso8601 (created, NULL) : NULL;
+
+  return when != NULL && g_date_time_compare (when, cutoff) < 0;
+}
+
+static void
+report (JsonArray  *entries,
+        JsonObject *record,
+        const char *action,
+        const char *reason)
+{
+  const char *key = json_object_get_string_member (record, "session_key");
+  const char *kind = json_object_get_string_member (record, "kind");
+  const char *resource = json_object_get_string_member (record, "resource");
+
+  if (entries != NULL)
+    {
+      JsonObject *entry = json_object_new ();
+
+      json_object_set_string_member (entry, "session_key", key);
+      json_object_set_string_member (entry, "kind", kind);
+      json_object_set_string_member (entry, "resource", resource);
+      json_object_set_string_member (entry, "action", action);
+      if (reason != NULL)
+        json_object_set_string_member (entry, "reason", reason);
+      else
+        json_object_set_null_member (entry, "reason");
+      json_array_add_object_element (entries, entry);
+      return;
+    }
+  printf ("%-12s %-9s %s %s%s%s%s\n", action, kind, key, resource,
+          reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+}
+
+int
+sactl_cmd_prune (int    argc,
+                 char **argv)
+{
+  g_autofree char *root_option = NULL;
+  g_autofree char *older_than = NULL;
+  gboolean dry_run = FALSE;
+  gboolean json = FALSE;
+  const GOptionEntry entries[] = {
+    { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: the current directory)", "DIR" },
+    { "dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run, "Only print what would be removed", NULL },
+    { "older-than", 0, 0, G_OPTION_ARG_STRING, &older_than, "Only what was made longer ago than this (90s, 15m, 2h, 7d)", "DURATION" },
+    { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("- remove what dead subagent runs left behind");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) records = NULL;
+  g_autoptr(GDateTime) cutoff = NULL;
+  g_autoptr(JsonArray) entries_json = NULL;
+  g_autofree char *root = NULL;
+  guint removed = 0, kept = 0, skipped = 0, failed = 0;
+  Pruner pruner = { 0 };
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_description (context,
+    "Walks ROOT/.subagent/owners and removes the snapshots, worktrees (on subagent/\n"
+    "branches only) and containers whose owning process is gone. Resources of a live\n"
+    "owner, or of another host, are never touched.");
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    return sactl_fail (error);
+  if (argc > 1)
+    return sactl_fail_message ("prune: unexpected argument “%s”", argv[1]);
+  if (older_than != NULL)
+    {
+      GTimeSpan span;
+      g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+
+      if (!sactl_parse_duration (older_than, &span, &error))
+        return sactl_fail (error);
+      cutoff = g_date_time_add (now, -span);
+    }
+  root = sactl_resolve_root (root_option, &error);
+  if (root == NULL)
+    return sactl_fail (error);
+  records = subagent_owner_record_list (root, &error);
+  if (records == NULL)
+    return sactl_fail (error);
+
+  pruner.root = root;
+  pruner.dry_run = dry_run;
+  if (json)
+    entries_json = json_array_new ();
+
+  for (guint i = 0; i < records->len; i++)
+    {
+      JsonObject *record = g_ptr_array_index (records, i);
+      const char *kind = json_object_get_string_member (record, "kind");
+      const char *key = json_object_get_string_member (record, "session_key");
+      g_autofree char *reason = NULL;
+      Outcome outcome;
+
+      if (subagent_owner_is_alive (record))
+        {
+          report (entries_json, record, "kept", "owner alive");
+          kept++;
+          continue;
+        }
+      if (cutoff != NULL && !created_before (record, cutoff))
+        {
+          report (entries_json, record, "kept", "younger than --older-than");
+          kept++;
+          continue;
+        }
+
+      if (g_str_equal (kind, SUBAGENT_OWNER_KIND_SNAPSHOT))
+        outcome = reclaim_snapshot (&pruner, record, &reason);
+      else if (g_str_equal (kind, SUBAGENT_OWNER_KIND_WORKTREE))
+        outcome = reclaim_worktree (&pruner, record, &reason);
+      else
+        outcome = reclaim_container (&pruner, record, &reason);
+
+      switch (outcome)
+        {
+        case OUTCOME_REMOVED:
+          if (!dry_run)
+            subagent_owner_record_remove (root, key);
+          report (entries_json, record, dry_run ? "would-remove" : "removed", reason);
+          removed++;
+          break;
+        case OUTCOME_SKIPPED:
+          report (entries_json, record, "skipped", reason);
+          skipped++;
+          break;
+        case OUTCOME_FAILED:
+          report (entries_json, record, "failed", reason);
+          failed++;
+          break;
+        }
+    }
+
+  if (json)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+      JsonObject *object = json_object_new ();
+
+      json_object_set_string_member (object, "root", root);
+      json_object_set_boolean_member (object, "dry_run", dry_run);
+      json_object_set_array_member (object, "entries", g_steal_pointer (&entries_json));
+      json_node_take_object (node, object);
+      sactl_print_json (node);
+    }
+  else
+    printf ("%s %u, kept %u, skipped %u, failed %u\n",
+            dry_run ? "would remove" : "removed", removed, kept, skipped, failed);
+  return failed > 0 ? 1 : 0;
+}
