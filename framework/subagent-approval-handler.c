@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-approval-private.h"
 
 /**
  * SubagentApprovalHandler:
@@ -305,16 +306,19 @@ subagent_approval_handler_check (SubagentApprovalHandler  *self,
   if (self->queue == NULL)
     return deny (reason_out, g_strdup (SUBAGENT_APPROVAL_UNATTENDED_REASON));
 
+  if (!subagent_approval_text_is_valid (tool_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) ||
+      !subagent_approval_text_is_valid (self->subagent_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) ||
+      (self->worktree_path != NULL &&
+       !subagent_approval_text_is_valid (self->worktree_path, SUBAGENT_APPROVAL_TEXT_MAX_LENGTH)))
+    return deny (reason_out, g_strdup ("The call cannot be put up for approval: its tool name, the subagent's "
+                                       "name or its worktree path is not short, valid text"));
+
   request = subagent_approval_request_new (self->subagent_id,
                                            subagent_approval_queue_get_parent_run_id (self->queue),
                                            self->subagent_name, tool_name, arguments,
                                            subagent_permission_mode_to_string (self->mode),
                                            self->isolation, self->batch_index, self->worktree_path,
                                            subagent_approval_queue_get_default_timeout (self->queue));
-  if (request == NULL)
-    return deny (reason_out, g_strdup_printf ("The call of “%s” cannot be put up for approval: "
-                                              "its tool name is not valid text", tool_name));
-
   status = subagent_approval_queue_submit_sync (self->queue, request, cancellable, &error);
   if (error != NULL)
     return deny (reason_out, g_strdup (error->message));

@@ -40,12 +40,17 @@ subagent_approval_text_sanitize (const char *text,
     return NULL;
   valid = g_utf8_make_valid (text, -1);
   out = g_string_new (NULL);
-  for (const char *p = valid; *p && out->len < max_length; p = g_utf8_next_char (p))
+  for (const char *p = valid; *p; p = g_utf8_next_char (p))
     {
+      gsize char_len = g_utf8_next_char (p) - p;
+
+      /* Cut at a character boundary, within the limit readers enforce. */
+      if (out->len + char_len > max_length)
+        break;
       if ((guchar) *p < 0x20 && *p != '\n' && *p != '\t')
         g_string_append_c (out, ' ');
       else
-        g_string_append_len (out, p, g_utf8_next_char (p) - p);
+        g_string_append_len (out, p, char_len);
     }
   return g_string_free (out, FALSE);
 }
@@ -397,7 +402,8 @@ subagent_approval_request_new_from_json (JsonObject  *object,
     INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
              "Approval request %s has a non-string value where a string belongs", ids[0]);
 
-  if (!subagent_approval_text_is_valid (subagent_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) || !subagent_approval_text_is_valid (tool_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH))
+  if (!subagent_approval_text_is_valid (subagent_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) ||
+      !subagent_approval_text_is_valid (tool_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH))
     INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
              "Approval request %s has a missing or invalid subagent_name or tool_name", ids[0]);
   if (permission_mode == NULL || !subagent_permission_mode_from_string (permission_mode, &mode))

@@ -55,7 +55,7 @@ gboolean subagent_approval_request_adopt (SubagentApprovalRequest *self,
                                           SubagentApprovalRequest *source);
 
 /* A sink watched on a private main context run by a worker thread; see
- * subagent-approval-sink.c. @callback runs on that thread (or on another
+ * subagent-approval-submit.c. @callback runs on that thread (or on another
  * watcher's thread) whenever the sink reports a change of @parent_run_id. */
 typedef struct _SubagentApprovalSinkWatcher SubagentApprovalSinkWatcher;
 typedef void (*SubagentApprovalSinkWatcherFunc) (GObject *target);
@@ -82,7 +82,7 @@ struct _SubagentApprovalQueue
 
   GMutex lock;
   GCond cond;
-  GHashTable *entries; /* request id → Entry */
+  GHashTable *entries; /* request id → SubagentApprovalEntry */
   guint64 next_seq;
 
   SubagentApprovalSinkWatcher *watcher;

@@ -578,9 +578,9 @@ compare_items (gconstpointer a,
  * @self: a queue
  *
  * A snapshot of the pending requests, oldest first (by `created_at`, then
- * by arrival).
+ * by arrival). The array frees its elements when it is freed.
  *
- * Returns: (transfer full) (element-type SubagentApprovalRequest): the pending requests
+ * Returns: (transfer container) (element-type SubagentApprovalRequest): the pending requests
  */
 GPtrArray *
 subagent_approval_queue_list_pending (SubagentApprovalQueue *self)

@@ -150,9 +150,10 @@ subagent_approval_sink_save (SubagentApprovalSink  *self,
  * @error: return location for a #GError
  *
  * Reads a snapshot of the stored queue of @parent_run_id. Changing the
- * returned requests does not change the store.
+ * returned requests does not change the store. The array frees its
+ * elements when it is freed (its element free function is g_object_unref()).
  *
- * Returns: (transfer full) (element-type SubagentApprovalRequest): the
+ * Returns: (transfer container) (element-type SubagentApprovalRequest): the
  *   stored requests, empty when nothing (verifiable) is stored; %NULL with
  *   @error set when the store could not be read
  */

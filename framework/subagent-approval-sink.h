@@ -23,8 +23,9 @@ G_DECLARE_INTERFACE (SubagentApprovalSink, subagent_approval_sink, SUBAGENT, APP
  *   adds requests missing from the store; for a request already stored, a
  *   terminal state in the store wins over the given one, otherwise the given
  *   one is stored
- * @load: a snapshot of the run's stored requests (copies); an empty array
- *   when nothing is stored or the stored data does not verify
+ * @load: a snapshot of the run's stored requests (copies, in an array whose
+ *   element free function is g_object_unref()); an empty array when nothing
+ *   is stored or the stored data does not verify
  * @update_status: compare-and-set from pending: moves the stored request to
  *   @status only if it is pending; %FALSE without an error when it is
  *   missing or not pending, %FALSE with an error when the store failed

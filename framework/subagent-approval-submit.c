@@ -341,7 +341,8 @@ async_wait_start (SubagentApprovalAsyncWait *wait)
           wait->cancel_source = g_cancellable_source_new (cancellable);
           g_source_set_static_name (wait->cancel_source, "[subagent] approval cancel");
           g_source_set_callback (wait->cancel_source, G_SOURCE_FUNC (async_wait_cancelled),
-                                 subagent_approval_async_wait_ref (wait), (GDestroyNotify) subagent_approval_async_wait_unref);
+                                 subagent_approval_async_wait_ref (wait),
+                                 (GDestroyNotify) subagent_approval_async_wait_unref);
           g_source_attach (wait->cancel_source, context);
         }
     }
@@ -433,7 +434,8 @@ subagent_approval_queue_submit_async (SubagentApprovalQueue   *self,
       g_autoptr(GTask) persist = g_task_new (self, NULL, persist_done, wait);
 
       g_task_set_source_tag (persist, persist_thread);
-      g_task_set_task_data (persist, subagent_approval_async_wait_ref (wait), (GDestroyNotify) subagent_approval_async_wait_unref);
+      g_task_set_task_data (persist, subagent_approval_async_wait_ref (wait),
+                            (GDestroyNotify) subagent_approval_async_wait_unref);
       g_task_run_in_thread (persist, persist_thread);
     }
   else
@@ -481,6 +483,7 @@ struct _SubagentApprovalSinkWatcher
   GMainContext *context;
   GMainLoop *loop;
   GThread *thread;
+  GThread *worker; /* the same thread, as seen by itself */
   gulong handler_id;
 
   GMutex lock;
@@ -541,6 +544,7 @@ watcher_thread (gpointer data)
   subagent_approval_sink_watch (watcher->sink, watcher->run_id);
 
   g_mutex_lock (&watcher->lock);
+  watcher->worker = g_thread_self ();
   watcher->ready = TRUE;
   g_cond_signal (&watcher->cond);
   g_mutex_unlock (&watcher->lock);
@@ -597,11 +601,12 @@ subagent_approval_sink_watcher_stop (SubagentApprovalSinkWatcher *watcher)
   g_autoptr(GSource) source = g_idle_source_new ();
 
   g_signal_handler_disconnect (watcher->sink, watcher->handler_id);
-  g_source_set_callback (source, watcher_quit, g_main_loop_ref (watcher->loop), (GDestroyNotify) g_main_loop_unref);
+  g_source_set_callback (source, watcher_quit, g_main_loop_ref (watcher->loop),
+                         (GDestroyNotify) g_main_loop_unref);
   g_source_attach (source, watcher->context);
   /* The last reference to the target may be dropped by a callback on the
    * watcher thread itself; that thread cannot join itself. */
-  if (g_thread_self () == watcher->thread)
+  if (g_thread_self () == watcher->worker)
     g_thread_unref (watcher->thread);
   else
     g_thread_join (watcher->thread);

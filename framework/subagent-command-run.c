@@ -13,6 +13,7 @@
 
 #include "subagent.h"
 #include "subagent-child-process-private.h"
+#include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
 #include "subagent-json-private.h"
 
@@ -34,6 +35,7 @@ typedef struct {
   char *token;
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
+  SubagentCommandApprovals *approvals;  /* approval_request messages */
   GDataInputStream *stdout_stream;
   GInputStream *stderr_stream;
   GCancellable *io_cancellable;
@@ -79,6 +81,7 @@ run_state_free (RunState *state)
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
+  g_clear_pointer (&state->approvals, subagent_command_approvals_free);
   g_clear_object (&state->stdout_stream);
   g_clear_object (&state->stderr_stream);
   g_clear_object (&state->io_cancellable);
@@ -113,7 +116,6 @@ build_outcome (RunState *state)
   g_autofree char *message = NULL;
   g_autofree char *tail = stderr_tail_text (state);
   const char *reason = state->stop_reason;
-  int status = g_subprocess_get_status (state->process);
 
   output = g_strdup (state->output->str);
   answer = state->final_answer ? g_strdup (state->final_answer) : g_strstrip (g_strdup (output));
@@ -130,10 +132,8 @@ build_outcome (RunState *state)
                                    g_subprocess_get_term_sig (state->process),
                                    g_strsignal (g_subprocess_get_term_sig (state->process)));
       else
-        message = g_strdup_printf ("Child %s exited with status %d (wait status %d)", state->label,
-                                   g_subprocess_get_if_exited (state->process)
-                                     ? g_subprocess_get_exit_status (state->process) : -1,
-                                   status);
+        message = g_strdup_printf ("Child %s exited with status %d", state->label,
+                                   g_subprocess_get_exit_status (state->process));
     }
 
   /* The parent needs the child's last words to understand a failure. */
@@ -165,6 +165,10 @@ maybe_complete (GTask *task)
   RunState *state = g_task_get_task_data (task);
 
   if (state->completed || !state->exited || !state->stdout_done || !state->stderr_done)
+    return;
+  /* A request still waiting is being cancelled; its queue must say so
+   * before the run reports its end. */
+  if (subagent_command_approvals_get_in_flight (state->approvals) > 0)
     return;
   state->completed = TRUE;
   /* A process caught mid-exec by the exit sweep shows no environment yet; look once more. */
@@ -221,6 +225,7 @@ stop_child (GTask      *task,
   state->stop_reason = reason;
   state->stop_message = message;
   clear_source (&state->timeout_source);
+  subagent_command_approvals_stop (state->approvals);
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
   signal_child (state, SIGTERM);
@@ -323,9 +328,11 @@ handle_final (GTask      *task,
     }
   g_free (state->final_answer);
   state->final_answer = g_strdup (answer);
-  /* The child has nothing more to ask for; readers of stdin may stop now. */
+  /* The child has nothing more to ask for; readers of stdin may stop now,
+   * and no verdict could reach it any more. */
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, FALSE);
+  subagent_command_approvals_stop (state->approvals);
   if (apply_usage (state, message))
     check_limits (task);
 }
@@ -333,12 +340,29 @@ handle_final (GTask      *task,
 /* Protocol messages, by "type". Adding one is adding a row. */
 typedef void (*MessageHandler) (GTask *task, RunState *state, JsonObject *message);
 
+static void
+handle_approval_request (GTask      *task,
+                         RunState   *state,
+                         JsonObject *message)
+{
+  /* In eof mode no answer could reach the child: nothing is put up for approval. */
+  if (!state->interactive_stdin)
+    {
+      g_debug ("Child %s: ignoring an approval request: its stdin is closed (eof mode), "
+               "so no verdict could reach it", state->label);
+      return;
+    }
+  if (state->approvals != NULL)
+    subagent_command_approvals_handle (state->approvals, message);
+}
+
 static const struct {
   const char *type;
   MessageHandler handler;
 } message_handlers[] = {
   { "usage", handle_usage },
   { "final", handle_final },
+  { "approval_request", handle_approval_request },
 };
 
 static gboolean
@@ -491,6 +515,8 @@ on_exited (GObject      *source,
   clear_source (&state->grace_source);
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
+  /* Nobody is left to act on a verdict: cancel the requests still waiting. */
+  subagent_command_approvals_stop (state->approvals);
   /* Whatever the child left running belongs to the finished run. */
   subagent_signal_run_processes (0, state->token, SIGKILL);
   if (!state->stdout_done || !state->stderr_done)
@@ -560,6 +586,27 @@ build_environment (RunState  *state,
   envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
   envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
   return envp;
+}
+
+/* An approval verdict for the child; dropped once its stdin is closed
+ * (eof mode, after its final answer, or once it is stopped). */
+static void
+write_to_child (GBytes   *line,
+                gpointer  user_data)
+{
+  g_autoptr(GBytes) bytes = line;
+  RunState *state = g_task_get_task_data (user_data);
+
+  if (state->stdin_writer != NULL && !subagent_pipe_writer_is_closed (state->stdin_writer))
+    subagent_pipe_writer_write (state->stdin_writer, bytes);
+  else
+    g_debug ("Child %s: its stdin is closed; an approval verdict is dropped", state->label);
+}
+
+static void
+on_approvals_idle (gpointer user_data)
+{
+  maybe_complete (user_data);
 }
 
 /* "system prompt\n\ntask\n": the prompt block only when there is one. */
@@ -642,6 +689,8 @@ subagent_command_run_start (GTask              *task,
   subagent_pipe_writer_write (state->stdin_writer, stdin_text);
   if (!state->interactive_stdin)
     subagent_pipe_writer_close (state->stdin_writer, FALSE);
+  state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
+                                                     write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
   state->stdout_stream = g_data_input_stream_new (g_subprocess_get_stdout_pipe (state->process));
   g_data_input_stream_set_newline_type (state->stdout_stream, G_DATA_STREAM_NEWLINE_TYPE_LF);

@@ -160,6 +160,9 @@ typedef enum {
  * @SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP: the parent reached its total agent cap
  * @SUBAGENT_SUPERVISOR_ERROR_CLOSED: the supervisor is shut down
  * @SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE: no child with that id is queued or running
+ * @SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING: a follow-up names a child that is still queued or running
+ * @SUBAGENT_SUPERVISOR_ERROR_FOLLOW_UP_LIMIT: the session already had its definition's max-follow-ups
+ * @SUBAGENT_SUPERVISOR_ERROR_WORKSPACE_GONE: the session's workspace was not kept or no longer exists
  *
  * Errors of the supervisor.
  */
@@ -168,6 +171,9 @@ typedef enum {
   SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
   SUBAGENT_SUPERVISOR_ERROR_CLOSED,
   SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE,
+  SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING,
+  SUBAGENT_SUPERVISOR_ERROR_FOLLOW_UP_LIMIT,
+  SUBAGENT_SUPERVISOR_ERROR_WORKSPACE_GONE,
 } SubagentSupervisorError;
 
 #define SUBAGENT_ERROR (subagent_error_quark ())

@@ -54,6 +54,9 @@ typedef struct {
   SubagentLineage *lineage;
   SubagentRunOutcome *outcome;
   GError *runner_error;
+  SubagentRunHooks *hooks;  /* the supervisor's, not owned; may be NULL */
+  SubagentApprovalQueue *approval_queue;      /* where the child's requests go; NULL: unattended */
+  SubagentApprovalHandler *approval_handler;  /* the child's route, on its run context */
 } RunState;
 
 static void
@@ -73,6 +76,8 @@ run_state_free (RunState *state)
   g_clear_object (&state->lineage);
   g_clear_object (&state->outcome);
   g_clear_error (&state->runner_error);
+  g_clear_object (&state->approval_queue);
+  g_clear_object (&state->approval_handler);
   g_free (state);
 }
 
@@ -161,7 +166,25 @@ merged_isolation_options (SubagentManager    *self,
   return merged;
 }
 
+/* The backend's provider: the plugin config.yaml pins for it, or whichever
+ * plugin provides it (shared is built in and maps no module). */
+static SubagentIsolationProvider *
+isolation_provider_for (SubagentManager  *self,
+                        const char       *backend,
+                        GError          **error)
+{
+  const char *plugin = subagent_config_get_plugin_for_backend (self->config, backend);
+
+  if (plugin == NULL || g_str_equal (backend, SUBAGENT_ISOLATION_SHARED))
+    return subagent_plugin_registry_get_isolation_provider (self->plugins, backend, error);
+  return SUBAGENT_ISOLATION_PROVIDER (subagent_plugin_registry_create_from_plugin (self->plugins, plugin,
+                                                                                   SUBAGENT_TYPE_ISOLATION_PROVIDER,
+                                                                                   backend, error));
+}
+
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_route_approvals (GTask *task);
+static void run_start (GTask *task);
 static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
 static void run_wrap_up (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable);
 
@@ -184,6 +207,20 @@ subagent_manager_run_async (SubagentManager     *self,
                             GCancellable        *cancellable,
                             GAsyncReadyCallback  callback,
                             gpointer             user_data)
+{
+  _subagent_manager_run_hooked_async (self, task_text, options, NULL, cancellable, callback, user_data);
+}
+
+/* subagent_manager_run_async() with a supervisor's hooks (see
+ * subagent-manager-private.h). */
+void
+_subagent_manager_run_hooked_async (SubagentManager     *self,
+                                    const char          *task_text,
+                                    SubagentRunOptions  *options,
+                                    SubagentRunHooks    *hooks,
+                                    GCancellable        *cancellable,
+                                    GAsyncReadyCallback  callback,
+                                    gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
@@ -213,7 +250,8 @@ subagent_manager_run_async (SubagentManager     *self,
   state->manager = g_object_ref (self);
   state->task = g_strdup (task_text);
   state->started_at = g_date_time_new_now_utc ();
-  state->run_id = _subagent_manager_new_run_id ();
+  state->hooks = hooks;
+  state->run_id = (hooks && hooks->run_id) ? g_strdup (hooks->run_id) : _subagent_manager_new_run_id ();
   state->depth = options ? subagent_run_options_get_depth (options) : 0;
   state->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
   state->parent_run_id = g_strdup (options && subagent_run_options_get_parent_run_id (options)
@@ -284,8 +322,16 @@ subagent_manager_run_async (SubagentManager     *self,
   if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
     json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
 
+  /* A follow-up runs in the workspace its session kept. */
+  if (hooks != NULL && hooks->reuse_context != NULL)
+    {
+      state->context = g_object_ref (hooks->reuse_context);
+      run_route_approvals (g_steal_pointer (&task));
+      return;
+    }
+
   /* Isolation before any child runs; a failure returns without launching. */
-  provider = subagent_plugin_registry_get_isolation_provider (self->plugins, state->isolation, &error);
+  provider = isolation_provider_for (self, state->isolation, &error);
   if (provider == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -312,12 +358,7 @@ run_prepared (GObject      *source,
 {
   g_autoptr(GTask) task = user_data;
   RunState *state = g_task_get_task_data (task);
-  SubagentManager *self = state->manager;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentToolRegistry) tools = NULL;
-  g_autoptr(SubagentRunContext) context = NULL;
-  GCancellable *cancellable;
-  SubagentRunner *runner;
 
   state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
   if (state->context == NULL)
@@ -326,6 +367,75 @@ run_prepared (GObject      *source,
       return_error_result (task, state, message);
       return;
     }
+  run_route_approvals (g_steal_pointer (&task));
+}
+
+static SubagentPermissionMode
+child_mode (RunState *state)
+{
+  return subagent_permission_mode_clamp (state->manager->permission_mode,
+                                         subagent_def_get_permission_mode (state->def));
+}
+
+static void
+run_approvals_routed (GObject      *source,
+                      GAsyncResult *result,
+                      gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+
+  state->approval_queue = _subagent_manager_make_approval_queue_finish (SUBAGENT_MANAGER (source), result, &error);
+  /* Denying is always safe: the child runs unattended rather than not at all. */
+  if (error != NULL)
+    g_warning ("%s; child run %s is unattended: what needs an approval is denied", error->message, state->run_id);
+  run_start (g_steal_pointer (&task));
+}
+
+/* The child's approval route: the supervisor's queue, else the manager's.
+ * Making the manager's queue may load a sink plugin and read its store, so
+ * it happens in a worker thread, and only for a child that could ask. */
+static void
+run_route_approvals (GTask *task_in)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  g_autoptr(SubagentRunner) runner = NULL;
+  gboolean must_make = FALSE;
+
+  if (state->hooks != NULL && state->hooks->approval_queue != NULL)
+    {
+      state->approval_queue = g_object_ref (state->hooks->approval_queue);
+      run_start (g_steal_pointer (&task));
+      return;
+    }
+  g_mutex_lock (&self->lock);
+  runner = g_object_ref (self->runner);
+  g_mutex_unlock (&self->lock);
+  state->approval_queue = _subagent_manager_peek_approval_queue (self, child_mode (state), state->isolation,
+                                                                 runner, &must_make);
+  if (must_make)
+    _subagent_manager_make_approval_queue_async (self, run_approvals_routed, g_steal_pointer (&task));
+  else
+    run_start (g_steal_pointer (&task));
+}
+
+/* The workspace exists (prepared, or kept from an earlier run): run the child. */
+static void
+run_start (GTask *task_in)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  g_autoptr(SubagentToolRegistry) tools = NULL;
+  g_autoptr(SubagentRunContext) context = NULL;
+  SubagentPermissionMode mode;
+  GCancellable *cancellable;
+  SubagentRunner *runner;
+  double max_cost;
+
   g_clear_object (&state->lineage);
   state->lineage = lineage_for (state);
 
@@ -338,6 +448,23 @@ run_prepared (GObject      *source,
   runner = g_object_ref (self->runner);
   g_mutex_unlock (&self->lock);
 
+  mode = child_mode (state);
+  max_cost = subagent_def_get_max_cost_cents (state->def);
+  if (state->hooks != NULL)
+    {
+      g_free (state->hooks->workspace_root);
+      state->hooks->workspace_root = g_strdup (subagent_isolation_context_get_child_root (state->context));
+      /* The tighter of the definition's budget and what the parent has left. */
+      if (state->hooks->max_cost_cents > 0 && (max_cost <= 0 || state->hooks->max_cost_cents < max_cost))
+        max_cost = state->hooks->max_cost_cents;
+    }
+  /* Every child gets its route; without a queue it is unattended. */
+  state->approval_handler = subagent_approval_handler_new (state->approval_queue, state->run_id,
+                                                           subagent_def_get_name (state->def),
+                                                           state->batch_index, state->isolation,
+                                                           subagent_lineage_get_worktree_path (state->lineage),
+                                                           mode);
+
   context = g_object_new (SUBAGENT_TYPE_RUN_CONTEXT,
                           "task", state->task,
                           "definition", state->def,
@@ -346,14 +473,14 @@ run_prepared (GObject      *source,
                           "parent-run-id", state->parent_run_id,
                           "lineage", state->lineage,
                           "tools", tools,
-                          "permission-mode", subagent_permission_mode_clamp (self->permission_mode,
-                                                                             subagent_def_get_permission_mode (state->def)),
+                          "permission-mode", mode,
                           "isolation", state->context,
                           "max-iterations", state->max_iterations,
                           "max-tool-calls", state->max_tool_calls,
                           "timeout-seconds", state->timeout_seconds,
-                          "max-cost-cents", subagent_def_get_max_cost_cents (state->def),
+                          "max-cost-cents", max_cost,
                           "batch-index", state->batch_index,
+                          "approval-handler", state->approval_handler,
                           NULL);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
@@ -444,32 +571,40 @@ record_lineage (RunState          *state,
 static void
 keep_session (RunState          *state,
               SubagentRunResult *result,
-              JsonObject        *review)
+              JsonObject        *review,
+              gboolean           workspace_kept)
 {
   SubagentManager *self = state->manager;
   g_autoptr(GDateTime) completed = g_date_time_new_now_utc ();
   g_autofree char *sessions_dir = g_build_filename (self->root, ".subagent", "sessions", NULL);
   g_autoptr(SubagentSession) session = NULL;
   g_autoptr(GError) error = NULL;
+  /* A follow-up continues its session: usage adds up (reference 003). */
+  SubagentSession *resume = state->hooks ? state->hooks->resume : NULL;
 
   session = g_object_new (SUBAGENT_TYPE_SESSION,
                           "session-id", state->run_id,
                           "def-name", subagent_def_get_name (state->def),
                           "parent-run-id", state->parent_run_id,
                           "status", subagent_run_result_get_status (result),
-                          "started-at", state->started_at,
+                          "started-at", resume ? subagent_session_get_started_at (resume) : state->started_at,
                           "completed-at", completed,
                           "depth", state->depth + 1,
                           "batch-index", state->batch_index,
                           "isolation", state->isolation,
                           "worktree-path", subagent_lineage_get_worktree_path (state->lineage),
                           "container-path", subagent_lineage_get_container_path (state->lineage),
-                          "iterations", subagent_run_result_get_iterations (result),
-                          "tool-calls", subagent_run_result_get_tool_calls (result),
-                          "cost-cents", subagent_run_result_get_cost_cents (result),
+                          "iterations", subagent_run_result_get_iterations (result) +
+                                        (resume ? subagent_session_get_iterations (resume) : 0),
+                          "tool-calls", subagent_run_result_get_tool_calls (result) +
+                                        (resume ? subagent_session_get_tool_calls (resume) : 0),
+                          "cost-cents", subagent_run_result_get_cost_cents (result) +
+                                        (resume ? subagent_session_get_cost_cents (resume) : 0),
                           "final-answer", subagent_run_result_get_final_answer (result),
                           "review", review,
-                          "task", state->task,
+                          "task", resume ? subagent_session_get_task (resume) : state->task,
+                          "follow-ups", resume ? subagent_session_get_follow_ups (resume) + 1 : 0,
+                          "workspace-kept", workspace_kept,
                           "child-root", subagent_isolation_context_get_child_root (state->context),
                           NULL);
   if (!subagent_session_save (session, sessions_dir, &error))
@@ -489,12 +624,32 @@ run_wrap_up (GTask        *task,
   RunState *state = task_data;
   g_autoptr(JsonObject) review = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
+  gboolean separate = !g_str_equal (subagent_isolation_context_get_parent_root (state->context),
+                                    subagent_isolation_context_get_child_root (state->context));
+  gboolean keep = state->hooks != NULL && state->hooks->keep_workspace && state->outcome != NULL && separate;
+
+  /* Requests the child left waiting have nobody to act on them now. */
+  if (state->approval_handler != NULL)
+    {
+      guint cancelled = subagent_approval_handler_cancel_pending (state->approval_handler);
+
+      if (cancelled > 0)
+        g_debug ("Run %s ended with %u approval request(s) pending; they were cancelled", state->run_id, cancelled);
+    }
 
   if (state->outcome != NULL)
     review = capture_review (state);
 
-  /* Cleanup guarantee: whatever the child did. */
-  subagent_isolation_context_cleanup (state->context);
+  /* Cleanup guarantee: whatever the child did — unless the supervisor keeps
+   * the workspace for follow-ups, and then owns its cleanup. */
+  if (keep)
+    state->hooks->kept_context = g_object_ref (state->context);
+  else
+    {
+      subagent_isolation_context_cleanup (state->context);
+      if (state->hooks != NULL && separate)
+        state->hooks->workspace_disposed = TRUE;
+    }
 
   if (state->outcome == NULL)
     {
@@ -508,7 +663,7 @@ run_wrap_up (GTask        *task,
 
   result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
   record_lineage (state, result);
-  keep_session (state, result, review);
+  keep_session (state, result, review, keep);
   g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);
 }
 

@@ -28,6 +28,15 @@
  * 7. records the child's cost in the audit log and keeps a session record,
  *    in memory and in `<root>/.subagent/sessions/<run_id>.json`.
  *
+ * Each child gets a #SubagentApprovalHandler on its run context: its route
+ * to the parent run's #SubagentApprovalQueue, made on first need from the
+ * host's sink (#SubagentManager:approval-sink) or the one `config.yaml`
+ * names, or given by the host (#SubagentManager:approval-queue). With no
+ * queue (`approvals.sink: none`, or #SubagentManager:unattended) children
+ * are unattended: what needs an approval is denied at once. Requests a
+ * child leaves pending are cancelled when it ends. `docs/approvals.md`
+ * describes the routing.
+ *
  * Failures that happen before the child runs are results with status
  * `error` (reference 001's error shape), not #GErrors: a parent's model reads
  * them as the tool's answer. A #GError is only for a caller's mistake, such
@@ -44,6 +53,9 @@ enum {
   PROP_TOOLS,
   PROP_RUNNER,
   PROP_PERMISSION_MODE,
+  PROP_APPROVAL_QUEUE,
+  PROP_APPROVAL_SINK,
+  PROP_UNATTENDED,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -68,6 +80,9 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->audit);
   g_clear_object (&self->tools);
   g_clear_object (&self->runner);
+  _subagent_manager_drop_approval_queue (self);
+  g_clear_object (&self->approval_sink);
+  g_mutex_clear (&self->approval_lock);
   g_hash_table_unref (self->sessions);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_manager_parent_class)->finalize (object);
@@ -88,6 +103,17 @@ subagent_manager_get_property (GObject *object, guint prop_id, GValue *value, GP
     case PROP_TOOLS: g_value_set_object (value, self->tools); break;
     case PROP_RUNNER: g_value_set_object (value, self->runner); break;
     case PROP_PERMISSION_MODE: g_value_set_enum (value, self->permission_mode); break;
+    case PROP_APPROVAL_QUEUE:
+      g_mutex_lock (&self->approval_lock);
+      g_value_set_object (value, self->approval_queue);
+      g_mutex_unlock (&self->approval_lock);
+      break;
+    case PROP_APPROVAL_SINK:
+      g_mutex_lock (&self->approval_lock);
+      g_value_set_object (value, self->approval_sink);
+      g_mutex_unlock (&self->approval_lock);
+      break;
+    case PROP_UNATTENDED: g_value_set_boolean (value, subagent_manager_get_unattended (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -107,6 +133,9 @@ subagent_manager_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_TOOLS: subagent_manager_set_tools (self, g_value_get_object (value)); break;
     case PROP_RUNNER: subagent_manager_set_runner (self, g_value_get_object (value)); break;
     case PROP_PERMISSION_MODE: subagent_manager_set_permission_mode (self, g_value_get_enum (value)); break;
+    case PROP_APPROVAL_QUEUE: subagent_manager_set_approval_queue (self, g_value_get_object (value)); break;
+    case PROP_APPROVAL_SINK: subagent_manager_set_approval_sink (self, g_value_get_object (value)); break;
+    case PROP_UNATTENDED: subagent_manager_set_unattended (self, g_value_get_boolean (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -272,6 +301,35 @@ subagent_manager_class_init (SubagentManagerClass *klass)
     g_param_spec_enum ("permission-mode", NULL, NULL, SUBAGENT_TYPE_PERMISSION_MODE,
                        SUBAGENT_PERMISSION_MODE_INHERIT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:approval-queue:
+   *
+   * The queue children's approval requests go to: the host's, or the one
+   * the manager made for its run on first need (%NULL until then). Setting
+   * %NULL goes back to the configured sink.
+   */
+  properties[PROP_APPROVAL_QUEUE] =
+    g_param_spec_object ("approval-queue", NULL, NULL, SUBAGENT_TYPE_APPROVAL_QUEUE,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:approval-sink:
+   *
+   * The store the manager makes its run's queue with; %NULL (the default)
+   * uses `approvals.sink` of `config.yaml`.
+   */
+  properties[PROP_APPROVAL_SINK] =
+    g_param_spec_object ("approval-sink", NULL, NULL, SUBAGENT_TYPE_APPROVAL_SINK,
+                         G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:unattended:
+   *
+   * Whether nobody can answer children's approval requests: then what
+   * needs an approval is denied at once, with the reason
+   * %SUBAGENT_APPROVAL_UNATTENDED_REASON.
+   */
+  properties[PROP_UNATTENDED] =
+    g_param_spec_boolean ("unattended", NULL, NULL, FALSE,
+                          G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -279,6 +337,7 @@ static void
 subagent_manager_init (SubagentManager *self)
 {
   g_mutex_init (&self->lock);
+  g_mutex_init (&self->approval_lock);
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
@@ -473,6 +532,156 @@ subagent_manager_set_permission_mode (SubagentManager        *self,
 
   self->permission_mode = mode;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PERMISSION_MODE]);
+}
+
+/**
+ * subagent_manager_dup_approval_queue:
+ * @self: a #SubagentManager
+ * @error: return location for a #GError
+ *
+ * The queue children's approval requests go to, made now if there is none
+ * yet: from #SubagentManager:approval-sink, or from the sink `config.yaml`
+ * names (`approvals.sink`: `file` loads the approval-file plugin, rooted at
+ * the workspace root and signing with `approvals.hmac_key_file`; `memory`
+ * is the built-in sink). Its parent run id is the manager's run id.
+ *
+ * This may load a plugin and read the store: it blocks, so a UI calls it
+ * from a worker thread. Runs call it in a worker thread themselves, and
+ * only for a child that could ask.
+ *
+ * Returns: (transfer full) (nullable): the queue; %NULL without an error
+ *   when children are unattended (#SubagentManager:unattended, or
+ *   `approvals.sink: none`)
+ */
+SubagentApprovalQueue *
+subagent_manager_dup_approval_queue (SubagentManager  *self,
+                                     GError          **error)
+{
+  SubagentApprovalQueue *queue;
+  gboolean had;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  g_mutex_lock (&self->approval_lock);
+  had = self->approval_queue != NULL;
+  g_mutex_unlock (&self->approval_lock);
+  queue = _subagent_manager_make_approval_queue (self, error);
+  if (!had && queue != NULL)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APPROVAL_QUEUE]);
+  return queue;
+}
+
+/**
+ * subagent_manager_set_approval_queue:
+ * @self: a #SubagentManager
+ * @queue: (nullable): the host's queue, or %NULL for the configured one
+ *
+ * Routes the approval requests of children started after this call to
+ * @queue (whatever its parent run id), for a host that keeps its own.
+ */
+void
+subagent_manager_set_approval_queue (SubagentManager       *self,
+                                     SubagentApprovalQueue *queue)
+{
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (queue == NULL || SUBAGENT_IS_APPROVAL_QUEUE (queue));
+
+  _subagent_manager_drop_approval_queue (self);
+  g_mutex_lock (&self->approval_lock);
+  g_set_object (&self->approval_queue, queue);
+  g_mutex_unlock (&self->approval_lock);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APPROVAL_QUEUE]);
+}
+
+/**
+ * subagent_manager_get_approval_sink:
+ * @self: a #SubagentManager
+ *
+ * Returns: (transfer none) (nullable): the host's approval sink, if it gave one
+ */
+SubagentApprovalSink *
+subagent_manager_get_approval_sink (SubagentManager *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  return self->approval_sink;
+}
+
+/**
+ * subagent_manager_set_approval_sink:
+ * @self: a #SubagentManager
+ * @sink: (nullable): where the run's queue keeps its requests; %NULL for
+ *   `approvals.sink` of `config.yaml`
+ *
+ * Sets the store of the queue the manager makes for its run. A queue the
+ * manager made before is forgotten (requests waiting in it still get their
+ * verdicts); a queue the host gave stays until it is unset.
+ */
+void
+subagent_manager_set_approval_sink (SubagentManager      *self,
+                                    SubagentApprovalSink *sink)
+{
+  gboolean had_queue;
+
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (sink == NULL || SUBAGENT_IS_APPROVAL_SINK (sink));
+
+  g_mutex_lock (&self->approval_lock);
+  had_queue = self->approval_queue != NULL && self->approval_queue_owned;
+  g_mutex_unlock (&self->approval_lock);
+  if (had_queue)
+    _subagent_manager_drop_approval_queue (self);
+  g_mutex_lock (&self->approval_lock);
+  g_set_object (&self->approval_sink, sink);
+  g_clear_error (&self->approval_error);
+  g_mutex_unlock (&self->approval_lock);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APPROVAL_SINK]);
+  if (had_queue)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_APPROVAL_QUEUE]);
+}
+
+/**
+ * subagent_manager_get_unattended:
+ * @self: a #SubagentManager
+ *
+ * Returns: whether children's approval requests are denied at once
+ */
+gboolean
+subagent_manager_get_unattended (SubagentManager *self)
+{
+  gboolean unattended;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), TRUE);
+
+  g_mutex_lock (&self->approval_lock);
+  unattended = self->approvals_unattended;
+  g_mutex_unlock (&self->approval_lock);
+  return unattended;
+}
+
+/**
+ * subagent_manager_set_unattended:
+ * @self: a #SubagentManager
+ * @unattended: %TRUE when nobody can answer children's approval requests
+ *
+ * Marks children started after this call unattended (or not): an
+ * unattended child's calls that need an approval are denied at once, with
+ * the reason %SUBAGENT_APPROVAL_UNATTENDED_REASON, instead of waiting.
+ */
+void
+subagent_manager_set_unattended (SubagentManager *self,
+                                 gboolean         unattended)
+{
+  gboolean changed;
+
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+
+  g_mutex_lock (&self->approval_lock);
+  changed = self->approvals_unattended != !!unattended;
+  self->approvals_unattended = !!unattended;
+  g_mutex_unlock (&self->approval_lock);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_UNATTENDED]);
 }
 
 /**

@@ -10,6 +10,8 @@
 
 #include <gio/gio.h>
 
+#include "subagent-approval-queue.h"
+#include "subagent-approval-sink.h"
 #include "subagent-audit-log.h"
 #include "subagent-catalog.h"
 #include "subagent-config.h"
@@ -43,6 +45,17 @@ void                    subagent_manager_set_runner          (SubagentManager *s
 SubagentPermissionMode  subagent_manager_get_permission_mode (SubagentManager *self);
 void                    subagent_manager_set_permission_mode (SubagentManager        *self,
                                                               SubagentPermissionMode  mode);
+
+SubagentApprovalQueue  *subagent_manager_dup_approval_queue  (SubagentManager        *self,
+                                                              GError                **error);
+void                    subagent_manager_set_approval_queue  (SubagentManager        *self,
+                                                              SubagentApprovalQueue  *queue);
+SubagentApprovalSink   *subagent_manager_get_approval_sink   (SubagentManager        *self);
+void                    subagent_manager_set_approval_sink   (SubagentManager        *self,
+                                                              SubagentApprovalSink   *sink);
+gboolean                subagent_manager_get_unattended      (SubagentManager        *self);
+void                    subagent_manager_set_unattended      (SubagentManager        *self,
+                                                              gboolean                unattended);
 
 SubagentDef *subagent_manager_get_def   (SubagentManager *self,
                                          const char      *name);

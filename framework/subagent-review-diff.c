@@ -1,17 +1,12 @@
-/* subagent-review-diff.c: hashes two trees into an in-memory object
- * database and formats their difference (see SubagentReview).
+/* subagent-review-diff.c: the in-memory object database of a review
+ * capture, the base tree of a commit, and the patch and status text of
+ * the difference (see SubagentReview).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <git2.h>
 #include <git2/sys/mempack.h>
@@ -30,288 +25,6 @@
 #define COUNT_RENAMED SUBAGENT_REVIEW_COUNT_RENAMED
 #define COUNT_MODE_CHANGED SUBAGENT_REVIEW_COUNT_MODE_CHANGED
 #define COUNT_BINARY SUBAGENT_REVIEW_COUNT_BINARY
-
-typedef struct {
-  git_repository *repo;
-  git_repository *ignore_repo;   /* worktree mode: the child's, for .gitignore */
-  git_tree *base_tree;           /* worktree mode: tracked paths are never ignored */
-  gboolean commit_mode;
-  const char *side;              /* the directory being hashed, for messages */
-  GCancellable *cancellable;
-} Walker;
-
-static gboolean
-set_git_error (GError    **error,
-               const char *format,
-               ...) G_GNUC_PRINTF (2, 3);
-
-static gboolean
-set_git_error (GError    **error,
-               const char *format,
-               ...)
-{
-  const git_error *e = git_error_last ();
-  g_autofree char *what = NULL;
-  va_list ap;
-
-  va_start (ap, format);
-  what = g_strdup_vprintf (format, ap);
-  va_end (ap);
-  g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED, "%s: %s",
-               what, e && e->message ? e->message : "libgit2 failed");
-  return FALSE;
-}
-
-static gboolean
-set_errno_error (GError    **error,
-                 int         saved_errno,
-                 const char *what,
-                 const char *side,
-                 const char *rel)
-{
-  g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED, "Could not %s %s/%s: %s",
-               what, side, rel, g_strerror (saved_errno));
-  return FALSE;
-}
-
-static gboolean
-hash_file (Walker     *w,
-           int         dir_fd,
-           const char *name,
-           const char *rel,
-           git_oid    *out,
-           GError    **error)
-{
-  g_autofree char *data = NULL;
-  struct stat st;
-  gsize done = 0;
-  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-
-  if (fd < 0)
-    return set_errno_error (error, errno, "read", w->side, rel);
-  if (fstat (fd, &st) != 0)
-    {
-      int saved = errno;
-      close (fd);
-      return set_errno_error (error, saved, "stat", w->side, rel);
-    }
-  /* read(), not mmap(): a file truncated meanwhile must not SIGBUS us. */
-  data = g_malloc (st.st_size > 0 ? st.st_size : 1);
-  while (done < (gsize) st.st_size)
-    {
-      ssize_t n = read (fd, data + done, st.st_size - done);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          close (fd);
-          return set_errno_error (error, saved, "read", w->side, rel);
-        }
-      if (n == 0)
-        break;
-      done += n;
-    }
-  close (fd);
-  if (git_blob_create_from_buffer (out, w->repo, data, done) < 0)
-    return set_git_error (error, "Could not hash %s/%s", w->side, rel);
-  return TRUE;
-}
-
-static gboolean
-path_is_ignored (Walker     *w,
-                 const char *rel,
-                 gboolean    is_dir)
-{
-  g_autofree char *query = NULL;
-  int ignored = 0;
-
-  if (w->ignore_repo == NULL)
-    return FALSE;
-  query = is_dir ? g_strconcat (rel, "/", NULL) : g_strdup (rel);
-  if (git_ignore_path_is_ignored (&ignored, w->ignore_repo, query) < 0)
-    return FALSE;
-  return ignored != 0;
-}
-
-static git_tree_entry *
-base_entry (Walker     *w,
-            const char *rel)
-{
-  git_tree_entry *entry = NULL;
-
-  if (w->base_tree == NULL || git_tree_entry_bypath (&entry, w->base_tree, rel) < 0)
-    return NULL;
-  return entry;
-}
-
-/* Hashes the directory open at dir_fd into a tree; *out_empty when it holds
- * nothing git would keep. */
-static gboolean
-write_dir_tree (Walker     *w,
-                int         dir_fd,
-                const char *rel,
-                git_oid    *out,
-                gboolean   *out_empty,
-                GError    **error)
-{
-  git_treebuilder *builder = NULL;
-  struct dirent *de;
-  DIR *dir = NULL;
-  gboolean ok = FALSE;
-  int dup_fd;
-
-  if (git_treebuilder_new (&builder, w->repo, NULL) < 0)
-    return set_git_error (error, "Could not start a tree for %s/%s", w->side, rel);
-
-  dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
-  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
-    {
-      set_errno_error (error, errno, "read directory", w->side, rel);
-      if (dup_fd >= 0)
-        close (dup_fd);
-      goto out;
-    }
-
-  while ((de = readdir (dir)) != NULL)
-    {
-      g_autofree char *child_rel = NULL;
-      git_tree_entry *tracked = NULL;
-      struct stat st;
-      git_oid oid;
-      git_filemode_t mode;
-
-      if (g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, "..") ||
-          g_str_equal (de->d_name, ".git"))
-        continue;
-      if (*rel == '\0' && g_str_equal (de->d_name, ".subagent"))
-        continue;
-      if (g_cancellable_set_error_if_cancelled (w->cancellable, error))
-        goto out;
-
-      child_rel = *rel ? g_strconcat (rel, "/", de->d_name, NULL) : g_strdup (de->d_name);
-      if (fstatat (dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        {
-          if (errno == ENOENT)
-            continue;
-          set_errno_error (error, errno, "stat", w->side, child_rel);
-          goto out;
-        }
-      if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
-        continue;
-
-      tracked = base_entry (w, child_rel);
-      if (tracked == NULL && path_is_ignored (w, child_rel, S_ISDIR (st.st_mode)))
-        continue;
-
-      if (S_ISDIR (st.st_mode))
-        {
-          gboolean empty = TRUE;
-          int sub_fd;
-
-          /* Submodules stay as the base has them. */
-          if (tracked != NULL && git_tree_entry_filemode (tracked) == GIT_FILEMODE_COMMIT)
-            {
-              int r = git_treebuilder_insert (NULL, builder, de->d_name,
-                                              git_tree_entry_id (tracked), GIT_FILEMODE_COMMIT);
-              git_tree_entry_free (tracked);
-              if (r < 0)
-                {
-                  set_git_error (error, "Could not add %s to a tree", child_rel);
-                  goto out;
-                }
-              continue;
-            }
-          git_tree_entry_free (tracked);
-          sub_fd = openat (dir_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub_fd < 0)
-            {
-              set_errno_error (error, errno, "open directory", w->side, child_rel);
-              goto out;
-            }
-          /* An untracked nested repository is not part of the change. */
-          if (w->commit_mode && faccessat (sub_fd, ".git", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-            {
-              close (sub_fd);
-              continue;
-            }
-          ok = write_dir_tree (w, sub_fd, child_rel, &oid, &empty, error);
-          close (sub_fd);
-          if (!ok)
-            goto out;
-          ok = FALSE;
-          if (empty)
-            continue;
-          mode = GIT_FILEMODE_TREE;
-        }
-      else if (S_ISLNK (st.st_mode))
-        {
-          g_autofree char *target = g_malloc (st.st_size + 2);
-          ssize_t len = readlinkat (dir_fd, de->d_name, target, st.st_size + 1);
-
-          git_tree_entry_free (tracked);
-          if (len < 0)
-            {
-              set_errno_error (error, errno, "read link", w->side, child_rel);
-              goto out;
-            }
-          if (git_blob_create_from_buffer (&oid, w->repo, target, (size_t) len) < 0)
-            {
-              set_git_error (error, "Could not hash %s/%s", w->side, child_rel);
-              goto out;
-            }
-          mode = GIT_FILEMODE_LINK;
-        }
-      else
-        {
-          git_tree_entry_free (tracked);
-          if (!hash_file (w, dir_fd, de->d_name, child_rel, &oid, error))
-            goto out;
-          mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
-        }
-
-      if (git_treebuilder_insert (NULL, builder, de->d_name, &oid, mode) < 0)
-        {
-          set_git_error (error, "Could not add %s to a tree", child_rel);
-          goto out;
-        }
-    }
-
-  *out_empty = git_treebuilder_entrycount (builder) == 0;
-  if (git_treebuilder_write (out, builder) < 0)
-    {
-      set_git_error (error, "Could not write the tree of %s/%s", w->side, rel);
-      goto out;
-    }
-  ok = TRUE;
-
-out:
-  if (dir != NULL)
-    closedir (dir);
-  git_treebuilder_free (builder);
-  return ok;
-}
-
-static gboolean
-tree_from_dir (Walker     *w,
-               const char *path,
-               git_tree  **out,
-               GError    **error)
-{
-  gboolean empty;
-  git_oid oid;
-  int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  gboolean ok;
-
-  if (fd < 0)
-    return set_errno_error (error, errno, "open", path, "");
-  w->side = path;
-  ok = write_dir_tree (w, fd, "", &oid, &empty, error);
-  close (fd);
-  if (ok && git_tree_lookup (out, w->repo, &oid) < 0)
-    return set_git_error (error, "Could not read back the tree of %s", path);
-  return ok;
-}
 
 static char *
 objects_dir_of (const char *git_dir)
@@ -349,23 +62,23 @@ add_readonly_objects (git_odb    *odb,
   git_odb_backend *pack = NULL;
 
   if (git_odb_backend_pack (&pack, dir) < 0)
-    return set_git_error (error, "Could not read the packs of %s", dir);
+    return _subagent_review_git_error (error, "Could not read the packs of %s", dir);
   pack->freshen = NULL;
   pack->writepack = NULL;
   if (git_odb_add_alternate (odb, pack, 2 - (int) depth) < 0)
     {
       pack->free (pack);
-      return set_git_error (error, "Could not read the packs of %s", dir);
+      return _subagent_review_git_error (error, "Could not read the packs of %s", dir);
     }
   if (git_odb_backend_loose (&loose, dir, -1, 0, 0, 0) < 0)
-    return set_git_error (error, "Could not read the objects of %s", dir);
+    return _subagent_review_git_error (error, "Could not read the objects of %s", dir);
   loose->freshen = NULL;
   loose->write = NULL;
   loose->writestream = NULL;
   if (git_odb_add_alternate (odb, loose, 1 - (int) depth) < 0)
     {
       loose->free (loose);
-      return set_git_error (error, "Could not read the objects of %s", dir);
+      return _subagent_review_git_error (error, "Could not read the objects of %s", dir);
     }
 
   /* The parent's own alternates (clones with --shared or --reference). */
@@ -402,13 +115,13 @@ new_memory_repo (const char      *alternate_objects,
   if (git_repository_new (&repo) < 0 || git_odb_new (&odb) < 0 ||
       git_mempack_new (&mempack) < 0)
     {
-      set_git_error (error, "Could not create an in-memory object database");
+      _subagent_review_git_error (error, "Could not create an in-memory object database");
       goto out;
     }
   /* The only writable backend: everything hashed stays in memory. */
   if (git_odb_add_backend (odb, mempack, 1000) < 0)
     {
-      set_git_error (error, "Could not create an in-memory object database");
+      _subagent_review_git_error (error, "Could not create an in-memory object database");
       mempack->free (mempack);
       goto out;
     }
@@ -417,7 +130,7 @@ new_memory_repo (const char      *alternate_objects,
   if (git_repository_set_odb (repo, odb) < 0 || git_config_new (&config) < 0 ||
       git_repository_set_config (repo, config) < 0)
     {
-      set_git_error (error, "Could not set up an in-memory repository");
+      _subagent_review_git_error (error, "Could not set up an in-memory repository");
       goto out;
     }
   *out = g_steal_pointer (&repo);
@@ -462,7 +175,7 @@ base_tree_from_commit (git_repository  *repo,
       if (git_oid_fromstrn (&oid, base_commit, strlen (base_commit)) < 0 ||
           git_object_lookup_prefix (&object, repo, &oid, strlen (base_commit), GIT_OBJECT_ANY) < 0)
         {
-          set_git_error (error, "Base commit %s is not in the parent's repository", base_commit);
+          _subagent_review_git_error (error, "Base commit %s is not in the parent's repository", base_commit);
           goto out;
         }
     }
@@ -472,32 +185,32 @@ base_tree_from_commit (git_repository  *repo,
 
       if (refs_repo == NULL || git_revparse_single (&resolved, refs_repo, base_commit) < 0)
         {
-          set_git_error (error, "Could not resolve base commit “%s”; pass a commit id", base_commit);
+          _subagent_review_git_error (error, "Could not resolve base commit “%s”; pass a commit id", base_commit);
           goto out;
         }
       git_oid_cpy (&oid, git_object_id (resolved));
       git_object_free (resolved);
       if (git_object_lookup (&object, repo, &oid, GIT_OBJECT_ANY) < 0)
         {
-          set_git_error (error, "Could not read base commit %s", base_commit);
+          _subagent_review_git_error (error, "Could not read base commit %s", base_commit);
           goto out;
         }
     }
   if (git_object_peel (&tree_object, object, GIT_OBJECT_TREE) < 0)
     {
-      set_git_error (error, "Base %s is not a commit or tree", base_commit);
+      _subagent_review_git_error (error, "Base %s is not a commit or tree", base_commit);
       goto out;
     }
   if (git_treebuilder_new (&builder, repo, (git_tree *) tree_object) < 0)
     {
-      set_git_error (error, "Could not read the tree of %s", base_commit);
+      _subagent_review_git_error (error, "Could not read the tree of %s", base_commit);
       goto out;
     }
   if (git_treebuilder_get (builder, ".subagent") != NULL)
     git_treebuilder_remove (builder, ".subagent");
   if (git_treebuilder_write (&oid, builder) < 0 || git_tree_lookup (out, repo, &oid) < 0)
     {
-      set_git_error (error, "Could not write the base tree of %s", base_commit);
+      _subagent_review_git_error (error, "Could not write the base tree of %s", base_commit);
       goto out;
     }
   ok = TRUE;
@@ -541,10 +254,28 @@ append_path (GString    *s,
   }
 }
 
+/* Whether a delta shows the placeholder of unchanged files: the base
+ * changed between the two walks. */
+static gboolean
+diff_shows (git_diff      *diff,
+            const git_oid *placeholder)
+{
+  for (size_t i = 0; i < git_diff_num_deltas (diff); i++)
+    {
+      const git_diff_delta *delta = git_diff_get_delta (diff, i);
+
+      if (git_oid_equal (&delta->old_file.id, placeholder) || git_oid_equal (&delta->new_file.id, placeholder))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static gboolean
 diff_trees (git_repository *repo,
             git_tree       *base,
             git_tree       *child,
+            const git_oid  *placeholder,
+            gboolean       *out_retry,
             GString        *patch_text,
             GString        *status_text,
             guint          *counts,
@@ -565,7 +296,13 @@ diff_trees (git_repository *repo,
   if (git_diff_tree_to_tree (&diff, repo, base, child, &opts) < 0 ||
       git_diff_find_similar (diff, &find) < 0)
     {
-      set_git_error (error, "Could not compare the trees");
+      _subagent_review_git_error (error, "Could not compare the trees");
+      goto out;
+    }
+  if (placeholder != NULL && diff_shows (diff, placeholder))
+    {
+      *out_retry = TRUE;
+      ok = TRUE;
       goto out;
     }
 
@@ -586,7 +323,7 @@ diff_trees (git_repository *repo,
           git_patch_to_buf (&buf, patch) < 0 ||
           git_patch_line_stats (NULL, &adds, &dels, patch) < 0)
         {
-          set_git_error (error, "Could not format the change of %s",
+          _subagent_review_git_error (error, "Could not format the change of %s",
                          git_diff_get_delta (diff, i)->new_file.path);
           git_buf_dispose (&buf);
           git_patch_free (patch);
@@ -660,6 +397,7 @@ out:
   git_diff_free (diff);
   return ok;
 }
+
 gboolean
 _subagent_review_diff (const char   *base_dir,
                        const char   *base_commit,
@@ -677,7 +415,10 @@ _subagent_review_diff (const char   *base_dir,
   git_repository *refs_repo = NULL;
   git_tree *base_tree = NULL;
   git_tree *child_tree = NULL;
-  Walker walker = { 0 };
+  git_index *index = NULL;
+  SubagentReviewWalker walker = { .twin_fd = -1 };
+  const git_oid *placeholder = NULL;
+  gboolean retry = FALSE;
   gboolean ok = FALSE;
 
   git_libgit2_init ();
@@ -722,14 +463,41 @@ _subagent_review_diff (const char   *base_dir,
       walker.commit_mode = TRUE;
       walker.ignore_repo = child_repo;
       walker.base_tree = base_tree;
+      /* The child's own index is git's stat cache: files it says are
+       * unchanged since checkout are not read again. Only read. */
+      if (child_repo != NULL && git_repository_index (&index, child_repo) == 0)
+        _subagent_review_walker_use_index (&walker, index);
+      ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
     }
-  else if (!tree_from_dir (&walker, base_dir, &base_tree, error))
-    goto out;
+  else
+    {
+      /* Child first: it finds the files equal on both sides (compared
+       * byte for byte), which then need no hashing on either side. */
+      ok = _subagent_review_walker_set_twin (&walker, base_dir, error) &&
+           _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error) &&
+           _subagent_review_walker_set_twin (&walker, NULL, error) &&
+           _subagent_review_tree_from_dir (&walker, base_dir, &base_tree, error);
+      placeholder = &walker.placeholder;
+    }
 
-  ok = tree_from_dir (&walker, child_root, &child_tree, error) &&
-       diff_trees (repo, base_tree, child_tree, patch_text, status_text, counts, cancellable, error);
+  ok = ok && diff_trees (repo, base_tree, child_tree, placeholder, &retry,
+                         patch_text, status_text, counts, cancellable, error);
+  if (ok && retry)
+    {
+      g_debug ("%s changed while its review was taken; hashing every file", base_dir);
+      _subagent_review_walker_clear (&walker);
+      g_clear_pointer (&base_tree, git_tree_free);
+      g_clear_pointer (&child_tree, git_tree_free);
+      retry = FALSE;
+      ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error) &&
+           _subagent_review_tree_from_dir (&walker, base_dir, &base_tree, error) &&
+           diff_trees (repo, base_tree, child_tree, NULL, &retry,
+                       patch_text, status_text, counts, cancellable, error);
+    }
 
 out:
+  _subagent_review_walker_clear (&walker);
+  git_index_free (index);
   git_tree_free (child_tree);
   git_tree_free (base_tree);
   git_repository_free (repo);

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <time.h>
+#include <git2.h>
 
 G_BEGIN_DECLS
 
@@ -25,7 +27,7 @@ enum {
 /* Compares base (a resolved directory, or a commit of the repository at
  * base_git_dir or of child_root's) with child_root (resolved); appends the
  * patch and the status lines, fills counts. Writes nothing to disk. */
-gboolean _subagent_review_diff (const char   *base_dir,
+G_GNUC_INTERNAL gboolean _subagent_review_diff (const char   *base_dir,
                                 const char   *base_commit,
                                 const char   *base_git_dir,
                                 const char   *child_root,
@@ -34,5 +36,35 @@ gboolean _subagent_review_diff (const char   *base_dir,
                                 guint        *counts,
                                 GCancellable *cancellable,
                                 GError      **error);
+
+/* subagent-review-tree.c: hashing a directory into a tree. */
+typedef struct {
+  git_repository *repo;
+  git_repository *ignore_repo;   /* commit mode: the child's, for .gitignore */
+  git_tree *base_tree;           /* commit mode: tracked paths are never ignored */
+  gboolean commit_mode;
+  git_index *index;              /* commit mode: the child's index, as a stat cache */
+  git_odb *odb;                  /* with index: where its ids must exist */
+  struct timespec index_mtime;
+  int twin_fd;                   /* dir mode, child walk: the base root */
+  GHashTable *unchanged;         /* dir mode: paths equal on both sides */
+  git_oid placeholder;           /* stands for every unchanged file */
+  const char *side;              /* the directory being hashed, for messages */
+  GCancellable *cancellable;
+} SubagentReviewWalker;
+
+G_GNUC_INTERNAL gboolean _subagent_review_git_error       (GError              **error,
+                                           const char           *format,
+                                           ...) G_GNUC_PRINTF (2, 3);
+G_GNUC_INTERNAL void     _subagent_review_walker_use_index (SubagentReviewWalker *walker,
+                                            git_index            *index);
+G_GNUC_INTERNAL gboolean _subagent_review_walker_set_twin (SubagentReviewWalker  *walker,
+                                           const char            *twin_dir,
+                                           GError               **error);
+G_GNUC_INTERNAL void     _subagent_review_walker_clear    (SubagentReviewWalker  *walker);
+G_GNUC_INTERNAL gboolean _subagent_review_tree_from_dir   (SubagentReviewWalker  *walker,
+                                           const char            *path,
+                                           git_tree             **out,
+                                           GError               **error);
 
 G_END_DECLS

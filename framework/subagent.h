@@ -43,5 +43,14 @@
 #include "subagent-config.h"
 #include "subagent-run-options.h"
 #include "subagent-manager.h"
+#include "subagent-events.h"
+#include "subagent-projection.h"
+#include "subagent-supervisor.h"
+#include "subagent-shutdown.h"
+#include "subagent-follow-up.h"
+#include "subagent-batch.h"
+#include "subagent-team.h"
+#include "subagent-team-result.h"
+#include "subagent-delegation-tools.h"
 
 #undef SUBAGENT_INSIDE

@@ -11,8 +11,9 @@
  *                             approves when INDEX is even, denies when odd;
  *                             prints "WON <id> <status>" per compare-and-set won;
  *                             exits once it has seen N requests
- *   read ROOT RUN N           loads RUN as fast as it can until N requests have
- *                             verdicts; prints "READS <count>"
+ *   read ROOT RUN N           loads RUN every 2 ms, unsynchronized with the
+ *                             writers, until N requests have verdicts;
+ *                             prints "READS <count>"
  *   crash-writer ROOT RUN     forever adds a request or approves the oldest
  *                             pending one (see next_op()), printing "READY n a"
  *                             first and "STATE n a" after each committed step
@@ -220,7 +221,12 @@ run_reader (SubagentApprovalSink *sink,
 
   while (decided < n)
     {
-      g_autoptr(GPtrArray) requests = load_or_die (sink, run);
+      g_autoptr(GPtrArray) requests = NULL;
+
+      /* Reads at arbitrary moments, racing the writers' renames, but leaves
+       * the CPU to them between reads. */
+      g_usleep (2000);
+      requests = load_or_die (sink, run);
 
       reads++;
       decided = 0;

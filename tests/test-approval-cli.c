@@ -11,21 +11,26 @@
 
 /* subagentctl approvals */
 
+/* Runs `subagentctl approvals --root ROOT ARGS...`; returns its stdout,
+ * *status gets its exit status and *err (if non-NULL) its stderr. */
 static char *
-ctl (Fixture    *f,
-     int        *status,
-     const char *first_arg,
+ctl (Fixture     *f,
+     int         *status,
+     char       **err,
+     const char  *first_arg,
      ...) G_GNUC_NULL_TERMINATED;
 
 static char *
-ctl (Fixture    *f,
-     int        *status,
-     const char *first_arg,
+ctl (Fixture     *f,
+     int         *status,
+     char       **err,
+     const char  *first_arg,
      ...)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GSubprocess) proc = NULL;
   g_autoptr(GError) error = NULL;
+  g_autofree char *err_text = NULL;
   char *out = NULL;
   va_list ap;
 
@@ -38,11 +43,14 @@ ctl (Fixture    *f,
     g_ptr_array_add (argv, (gpointer) a);
   va_end (ap);
   g_ptr_array_add (argv, NULL);
-  proc = g_subprocess_newv ((const char * const *) argv->pdata, G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error);
+  proc = g_subprocess_newv ((const char * const *) argv->pdata,
+                            G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
   g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, NULL, &error);
+  g_subprocess_communicate_utf8 (proc, NULL, NULL, &out, &err_text, &error);
   g_assert_no_error (error);
   *status = g_subprocess_get_if_exited (proc) ? g_subprocess_get_exit_status (proc) : -1;
+  if (err != NULL)
+    *err = g_steal_pointer (&err_text);
   return out;
 }
 
@@ -68,7 +76,7 @@ test_cli_list_json (Fixture       *f,
   g_assert_true (subagent_approval_sink_update_status (f->sink, "run-2", subagent_approval_request_get_request_id (b),
                                                        SUBAGENT_APPROVAL_STATUS_DENIED, NULL, NULL, NULL));
 
-  out = ctl (f, &status, "list", "--json", NULL);
+  out = ctl (f, &status, NULL, "list", "--json", NULL);
   g_assert_cmpint (status, ==, 0);
   json_parser_load_from_data (parser, out, -1, &error);
   g_assert_no_error (error);
@@ -88,11 +96,11 @@ test_cli_list_json (Fixture       *f,
       g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (array, i), "status"), ==, "pending");
     }
 
-  all = ctl (f, &status, "list", "--json", "--all", NULL);
+  all = ctl (f, &status, NULL, "list", "--json", "--all", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (all, subagent_approval_request_get_request_id (b)));
   g_free (out);
-  out = ctl (f, &status, "list", NULL);
+  out = ctl (f, &status, NULL, "list", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, subagent_approval_request_get_request_id (a)));
   g_assert_nonnull (strstr (out, "write_file"));
@@ -109,25 +117,32 @@ test_cli_approve_deny (Fixture       *f,
   const char *id_a = subagent_approval_request_get_request_id (a);
   const char *id_b = subagent_approval_request_get_request_id (b);
   const char *id_c = subagent_approval_request_get_request_id (c);
+  g_autofree char *err = NULL;
   int status;
 
   ats_save_one (f->sink, RUN, a);
   ats_save_one (f->sink, RUN, b);
   ats_save_one (f->sink, "run-2", c);
 
-  g_free (ctl (f, &status, "approve", id_a, "--by", "alice", NULL));
+  g_free (ctl (f, &status, NULL, "approve", id_a, "--by", "alice", NULL));
   g_assert_cmpint (status, ==, 0);
-  g_free (ctl (f, &status, "approve", id_a, NULL));
+  g_free (ctl (f, &status, &err, "approve", id_a, NULL));
   g_assert_cmpint (status, ==, 1);
-  g_free (ctl (f, &status, "deny", id_b, "--reason", "not now", NULL));
+  g_assert_nonnull (strstr (err, "is not pending any more"));
+  g_clear_pointer (&err, g_free);
+  g_free (ctl (f, &status, NULL, "deny", id_b, "--reason", "not now", NULL));
   g_assert_cmpint (status, ==, 0);
-  g_free (ctl (f, &status, "approve", "no-such-request", NULL));
+  g_free (ctl (f, &status, &err, "approve", "no-such-request", NULL));
   g_assert_cmpint (status, ==, 1);
-  g_free (ctl (f, &status, "approve", "../x", NULL));
+  g_assert_nonnull (strstr (err, "No approval request no-such-request"));
+  g_clear_pointer (&err, g_free);
+  g_free (ctl (f, &status, &err, "approve", "../x", NULL));
   g_assert_cmpint (status, ==, 1);
-  g_free (ctl (f, &status, "approve", id_c, "--run", RUN, NULL));
+  g_assert_nonnull (strstr (err, "Invalid request id"));
+  g_clear_pointer (&err, g_free);
+  g_free (ctl (f, &status, NULL, "approve", id_c, "--run", RUN, NULL));
   g_assert_cmpint (status, ==, 1);
-  g_free (ctl (f, &status, "deny", id_c, "--run", "run-2", NULL));
+  g_free (ctl (f, &status, NULL, "deny", id_c, "--run", "run-2", NULL));
   g_assert_cmpint (status, ==, 0);
 
   requests = ats_load (f->sink, RUN);
@@ -152,11 +167,11 @@ test_cli_approve_all_deny_all (Fixture       *f,
   ats_save_one (f->sink, RUN, b);
   ats_save_one (f->sink, "run-2", c);
 
-  out = ctl (f, &status, "approve-all", "--run", RUN, NULL);
+  out = ctl (f, &status, NULL, "approve-all", "--run", RUN, NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "Approved 2 "));
   g_free (out);
-  out = ctl (f, &status, "deny-all", "--reason", "closing", NULL);
+  out = ctl (f, &status, NULL, "deny-all", "--reason", "closing", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "Denied 1 "));
   g_assert_cmpint (ats_stored_status (f->sink, RUN, a), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
@@ -178,16 +193,16 @@ test_cli_prune (Fixture       *f,
   ats_save_one (f->sink, "waiting", b);
   g_assert_true (subagent_approval_sink_update_status (f->sink, "done", subagent_approval_request_get_request_id (a),
                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
-  out = ctl (f, &status, "prune", "--older-than", "1h", NULL);
+  out = ctl (f, &status, NULL, "prune", "--older-than", "1h", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "Removed 0 "));
   g_free (out);
-  out = ctl (f, &status, "prune", "--older-than", "0s", NULL);
+  out = ctl (f, &status, NULL, "prune", "--older-than", "0s", NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "Removed 1 "));
-  g_free (ctl (f, &status, "prune", "--older-than", "soon", NULL));
+  g_free (ctl (f, &status, NULL, "prune", "--older-than", "soon", NULL));
   g_assert_cmpint (status, !=, 0);
-  g_free (ctl (f, &status, "prune", NULL));
+  g_free (ctl (f, &status, NULL, "prune", NULL));
   g_assert_cmpint (status, !=, 0);
 
   runs = subagent_approval_sink_list_runs (f->sink, NULL);
@@ -241,6 +256,76 @@ test_cli_watch (Fixture       *f,
 }
 
 
+typedef struct {
+  Fixture *f;
+  const char *request_id;
+  gboolean stored;
+  gboolean resolved;
+  SubagentApprovalStatus status;
+} QueueWait;
+
+static void
+on_store_changed (SubagentApprovalSink *sink,
+                  const char           *run_id,
+                  QueueWait            *w)
+{
+  g_autoptr(GPtrArray) requests = ats_load (sink, run_id);
+
+  if (ats_find (requests, w->request_id) != NULL)
+    w->stored = TRUE;
+}
+
+static void
+on_submitted (GObject      *queue,
+              GAsyncResult *result,
+              gpointer      data)
+{
+  QueueWait *w = data;
+  g_autoptr(GError) error = NULL;
+
+  w->status = subagent_approval_queue_submit_finish (SUBAGENT_APPROVAL_QUEUE (queue), result, &error);
+  g_assert_no_error (error);
+  w->resolved = TRUE;
+}
+
+static gboolean
+on_queue_timeout (gpointer data)
+{
+  g_error ("the waiting queue was not woken within 20 s");
+  return G_SOURCE_REMOVE;
+}
+
+/* The whole way: a queue of this process waits; `subagentctl approvals
+ * approve`, another process with no queue, writes the verdict; the file
+ * monitor wakes the queue. */
+static void
+test_cli_approve_wakes_waiting_queue (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalQueue) queue = NULL;
+  g_autoptr(GError) error = NULL;
+  QueueWait w = { f, subagent_approval_request_get_request_id (a), FALSE, FALSE, SUBAGENT_APPROVAL_STATUS_PENDING };
+  guint timeout_id;
+  int status;
+
+  queue = subagent_approval_queue_get (RUN, f->sink, &error);
+  g_assert_no_error (error);
+  g_signal_connect (f->sink, "changed", G_CALLBACK (on_store_changed), &w);
+  subagent_approval_sink_watch (f->sink, RUN);
+  timeout_id = g_timeout_add_seconds (20, on_queue_timeout, NULL);
+  subagent_approval_queue_submit_async (queue, a, NULL, on_submitted, &w);
+  sat_wait_for_flag (&w.stored);
+
+  g_free (ctl (f, &status, NULL, "approve", w.request_id, "--by", "operator", NULL));
+  g_assert_cmpint (status, ==, 0);
+  sat_wait_for_flag (&w.resolved);
+  g_source_remove (timeout_id);
+  g_assert_cmpint (w.status, ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_sink_unwatch (f->sink, RUN);
+  subagent_approval_queue_release (RUN);
+}
+
 #define ADD(path, func) \
   g_test_add ("/approval-cli/" path, Fixture, NULL, ats_fixture_set_up, func, ats_fixture_tear_down)
 
@@ -256,6 +341,7 @@ main (int   argc,
   ADD ("approve-all-deny-all/decide-every-pending-request", test_cli_approve_all_deny_all);
   ADD ("prune/removes-only-old-decided-queues", test_cli_prune);
   ADD ("watch/re-renders-on-change-and-exits-after-count", test_cli_watch);
+  ADD ("approve/wakes-a-queue-waiting-in-another-process", test_cli_approve_wakes_waiting_queue);
 
   return g_test_run ();
 }

@@ -304,6 +304,7 @@ test_async_timeout (void)
   g_autoptr(SubagentApprovalSink) sink = subagent_memory_approval_sink_new ();
   g_autoptr(SubagentApprovalQueue) queue = subagent_approval_queue_get (run, sink, NULL);
   g_autoptr(SubagentApprovalRequest) request = new_request (queue, "child-a", "rm", 1);
+  g_autoptr(GPtrArray) stored = NULL;
   AsyncResult result = { 0 };
   gint64 start = g_get_monotonic_time ();
 
@@ -313,6 +314,9 @@ test_async_timeout (void)
   g_assert_cmpint (result.status, ==, SUBAGENT_APPROVAL_STATUS_TIMEOUT);
   g_assert_cmpint (g_get_monotonic_time () - start, >=, G_USEC_PER_SEC - 1000);
   g_assert_cmpint (subagent_approval_request_get_status (request), ==, SUBAGENT_APPROVAL_STATUS_TIMEOUT);
+  stored = subagent_approval_sink_load (sink, run, NULL);
+  g_assert_cmpuint (stored->len, ==, 1);
+  g_assert_cmpint (subagent_approval_request_get_status (stored->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_TIMEOUT);
   subagent_approval_queue_release (run);
 }
 
@@ -725,6 +729,82 @@ test_verdict_loses_to_store (void)
   subagent_approval_queue_release (run);
 }
 
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean disposed;
+  GThread *disposed_on;
+  SubagentApprovalQueue *queue; /* the test's only reference */
+} LastRef;
+
+static void
+drop_last_ref (SubagentApprovalQueue   *queue,
+               SubagentApprovalRequest *request,
+               LastRef                 *last)
+{
+  g_clear_object (&last->queue);
+}
+
+static void
+queue_gone (gpointer  data,
+            GObject  *where)
+{
+  LastRef *last = data;
+
+  g_mutex_lock (&last->lock);
+  last->disposed = TRUE;
+  last->disposed_on = g_thread_self ();
+  g_cond_signal (&last->cond);
+  g_mutex_unlock (&last->lock);
+}
+
+/* The watcher thread may end up dropping the queue's last reference; it
+ * then cannot join itself and must detach instead of deadlocking. */
+static void
+test_last_reference_on_watcher_thread (void)
+{
+  g_autofree char *run = unique_run_id ("last-ref");
+  g_autoptr(SubagentApprovalSink) sink = subagent_memory_approval_sink_new ();
+  g_autoptr(SubagentApprovalRequest) request = NULL;
+  g_autoptr(SubagentApprovalRequest) seen = NULL;
+  g_autoptr(GPtrArray) one = g_ptr_array_new ();
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  LastRef last = { 0 };
+  Observer *observer;
+
+  g_mutex_init (&last.lock);
+  g_cond_init (&last.cond);
+  last.queue = subagent_approval_queue_get (run, sink, NULL);
+  g_assert_true (subagent_approval_queue_release (run));
+  observer = observer_new (last.queue);
+  g_signal_connect (last.queue, "request-resolved", G_CALLBACK (drop_last_ref), &last);
+  g_object_weak_ref (G_OBJECT (last.queue), queue_gone, &last);
+
+  /* Another process stores a request, then answers it. */
+  request = new_request (last.queue, "remote", "rm", 60);
+  g_ptr_array_add (one, request);
+  g_assert_true (subagent_approval_sink_save (sink, run, one, NULL));
+  seen = observer_wait_added (observer, 1);
+  g_assert_true (subagent_approval_sink_update_status (sink, run, subagent_approval_request_get_request_id (request),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "cli", NULL));
+
+  g_mutex_lock (&last.lock);
+  while (!last.disposed)
+    g_assert_true (g_cond_wait_until (&last.cond, &last.lock, deadline));
+  g_mutex_unlock (&last.lock);
+  g_assert_true (last.disposed_on != g_thread_self ());
+  g_assert_cmpint (subagent_approval_request_get_status (seen), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+
+  /* The observer's queue is gone; only its memory is left to free. */
+  g_ptr_array_unref (observer->added);
+  g_ptr_array_unref (observer->resolved);
+  g_mutex_clear (&observer->lock);
+  g_cond_clear (&observer->cond);
+  g_free (observer);
+  g_mutex_clear (&last.lock);
+  g_cond_clear (&last.cond);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -747,5 +827,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/approval/queue/store/reload-wakes-main-thread-waiter", test_reload_wakes_main_thread_waiter);
   g_test_add_func ("/approval/queue/store/reload-adds-stored-pending", test_reload_adds_stored_pending);
   g_test_add_func ("/approval/queue/store/verdict-loses-to-store", test_verdict_loses_to_store);
+  g_test_add_func ("/approval/queue/store/last-reference-on-watcher-thread", test_last_reference_on_watcher_thread);
   return g_test_run ();
 }

@@ -194,6 +194,32 @@ test_transition_stamps (void)
   g_assert_cmpstr (subagent_approval_request_get_denial_reason (cancelled), ==, "child ended ");
 }
 
+static void
+test_long_reason_still_reads_back (void)
+{
+  g_autoptr(SubagentApprovalRequest) request = request_in_state (SUBAGENT_APPROVAL_STATUS_PENDING);
+  g_autoptr(GString) reason = g_string_new (NULL);
+  g_autoptr(JsonObject) object = NULL;
+  g_autoptr(SubagentApprovalRequest) back = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *stored;
+
+  /* 3-byte characters, well past the 4096-byte limit, plus invalid UTF-8. */
+  for (guint i = 0; i < 2000; i++)
+    g_string_append (reason, "\xe2\x82\xac");
+  g_string_append (reason, "\xff");
+  g_assert_true (subagent_approval_request_transition (request, SUBAGENT_APPROVAL_STATUS_DENIED, reason->str, "x"));
+  stored = subagent_approval_request_get_denial_reason (request);
+  g_assert_true (g_utf8_validate (stored, -1, NULL));
+  g_assert_cmpuint (strlen (stored), <=, 4096);
+  g_assert_cmpuint (strlen (stored), >=, 4094);
+
+  object = subagent_approval_request_to_json (request);
+  back = subagent_approval_request_new_from_json (object, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_approval_request_get_denial_reason (back), ==, stored);
+}
+
 typedef struct {
   SubagentApprovalRequest *request;
   SubagentApprovalStatus to;
@@ -422,6 +448,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/approval/request/state-machine/only-pending-to-terminal", test_state_machine_edges);
   g_test_add_func ("/approval/request/state-machine/stamps", test_transition_stamps);
   g_test_add_func ("/approval/request/state-machine/single-winner", test_transition_single_winner);
+  g_test_add_func ("/approval/request/state-machine/long-reason-reads-back", test_long_reason_still_reads_back);
   g_test_add_func ("/approval/request/digest/covers-tool-and-arguments", test_digest_covers_tool_and_arguments);
   g_test_add_func ("/approval/request/digest/definition", test_digest_definition);
   g_test_add_func ("/approval/request/arguments/sealed-copy", test_arguments_sealed_copy);

@@ -282,10 +282,9 @@ test_environment (Fixture       *f,
                           "run-id", "run-env-1", "parent-run-id", "parent-env", "depth", 2,
                           "tools", tools, "permission-mode", SUBAGENT_PERMISSION_MODE_READ_ONLY,
                           "max-iterations", 7, "max-tool-calls", 9, "batch-index", 3, NULL);
-  /* The approval signing key must never reach a child. */
-  g_setenv ("SUBAGENT_APPROVAL_HMAC_KEY", "secret-key", TRUE);
+  /* main() put the approval signing key in our environment; it must never reach a child. */
+  g_assert_cmpstr (g_getenv ("SUBAGENT_APPROVAL_HMAC_KEY"), ==, "test-secret-key");
   outcome = run_and_wait (f, context, NULL, &error);
-  g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
   g_assert_no_error (error);
   g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
 
@@ -664,6 +663,8 @@ test_sync_run_keeps_caller_context_still (Fixture       *f,
 int
 main (int argc, char *argv[])
 {
+  /* Before any thread exists: setenv() is not thread-safe. */
+  g_setenv ("SUBAGENT_APPROVAL_HMAC_KEY", "test-secret-key", TRUE);
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)

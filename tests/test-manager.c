@@ -108,6 +108,7 @@ probe_runner_init (ProbeRunner *self)
 
 typedef struct {
   char *root;
+  const char *isolation;  /* the workspace kind the cleanup tests use */
   SubagentManager *manager;
   ProbeRunner *probe;
 } Fixture;
@@ -116,7 +117,9 @@ static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
   g_autoptr(GError) error = NULL;
-  gboolean git = GPOINTER_TO_INT (data);
+  gboolean git = data != NULL;
+
+  f->isolation = git ? data : "directory-snapshot";
 
   f->root = git ? sat_make_git_repo ("README", "hello\n", "src/main.c", "int main(void){return 0;}\n", NULL)
                 : sat_make_temp_dir ("manager");
@@ -209,6 +212,13 @@ test_isolation_failure_launches_nothing (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (json, "status"), ==, "error");
 }
 
+static gboolean
+exists_under (const char *root, const char *name)
+{
+  g_autofree char *path = g_build_filename (root, name, NULL);
+  return g_file_test (path, G_FILE_TEST_EXISTS);
+}
+
 static void
 assert_gone (const char *path)
 {
@@ -225,7 +235,7 @@ test_cleanup_always_runs_when_runner_fails (Fixture *f, gconstpointer data)
 
   f->probe->mode = PROBE_FAIL;
   subagent_manager_set_runner (f->manager, SUBAGENT_RUNNER (f->probe));
-  result = run (f, "probe", "directory-snapshot", 0);
+  result = run (f, "probe", f->isolation, 0);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_ERROR);
   g_assert_nonnull (strstr (subagent_run_result_get_message (result), "the probe runner failed"));
   g_assert_cmpuint (f->probe->calls, ==, 1);
@@ -235,11 +245,13 @@ test_cleanup_always_runs_when_runner_fails (Fixture *f, gconstpointer data)
 static void
 test_cleanup_always_runs_when_child_crashes (Fixture *f, gconstpointer data)
 {
-  g_autoptr(SubagentRunResult) result = run (f, "crasher", NULL, 0);
+  g_autoptr(SubagentRunResult) result = run (f, "crasher", f->isolation, 0);
   SubagentLineage *lineage = subagent_run_result_get_lineage (result);
+  const char *workspace = g_str_equal (f->isolation, "worktree") ? subagent_lineage_get_worktree_path (lineage)
+                                                                 : subagent_lineage_get_container_path (lineage);
 
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
-  assert_gone (subagent_lineage_get_container_path (lineage));
+  assert_gone (workspace);
 }
 
 static void
@@ -270,7 +282,7 @@ test_cleanup_always_runs_when_cancelled (Fixture *f, gconstpointer data)
   f->probe->mode = PROBE_WAIT_CANCEL;
   subagent_manager_set_runner (f->manager, SUBAGENT_RUNNER (f->probe));
   subagent_run_options_set_def_name (options, "probe");
-  subagent_run_options_set_isolation (options, "directory-snapshot");
+  subagent_run_options_set_isolation (options, f->isolation);
   subagent_manager_run_async (f->manager, "wait", options, cancellable, run_done, &result);
   cancel_when_started (f->probe, cancellable);
   while (result == NULL)
@@ -349,11 +361,11 @@ test_review_artifact (Fixture *f, gconstpointer data)
   g_assert_nonnull (strstr (patch, "TASK.txt"));
   g_assert_nonnull (strstr (patch, "+do the thing"));
   /* The child wrote in its snapshot, not in the parent. */
-  g_assert_false (g_file_test (g_build_filename (f->root, "TASK.txt", NULL), G_FILE_TEST_EXISTS));
+  g_assert_false (exists_under (f->root, "TASK.txt"));
 
   shared = run (f, "writer", "shared", 0);
   g_assert_null (subagent_run_result_get_review (shared));
-  g_assert_true (g_file_test (g_build_filename (f->root, "TASK.txt", NULL), G_FILE_TEST_EXISTS));
+  g_assert_true (exists_under (f->root, "TASK.txt"));
 }
 
 /* Run contract 7: the session record, in memory and on disk. */
@@ -426,8 +438,40 @@ test_auto_resolves_by_repository (Fixture *f, gconstpointer data)
   result = run (f, "probe", "auto", 0);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
   g_assert_cmpstr (subagent_lineage_get_isolation (subagent_run_result_get_lineage (result)), ==,
-                   GPOINTER_TO_INT (data) ? "worktree" : "directory-snapshot");
+                   data != NULL ? "worktree" : "directory-snapshot");
   assert_gone (f->probe->child_root);
+}
+
+/* config.yaml pins which plugin serves a backend. */
+static void
+test_config_pins_plugin (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("pin");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  g_autoptr(SubagentRunResult) pinned_missing = NULL;
+  g_autoptr(SubagentRunResult) pinned_real = NULL;
+
+  sat_write_file (root, ".subagent/agents/echo.yaml", "name: echo\ncommand: [/bin/echo, hi]\n");
+  sat_write_file (root, ".subagent/config.yaml", "plugins: { backends: { directory-snapshot: no-such-plugin } }\n");
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  subagent_run_options_set_def_name (options, "echo");
+  subagent_run_options_set_isolation (options, "directory-snapshot");
+  pinned_missing = subagent_manager_run (manager, "t", options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (subagent_run_result_get_status (pinned_missing), ==, SUBAGENT_RUN_STATUS_ERROR);
+  g_assert_nonnull (strstr (subagent_run_result_get_message (pinned_missing), "no-such-plugin"));
+  g_clear_object (&manager);
+
+  sat_write_file (root, ".subagent/config.yaml", "plugins: { backends: { directory-snapshot: isolation-snapshot } }\n");
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  pinned_real = subagent_manager_run (manager, "t", options, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (subagent_run_result_get_status (pinned_real), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  sat_rm_rf (root);
 }
 
 /* A host that only uses shared isolation maps no plugin module. */
@@ -470,12 +514,15 @@ main (int argc, char *argv[])
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, func, git) \
-  g_test_add ("/manager/" path, Fixture, GINT_TO_POINTER (git), fixture_setup, func, fixture_teardown)
+  g_test_add ("/manager/" path, Fixture, (git) ? "worktree" : NULL, fixture_setup, func, fixture_teardown)
   ADD ("run-contract/1-depth-guard", test_depth_guard, FALSE);
   ADD ("run-contract/2-isolation-failure-launches-nothing", test_isolation_failure_launches_nothing, FALSE);
   ADD ("run-contract/3-cleanup-always-runs/runner-fails", test_cleanup_always_runs_when_runner_fails, FALSE);
   ADD ("run-contract/3-cleanup-always-runs/child-crashes", test_cleanup_always_runs_when_child_crashes, FALSE);
   ADD ("run-contract/3-cleanup-always-runs/cancelled", test_cleanup_always_runs_when_cancelled, FALSE);
+  ADD ("run-contract/3-cleanup-always-runs/worktree/runner-fails", test_cleanup_always_runs_when_runner_fails, TRUE);
+  ADD ("run-contract/3-cleanup-always-runs/worktree/child-crashes", test_cleanup_always_runs_when_child_crashes, TRUE);
+  ADD ("run-contract/3-cleanup-always-runs/worktree/cancelled", test_cleanup_always_runs_when_cancelled, TRUE);
   ADD ("run-contract/4-tool-whitelist-inheritance", test_tool_whitelist_inheritance, FALSE);
   ADD ("run-contract/5-cost-propagation", test_cost_propagation, FALSE);
   ADD ("run-contract/6-review-artifact", test_review_artifact, FALSE);
@@ -488,5 +535,6 @@ main (int argc, char *argv[])
   ADD ("input/empty-task-is-an-error", test_empty_task_is_an_error, FALSE);
 #undef ADD
   g_test_add_func ("/manager/plugins/shared-maps-no-plugin", test_shared_maps_no_plugin);
+  g_test_add_func ("/manager/plugins/config-pins-plugin", test_config_pins_plugin);
   return g_test_run ();
 }

@@ -464,19 +464,27 @@ test_prune_container (void)
   g_autofree char *root = sat_make_temp_dir ("prune-root");
   g_autofree char *bin = sat_make_temp_dir ("prune-bin");
   g_autofree char *log = g_build_filename (bin, "calls.log", NULL);
-  g_autofree char *script = g_strdup_printf ("#!/bin/sh\necho \"$*\" >> %s\n", log);
+  /* A stand-in engine that logs its arguments; `container inspect` answers
+   * with the session label: c0ffee42 is ctr-dead's, 5ca1ab1e is not. */
+  g_autofree char *script = g_strdup_printf ("#!/bin/sh\n"
+                                             "echo \"$*\" >> %s\n"
+                                             "if [ \"$1\" = container ]; then\n"
+                                             "  case \"$6\" in c0ffee42) echo ctr-dead ;; *) echo someone-else ;; esac\n"
+                                             "fi\n", log);
   g_autofree char *docker = g_build_filename (bin, "docker", NULL);
   g_autofree char *calls = NULL;
   g_autoptr(JsonObject) extra = json_object_new ();
   g_autoptr(GHashTable) entries = NULL;
   g_autoptr(GError) error = NULL;
 
-  /* A stand-in engine that records its arguments. */
   g_assert_true (g_file_set_contents (docker, script, -1, NULL));
   g_assert_cmpint (g_chmod (docker, 0755), ==, 0);
   g_assert_true (subagent_owner_record_save (root, "ctr-dead", "container", "c0ffee42", "run", NULL, &error));
   kill_owner (root, "ctr-dead");
   g_assert_true (subagent_owner_record_save (root, "ctr-live", "container", "beef0001", "run", NULL, &error));
+  /* A dead record naming a container that is not this session's. */
+  g_assert_true (subagent_owner_record_save (root, "ctr-stray", "container", "5ca1ab1e", "run", NULL, &error));
+  kill_owner (root, "ctr-stray");
   /* A record naming another program is refused, and nothing runs. */
   json_object_set_string_member (extra, "binary", "rm");
   g_assert_true (subagent_owner_record_save (root, "ctr-evil", "container", "x1", "run", extra, &error));
@@ -485,11 +493,17 @@ test_prune_container (void)
   entries = run_prune (root, bin, 0, NULL);
   g_assert_cmpstr (g_hash_table_lookup (entries, "ctr-dead"), ==, "removed");
   g_assert_cmpstr (g_hash_table_lookup (entries, "ctr-live"), ==, "kept");
+  g_assert_cmpstr (g_hash_table_lookup (entries, "ctr-stray"), ==, "skipped");
   g_assert_cmpstr (g_hash_table_lookup (entries, "ctr-evil"), ==, "skipped");
   g_assert_true (g_file_get_contents (log, &calls, NULL, NULL));
-  g_assert_cmpstr (calls, ==, "rm -f -- c0ffee42\n");
+  g_test_message ("engine calls:\n%s", calls);
+  g_assert_nonnull (strstr (calls, "rm -f -- c0ffee42\n"));
+  g_assert_null (strstr (calls, "rm -f -- 5ca1ab1e"));
+  g_assert_null (strstr (calls, "beef0001"));
+  g_assert_null (strstr (calls, "x1"));
   g_assert_false (record_exists (root, "ctr-dead"));
   g_assert_true (record_exists (root, "ctr-live"));
+  g_assert_true (record_exists (root, "ctr-stray"));
   g_assert_true (record_exists (root, "ctr-evil"));
   sat_rm_rf (bin);
   sat_rm_rf (root);

@@ -4,6 +4,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -112,11 +113,15 @@ fill_parent (const char *dir)
   sat_write_file (dir, "rename-src.txt", moving);
   sat_write_file (dir, "mode.sh", "#!/bin/sh\necho mode\n");
   sat_write_file (dir, "docs/guide.md", "# Guide\n");
+  symlink_at (dir, "docs", "alias");
   write_bytes (dir, "data.bin", data, 4096);
 }
 
 /* What the child does: edit, add, delete, rename (90% similar), change a
- * mode, add and modify binaries, add a link and a name with a space. */
+ * mode, add and modify binaries, add a link and a name with a space; edit
+ * a file keeping its size and times (only its bytes tell); turn a link to
+ * a directory into a directory holding a copy of what the link showed (a
+ * comparison that followed the link would call that unchanged). */
 static void
 change_child (const char *dir)
 {
@@ -136,6 +141,19 @@ change_child (const char *dir)
   sat_write_file (dir, "new/dir/added.txt", "brand new\n");
   sat_write_file (dir, "with space.txt", "spaced\n");
   symlink_at (dir, "keep.txt", "link-to-keep");
+  {
+    g_autofree char *guide = g_build_filename (dir, "docs/guide.md", NULL);
+    struct stat st;
+
+    g_assert_cmpint (stat (guide, &st), ==, 0);
+    sat_write_file (dir, "docs/guide.md", "# GUIDE\n");
+    {
+      struct timespec times[2] = { st.st_atim, st.st_mtim };
+      g_assert_cmpint (utimensat (AT_FDCWD, guide, times, 0), ==, 0);
+    }
+  }
+  remove_at (dir, "alias");
+  sat_write_file (dir, "alias/guide.md", "# Guide\n");
 }
 
 static void
@@ -290,13 +308,13 @@ assert_status_has_line (const char *status,
 static void
 assert_full_counts (SubagentReview *review)
 {
-  g_assert_cmpuint (subagent_review_get_added (review), ==, 4);
-  g_assert_cmpuint (subagent_review_get_modified (review), ==, 2);
-  g_assert_cmpuint (subagent_review_get_deleted (review), ==, 1);
+  g_assert_cmpuint (subagent_review_get_added (review), ==, 5);
+  g_assert_cmpuint (subagent_review_get_modified (review), ==, 3);
+  g_assert_cmpuint (subagent_review_get_deleted (review), ==, 2);
   g_assert_cmpuint (subagent_review_get_renamed (review), ==, 1);
   g_assert_cmpuint (subagent_review_get_mode_changed (review), ==, 1);
   g_assert_cmpuint (subagent_review_get_binary (review), ==, 2);
-  g_assert_cmpuint (subagent_review_get_files_changed (review), ==, 9);
+  g_assert_cmpuint (subagent_review_get_files_changed (review), ==, 12);
   g_assert_cmpuint (subagent_review_get_insertions (review), >, 0);
   g_assert_cmpuint (subagent_review_get_deletions (review), >, 0);
   g_assert_false (subagent_review_is_empty (review));
@@ -321,11 +339,14 @@ assert_full_status (SubagentReview *review)
   assert_status_has_line (status, "deleted\tgone.txt");
   assert_status_has_line (status, "renamed\trename-src.txt -> moved/rename-dst.txt\tsimilarity ");
   assert_status_has_line (status, "mode-changed\tmode.sh\tmode 100644->100755");
-  assert_status_has_line (status, "total: 9 files changed, ");
-  g_assert_nonnull (strstr (status, "; 4 added, 2 modified, 1 deleted, 1 renamed, 1 mode-changed, 2 binary\n"));
+  assert_status_has_line (status, "modified\tdocs/guide.md");
+  assert_status_has_line (status, "deleted\talias");
+  assert_status_has_line (status, "added\talias/guide.md");
+  assert_status_has_line (status, "total: 12 files changed, ");
+  g_assert_nonnull (strstr (status, "; 5 added, 3 modified, 2 deleted, 1 renamed, 1 mode-changed, 2 binary\n"));
   lines = g_strsplit (status, "\n", -1);
-  g_assert_cmpuint (g_strv_length (lines), ==, 11);
-  g_assert_cmpstr (lines[10], ==, "");
+  g_assert_cmpuint (g_strv_length (lines), ==, 14);
+  g_assert_cmpstr (lines[13], ==, "");
 
   g_assert_nonnull (strstr (patch, "diff --git a/logo.bin b/logo.bin\nnew file mode 100644\n"));
   g_assert_nonnull (strstr (patch, "GIT binary patch"));
@@ -451,7 +472,7 @@ test_async_and_json (void)
   assert_full_counts (review);
 
   json = subagent_review_to_json (review);
-  g_assert_cmpint (json_object_get_int_member (json, "files_changed"), ==, 9);
+  g_assert_cmpint (json_object_get_int_member (json, "files_changed"), ==, 12);
   g_assert_cmpint (json_object_get_int_member (json, "mode_changed"), ==, 1);
   again = subagent_review_new_from_json (json, &error);
   g_assert_no_error (error);

@@ -498,12 +498,14 @@ test_default_snapshot_dir (void)
 /* ---- overlay ------------------------------------------------------------- */
 
 static char *
-make_flat_parent (guint n_files)
+make_flat_parent (guint    n_files,
+                  gboolean with_git)
 {
   char *dir = sat_make_temp_dir ("snap-flat");
 
   sat_write_file (dir, ".subagent/state.json", "{}");
-  sat_write_file (dir, ".git/HEAD", "ref: refs/heads/main\n");
+  if (with_git)
+    sat_write_file (dir, ".git/HEAD", "ref: refs/heads/main\n");
   for (guint i = 0; i < n_files; i++)
     {
       g_autofree char *name = g_strdup_printf ("d%02u/f%04u.txt", i % 50, i);
@@ -519,7 +521,8 @@ test_overlay_mounts_without_copying (void)
 
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
     {
-      g_autofree char *parent = make_flat_parent (sizes[s]);
+      /* The small parent gets its .git only after the mount. */
+      g_autofree char *parent = make_flat_parent (sizes[s], s > 0);
       g_autofree char *snapdir = sat_make_temp_dir ("snap-dir");
       g_autofree char *key = g_strdup_printf ("overlay-%u", sizes[s]);
       g_autoptr(SubagentIsolationContext) context = prepare_ok (parent, key, "overlay", snapdir);
@@ -553,6 +556,11 @@ test_overlay_mounts_without_copying (void)
       g_assert_cmpstr (seen, ==, "content\n");
       g_assert_false (test_at (child, ".subagent", G_FILE_TEST_EXISTS));
       g_assert_false (test_at (child, ".git", G_FILE_TEST_EXISTS));
+      if (s == 0)
+        {
+          sat_write_file (parent, ".git/HEAD", "ref: refs/heads/main\n");
+          g_assert_false (test_at (child, ".git", G_FILE_TEST_EXISTS));
+        }
 
       /* Writes land in the upper layer, never in the parent. */
       sat_write_file (child, "d00/f0000.txt", "changed by the child\n");

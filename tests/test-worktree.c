@@ -1,245 +1,9 @@
 /* test-worktree.c: the isolation-worktree plugin on real git repositories,
- * its recycling pool, and `subagentctl worktrees`.
+ * and its recycling pool.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include <glib/gstdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include "test-support.h"
-
-static SubagentPluginRegistry *registry;
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static SubagentIsolationProvider *
-worktree_provider (void)
-{
-  g_autoptr(GError) error = NULL;
-  SubagentIsolationProvider *provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_WORKTREE, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (provider);
-  return provider;
-}
-
-static SubagentIsolationRequest *
-make_request (const char *root,
-              const char *key,
-              const char *options_json)
-{
-  g_autoptr(JsonNode) node = NULL;
-  JsonObject *options = NULL;
-
-  if (options_json != NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      node = json_from_string (options_json, &error);
-      g_assert_no_error (error);
-      options = json_node_get_object (node);
-    }
-  return g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                       "parent-root", root, "isolation", SUBAGENT_ISOLATION_WORKTREE,
-                       "session-key", key, "parent-run-id", "run-1", "options", options, NULL);
-}
-
-static SubagentIsolationContext *
-try_prepare (const char  *root,
-             const char  *key,
-             const char  *options_json,
-             GError     **error)
-{
-  g_autoptr(SubagentIsolationProvider) provider = worktree_provider ();
-  g_autoptr(SubagentIsolationRequest) request = make_request (root, key, options_json);
-
-  return subagent_isolation_provider_prepare (provider, request, NULL, error);
-}
-
-static SubagentIsolationContext *
-prepare_ok (const char *root,
-            const char *key,
-            const char *options_json)
-{
-  g_autoptr(GError) error = NULL;
-  SubagentIsolationContext *context = try_prepare (root, key, options_json, &error);
-
-  g_assert_no_error (error);
-  g_assert_nonnull (context);
-  return context;
-}
-
-/* git's output with the trailing newline removed. */
-#define GIT(cwd, ...) git_out (sat_run ((cwd), FALSE, NULL, "git", __VA_ARGS__, NULL))
-
-static char *
-git_out (char *out)
-{
-  return g_strchomp (out);
-}
-
-static gboolean
-exists (const char *dir,
-        const char *relative)
-{
-  g_autofree char *path = g_build_filename (dir, relative, NULL);
-  struct stat st;
-
-  return lstat (path, &st) == 0;
-}
-
-/* File operations on @relative under @dir that must succeed. */
-static void
-unlink_in (const char *dir,
-           const char *relative)
-{
-  g_autofree char *path = g_build_filename (dir, relative, NULL);
-  g_assert_cmpint (g_unlink (path), ==, 0);
-}
-
-static void
-chmod_in (const char *dir,
-          const char *relative,
-          int         mode)
-{
-  g_autofree char *path = g_build_filename (dir, relative, NULL);
-  g_assert_cmpint (g_chmod (path, mode), ==, 0);
-}
-
-static void
-mkdir_in (const char *dir,
-          const char *relative)
-{
-  g_autofree char *path = g_build_filename (dir, relative, NULL);
-  g_assert_cmpint (g_mkdir_with_parents (path, 0755), ==, 0);
-}
-
-static char *
-real (const char *path)
-{
-  char *r = realpath (path, NULL);
-  char *copy = g_strdup (r);
-
-  free (r);
-  return copy;
-}
-
-static gboolean
-backend_flag (SubagentIsolationContext *context,
-              const char               *key)
-{
-  gboolean value = FALSE;
-
-  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), key, "b", &value));
-  return value;
-}
-
-static int
-compare_names (gconstpointer a,
-               gconstpointer b)
-{
-  return strcmp (*(const char * const *) a, *(const char * const *) b);
-}
-
-/* Every path under @dir (but its top-level .git and .subagent), with its
- * kind, mode and contents (or link target): equal listings, equal trees. */
-static void
-list_tree (const char *dir,
-           const char *relative,
-           GString    *out)
-{
-  g_autofree char *path = g_build_filename (dir, relative, NULL);
-  g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  const char *name;
-
-  g_assert_nonnull (d);
-  while ((name = g_dir_read_name (d)) != NULL)
-    if (*relative != '\0' || (!g_str_equal (name, ".git") && !g_str_equal (name, ".subagent")))
-      g_ptr_array_add (names, g_strdup (name));
-  g_ptr_array_sort (names, compare_names);
-  for (guint i = 0; i < names->len; i++)
-    {
-      g_autofree char *rel = *relative ? g_build_filename (relative, names->pdata[i], NULL) : g_strdup (names->pdata[i]);
-      g_autofree char *full = g_build_filename (dir, rel, NULL);
-      struct stat st;
-
-      g_assert_cmpint (lstat (full, &st), ==, 0);
-      g_string_append_printf (out, "%s %o ", rel, st.st_mode);
-      if (S_ISDIR (st.st_mode))
-        {
-          g_string_append (out, "dir\n");
-          list_tree (dir, rel, out);
-        }
-      else if (S_ISLNK (st.st_mode))
-        {
-          g_autofree char *target = g_file_read_link (full, NULL);
-          g_string_append_printf (out, "-> %s\n", target);
-        }
-      else
-        {
-          g_autofree char *contents = NULL;
-          gsize len;
-          g_assert_true (g_file_get_contents (full, &contents, &len, NULL));
-          g_string_append_len (out, contents, len);
-          g_string_append_c (out, '\n');
-        }
-    }
-}
-
-static char *
-tree_listing (const char *dir)
-{
-  GString *out = g_string_new (NULL);
-
-  list_tree (dir, "", out);
-  return g_string_free (out, FALSE);
-}
-
-static char *
-dir_entries (const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  const char *name;
-
-  g_assert_nonnull (d);
-  while ((name = g_dir_read_name (d)) != NULL)
-    g_ptr_array_add (names, (gpointer) name);
-  g_ptr_array_sort (names, compare_names);
-  g_ptr_array_add (names, NULL);
-  return g_strjoinv (" ", (char **) names->pdata);
-}
-
-static void
-assert_gone (const char *root,
-             const char *key)
-{
-  g_autofree char *wt = g_build_filename (".subagent/worktrees", key, NULL);
-  g_autofree char *admin = g_build_filename (".git/worktrees", key, NULL);
-  g_autofree char *record = g_strdup_printf (".subagent/owners/%s.json", key);
-  g_autofree char *branch = g_strconcat ("subagent/", key, NULL);
-  g_autofree char *branches = GIT (root, "branch", "--list", branch);
-
-  g_assert_false (exists (root, wt));
-  g_assert_false (exists (root, admin));
-  g_assert_false (exists (root, record));
-  g_assert_cmpstr (branches, ==, "");
-}
-
-static char *
-standard_repo (void)
-{
-  return sat_make_git_repo ("README", "hello\n",
-                            "src/a.c", "int a;\n",
-                            "src/b.c", "int b;\n",
-                            "docs/x/y.md", "# y\n",
-                            ".gitignore", "*.log\nout/\n",
-                            NULL);
-}
+#include "test-worktree-helpers.h"
 
 /* ---- prepare ------------------------------------------------------------ */
 
@@ -304,6 +68,36 @@ assert_unavailable_and_untouched (const char *root)
   g_assert_null (c);
   g_assert_nonnull (strstr (error->message, root));
   g_assert_false (exists (root, ".subagent"));
+}
+
+static void
+test_parent_is_linked_worktree (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autofree char *base = sat_make_temp_dir ("subagent-linked");
+  g_autofree char *linked = g_build_filename (base, "linked", NULL);
+  g_autoptr(SubagentIsolationContext) c = NULL;
+  g_autofree char *head = NULL, *child_head = NULL, *status = NULL;
+
+  g_free (sat_run (repo, FALSE, NULL, "git", "worktree", "add", "-q", "-b", "side", linked, NULL));
+  sat_write_file (linked, "side.txt", "on the side\n");
+  g_free (sat_run (linked, FALSE, NULL, "git", "add", "side.txt", NULL));
+  g_free (sat_run (linked, FALSE, NULL, "git", "commit", "-q", "-m", "side", NULL));
+  head = GIT (linked, "rev-parse", "HEAD");
+
+  c = prepare_ok (linked, "lw", NULL);
+  child_head = GIT (subagent_isolation_context_get_child_root (c), "rev-parse", "HEAD");
+  g_assert_cmpstr (child_head, ==, head);
+  g_assert_true (exists (subagent_isolation_context_get_child_root (c), "side.txt"));
+  /* The metadata lives in the common git dir, as git does it. */
+  g_assert_true (exists (repo, ".git/worktrees/lw"));
+  status = GIT (linked, "status", "--porcelain");
+  g_assert_cmpstr (status, ==, "");
+  subagent_isolation_context_cleanup (c);
+  assert_gone (repo, "lw");
+  g_assert_false (exists (linked, ".subagent/worktrees/lw"));
+  sat_rm_rf (base);
+  sat_rm_rf (repo);
 }
 
 static void
@@ -446,6 +240,71 @@ test_include_dirty (void)
   g_assert_true (exists (child, "src/a.c"));
   g_assert_false (exists (child, "build.log"));
   subagent_isolation_context_cleanup (c);
+  sat_rm_rf (repo);
+}
+
+static void
+test_checkout_filters (void)
+{
+  g_autofree char *repo = sat_make_git_repo (".gitattributes", "*.txt text eol=crlf\n",
+                                             "notes.txt", "one\ntwo\n",
+                                             "plain.c", "int x;\n", NULL);
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "fl", NULL);
+  g_autofree char *notes = sat_read_file (subagent_isolation_context_get_child_root (c), "notes.txt");
+  g_autofree char *plain = sat_read_file (subagent_isolation_context_get_child_root (c), "plain.c");
+  g_autofree char *status = GIT (subagent_isolation_context_get_child_root (c), "status", "--porcelain");
+
+  /* Attributes apply as with git checkout. */
+  g_assert_cmpstr (notes, ==, "one\r\ntwo\r\n");
+  g_assert_cmpstr (plain, ==, "int x;\n");
+  g_assert_cmpstr (status, ==, "");
+  subagent_isolation_context_cleanup (c);
+  sat_rm_rf (repo);
+}
+
+/* Enough files for the checkout to be split over threads, most of them in
+ * one directory so the split has to go deeper than the top level. */
+static char *
+large_repo (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("subagent-repo");
+  g_autofree char *link = g_build_filename (dir, "lib/core/link", NULL);
+
+  g_free (sat_run (dir, FALSE, NULL, "git", "init", "-q", "-b", "main", NULL));
+  for (int i = 0; i < 600; i++)
+    {
+      g_autofree char *path = g_strdup_printf (i % 5 == 0 ? "top%d.txt" : "lib/sub%d/file%d.c", i % 7, i);
+      g_autofree char *contents = g_strdup_printf ("file %d\n", i);
+      sat_write_file (dir, path, contents);
+    }
+  sat_write_file (dir, "lib/core/run.sh", "#!/bin/sh\n");
+  chmod_in (dir, "lib/core/run.sh", 0755);
+  g_assert_cmpint (symlink ("run.sh", link), ==, 0);
+  g_free (sat_run (dir, FALSE, NULL, "git", "add", "-A", NULL));
+  g_free (sat_run (dir, FALSE, NULL, "git", "commit", "-q", "-m", "large", NULL));
+  return g_steal_pointer (&dir);
+}
+
+static void
+test_large_tree_matches_parent (void)
+{
+  g_autofree char *repo = large_repo ();
+  g_autoptr(SubagentIsolationContext) c = prepare_ok (repo, "lg", NULL);
+  const char *child = subagent_isolation_context_get_child_root (c);
+  g_autofree char *listing_child = tree_listing (child);
+  g_autofree char *listing_parent = tree_listing (repo);
+  g_autofree char *status = GIT (child, "status", "--porcelain", "--ignored");
+  g_autofree char *staged = GIT (child, "diff", "--cached", "--name-only");
+  g_autofree char *unstaged = GIT (child, "diff", "--name-only");
+
+  g_assert_cmpstr (listing_child, ==, listing_parent);
+  g_assert_cmpstr (status, ==, "");
+  g_assert_cmpstr (staged, ==, "");
+  g_assert_cmpstr (unstaged, ==, "");
+  /* Removal on two threads leaves nothing, the child's own files included. */
+  sat_write_file (child, "lib/sub1/extra/new.txt", "untracked\n");
+  subagent_isolation_context_cleanup (c);
+  assert_gone (repo, "lg");
   sat_rm_rf (repo);
 }
 
@@ -777,6 +636,72 @@ test_pool_recycled_is_indistinguishable (void)
   sat_rm_rf (repo);
 }
 
+/* Threads taking from and recycling into one pool never share an entry,
+ * and the pool never grows past its size. */
+static void
+test_pool_concurrent (void)
+{
+  g_autofree char *repo = standard_repo ();
+  g_autoptr(SubagentIsolationProvider) provider = worktree_provider ();
+  const char *options = "{\"pool_size\": 3}";
+  g_autofree char *branches = NULL, *listed = NULL;
+  GThread *threads[5];
+  Concurrent state = { { NULL }, 0 };
+  SubagentIsolationContext *warm[3];
+  int recycled = 0;
+
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("warm%d", i);
+      warm[i] = prepare_ok (repo, key, options);
+    }
+  for (int i = 0; i < 3; i++)
+    {
+      subagent_isolation_context_cleanup (warm[i]);
+      g_object_unref (warm[i]);
+    }
+  for (int i = 0; i < 3; i++)
+    {
+      g_autofree char *pooled = g_strdup_printf (".subagent/worktrees/pool-%d", i);
+      g_assert_true (exists (repo, pooled));
+    }
+
+  for (int i = 0; i < 5; i++)
+    {
+      g_autofree char *key = g_strdup_printf ("pc%d", i);
+      g_autoptr(SubagentIsolationRequest) request = make_request (repo, key, options);
+      subagent_isolation_provider_prepare_async (provider, request, NULL, prepared_cb, &state);
+    }
+  while (state.done < 5)
+    g_main_context_iteration (NULL, TRUE);
+  for (int i = 0; i < 5; i++)
+    {
+      const char *child = subagent_isolation_context_get_child_root (state.contexts[i]);
+      g_autofree char *status = GIT (child, "status", "--porcelain", "--ignored");
+      g_autofree char *branch = GIT (child, "rev-parse", "--abbrev-ref", "HEAD");
+
+      g_assert_cmpstr (status, ==, "");
+      g_assert_cmpstr (branch, ==, subagent_isolation_context_get_branch (state.contexts[i]));
+      recycled += backend_flag (state.contexts[i], "recycled");
+    }
+  g_assert_cmpint (recycled, ==, 3);
+  g_assert_false (exists (repo, ".subagent/worktrees/pool-0"));
+
+  for (int i = 0; i < 5; i++)
+    threads[i] = g_thread_new ("cleanup", cleanup_thread, state.contexts[i]);
+  for (int i = 0; i < 5; i++)
+    {
+      g_thread_join (threads[i]);
+      g_object_unref (state.contexts[i]);
+    }
+  branches = GIT (repo, "branch", "--list", "subagent/*", "--format=%(refname:short)");
+  g_assert_cmpstr (branches, ==, "subagent/pool-0\nsubagent/pool-1\nsubagent/pool-2");
+  listed = GIT (repo, "worktree", "list", "--porcelain");
+  g_assert_null (strstr (listed, "/pc"));
+  g_assert_false (exists (repo, ".subagent/worktrees/pool-3"));
+  sat_rm_rf (repo);
+}
+
 static void
 test_pool_survives_the_process (void)
 {
@@ -805,98 +730,6 @@ test_pool_survives_the_process (void)
   sat_rm_rf (repo);
 }
 
-/* ---- subagentctl worktrees ---------------------------------------------- */
-
-static JsonObject *
-find_listed (JsonArray  *array,
-             const char *key)
-{
-  for (guint i = 0; i < json_array_get_length (array); i++)
-    {
-      JsonObject *o = json_array_get_object_element (array, i);
-      if (g_str_equal (json_object_get_string_member (o, "session_key"), key))
-        return o;
-    }
-  return NULL;
-}
-
-/* Kept reachable so the leak checker does not count the leftover. */
-static SubagentIsolationContext *leftover;
-
-static void
-test_cli_list_and_prune (void)
-{
-  g_autofree char *repo = NULL;
-  g_autofree char *root = NULL;
-  g_autoptr(SubagentIsolationContext) live = NULL;
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *json = NULL, *text = NULL, *out = NULL;
-  JsonArray *array;
-  JsonObject *o;
-  int status;
-
-  if (g_test_subprocess ())
-    {
-      /* Exits without cleanup: a leftover of a dead process. */
-      leftover = prepare_ok (g_getenv ("WT_TEST_ROOT"), "dead1", NULL);
-      g_assert_nonnull (leftover);
-      return;
-    }
-  repo = standard_repo ();
-  root = real (repo);
-  g_setenv ("WT_TEST_ROOT", root, TRUE);
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-  g_test_trap_assert_passed ();
-  g_unsetenv ("WT_TEST_ROOT");
-  live = prepare_ok (root, "live1", NULL);
-  g_free (sat_run (root, FALSE, NULL, "git", "worktree", "add", "-q", "-b", "feature", ".subagent/worktrees/foreign", NULL));
-  sat_write_file (root, ".subagent/worktrees/ghost/file", "not listed by git\n");
-
-  json = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "list", "--root", root, "--json", NULL);
-  node = json_from_string (json, &error);
-  g_assert_no_error (error);
-  array = json_node_get_array (node);
-  g_assert_cmpuint (json_array_get_length (array), ==, 2);
-  o = find_listed (array, "live1");
-  g_assert_nonnull (o);
-  g_assert_cmpstr (json_object_get_string_member (o, "branch"), ==, "subagent/live1");
-  g_assert_cmpstr (json_object_get_string_member (o, "path"), ==, subagent_isolation_context_get_child_root (live));
-  g_assert_cmpint (json_object_get_int_member (o, "pid"), ==, getpid ());
-  g_assert_true (json_object_get_boolean_member (o, "alive"));
-  g_assert_nonnull (json_object_get_string_member (o, "created_at"));
-  o = find_listed (array, "dead1");
-  g_assert_nonnull (o);
-  g_assert_false (json_object_get_boolean_member (o, "alive"));
-  g_assert_null (find_listed (array, "foreign"));
-  g_assert_null (find_listed (array, "ghost"));
-
-  text = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "list", "--root", root, NULL);
-  g_assert_nonnull (strstr (text, "live1"));
-  g_assert_nonnull (strstr (text, "dead"));
-
-  /* A live owner needs --force. */
-  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "live1", NULL));
-  g_assert_cmpint (status, !=, 0);
-  g_assert_true (exists (root, ".subagent/worktrees/live1/README"));
-  out = sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "prune", "--root", root, "--force", "live1", NULL);
-  g_assert_nonnull (strstr (out, "Removed worktree live1"));
-  assert_gone (root, "live1");
-  g_free (sat_run (NULL, FALSE, NULL, sat_subagentctl (), "worktrees", "prune", "--root", root, "dead1", NULL));
-  assert_gone (root, "dead1");
-
-  /* Never a worktree off our branches, never a directory git does not list. */
-  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "foreign", NULL));
-  g_assert_cmpint (status, !=, 0);
-  g_assert_true (exists (root, ".subagent/worktrees/foreign/README"));
-  g_free (sat_run (NULL, TRUE, &status, sat_subagentctl (), "worktrees", "prune", "--root", root, "ghost", NULL));
-  g_assert_cmpint (status, !=, 0);
-  g_assert_true (exists (root, ".subagent/worktrees/ghost/file"));
-
-  subagent_isolation_context_cleanup (live);
-  sat_rm_rf (repo);
-}
-
 int
 main (int argc, char *argv[])
 {
@@ -907,6 +740,7 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/worktree/prepare/branch-path-and-exclude", test_branch_path_exclude);
   g_test_add_func ("/worktree/prepare/parent-status-stays-clean", test_parent_status_clean);
+  g_test_add_func ("/worktree/prepare/parent-is-a-linked-worktree", test_parent_is_linked_worktree);
   g_test_add_func ("/worktree/prepare/refuses-non-repository", test_refuses_non_repository);
   g_test_add_func ("/worktree/prepare/refuses-empty-repository", test_refuses_empty_repository);
   g_test_add_func ("/worktree/prepare/refuses-bare-repository", test_refuses_bare_repository);
@@ -915,14 +749,16 @@ main (int argc, char *argv[])
   g_test_add_func ("/worktree/prepare/dirty-parent-warns", test_dirty_parent_warns);
   g_test_add_func ("/worktree/prepare/include-dirty-carries-changes", test_include_dirty);
   g_test_add_func ("/worktree/prepare/ten-concurrent-prepares", test_concurrent_prepares);
+  g_test_add_func ("/worktree/prepare/applies-checkout-filters", test_checkout_filters);
+  g_test_add_func ("/worktree/prepare/large-tree-matches-parent", test_large_tree_matches_parent);
   g_test_add_func ("/worktree/cleanup/removes-everything", test_cleanup_removes_everything);
   g_test_add_func ("/worktree/cleanup/twice-is-harmless", test_cleanup_twice);
   g_test_add_func ("/worktree/cleanup/from-owner-record", test_cleanup_from_owner_record);
   g_test_add_func ("/worktree/cleanup/refuses-foreign-path", test_cleanup_refuses_foreign_path);
   g_test_add_func ("/worktree/cleanup/keep-branch", test_keep_branch);
   g_test_add_func ("/worktree/pool/recycled-is-indistinguishable", test_pool_recycled_is_indistinguishable);
+  g_test_add_func ("/worktree/pool/concurrent-take-and-recycle", test_pool_concurrent);
   g_test_add_func ("/worktree/pool/survives-the-process", test_pool_survives_the_process);
-  g_test_add_func ("/worktree/cli/list-and-prune", test_cli_list_and_prune);
 
   rc = g_test_run ();
   g_clear_object (&registry);

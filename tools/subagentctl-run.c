@@ -99,6 +99,7 @@ sactl_cmd_run (int    argc,
   int timeout = 0;
   double cpu_quota = 0;
   gboolean json = FALSE;
+  gboolean interactive = FALSE;
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "def", 'd', 0, G_OPTION_ARG_STRING, &def_name, "Definition to run", "NAME" },
@@ -110,6 +111,8 @@ sactl_cmd_run (int    argc,
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout, "Wall-clock limit in seconds", "SECONDS" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &option_pairs, "Isolation backend option", "KEY=VALUE" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON", NULL },
+    { "interactive", 0, 0, G_OPTION_ARG_NONE, &interactive,
+      "The child speaks the approval protocol: its stdin stays open for verdicts (docs/child-protocol.md)", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &task_words, NULL, "TASK..." },
     { NULL }
   };
@@ -121,6 +124,7 @@ sactl_cmd_run (int    argc,
   g_autoptr(SubagentRunOptions) options = NULL;
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(GMainLoop) loop = NULL;
+  g_autoptr(SactlApprovalRoute) route = NULL;
   RunWait wait = { NULL, };
   SubagentRunStatus status;
   guint sigint_id, sigterm_id;
@@ -155,6 +159,23 @@ sactl_cmd_run (int    argc,
     }
   if (!apply_isolation_options (options, option_pairs, &error))
     return sactl_fail (error);
+
+  /* Only a child with an open stdin can get a verdict: route its requests
+   * to the parent run's queue (and the terminal). */
+  if (interactive)
+    {
+      SubagentRunner *runner = subagent_manager_get_runner (manager);
+
+      if (SUBAGENT_IS_COMMAND_RUNNER (runner))
+        subagent_command_runner_set_interactive_stdin (SUBAGENT_COMMAND_RUNNER (runner), TRUE);
+      route = sactl_approval_route_new (manager, root, &error);
+      if (route == NULL && error != NULL)
+        {
+          fprintf (stderr, "subagentctl: warning: %s; the child is unattended (what needs an approval is denied)\n",
+                   error->message);
+          g_clear_error (&error);
+        }
+    }
 
   /* Ctrl-C cancels the child: it is killed and its workspace cleaned up. */
   loop = g_main_loop_new (NULL, FALSE);

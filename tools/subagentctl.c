@@ -23,6 +23,11 @@ static const SactlCommand commands[] = {
   { "prune", sactl_cmd_prune, "remove the snapshots, worktrees and containers of dead runs (owner records)" },
   { "worktrees", sactl_cmd_worktrees, "list the git worktrees of subagent runs; `worktrees prune KEY` removes one" },
   { "approvals", sactl_cmd_approvals, "list, approve, deny and watch the approval requests of subagents; prune old queues" },
+  { "batch", sactl_cmd_batch, "run a JSON array of tasks as parallel children; live progress on stderr" },
+  { "team", sactl_cmd_team, "run a team of .subagent/teams/ on a task (members, then the aggregator)" },
+  { "sessions", sactl_cmd_sessions, "list the kept session records of child runs" },
+  { "follow-up", sactl_cmd_follow_up, "resume a finished child's session with a new task" },
+  { "--events", sactl_cmd_events, "print .subagent/events.jsonl; `--events batch|team|follow-up ...` streams them" },
 };
 
 static int

@@ -26,11 +26,26 @@ gboolean  sactl_parse_duration (const char *text,
                                 GTimeSpan  *out,
                                 GError    **error);
 
+/* Routes the approval requests of @manager's children to its queue, with a
+ * hint on stderr per request and an inline prompt when stdin is a terminal
+ * (subagentctl-approval-route.c). NULL without an error: unattended. */
+typedef struct _SactlApprovalRoute SactlApprovalRoute;
+SactlApprovalRoute *sactl_approval_route_new  (SubagentManager     *manager,
+                                               const char          *root,
+                                               GError             **error);
+void                sactl_approval_route_free (SactlApprovalRoute  *route);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SactlApprovalRoute, sactl_approval_route_free)
+
 int sactl_cmd_run     (int argc, char **argv);
 int sactl_cmd_defs    (int argc, char **argv);
 int sactl_cmd_plugins (int argc, char **argv);
 int sactl_cmd_prune   (int argc, char **argv);
 int sactl_cmd_worktrees (int argc, char **argv);
 int sactl_cmd_approvals (int argc, char **argv);
+int sactl_cmd_batch     (int argc, char **argv);
+int sactl_cmd_team      (int argc, char **argv);
+int sactl_cmd_sessions  (int argc, char **argv);
+int sactl_cmd_follow_up (int argc, char **argv);
+int sactl_cmd_events    (int argc, char **argv);
 
 G_END_DECLS

@@ -70,51 +70,87 @@ hex_decode (const char *text,
   return TRUE;
 }
 
+const char *
+afs_request_text (SubagentApprovalRequest *request,
+                  gboolean                 canonical)
+{
+  static GQuark json_quark, canonical_quark;
+  GQuark quark;
+  char *text;
+
+  if (G_UNLIKELY (json_quark == 0))
+    {
+      canonical_quark = g_quark_from_static_string ("afs-canonical-text");
+      json_quark = g_quark_from_static_string ("afs-json-text");
+    }
+  quark = canonical ? canonical_quark : json_quark;
+  text = g_object_get_qdata (G_OBJECT (request), quark);
+  if (text == NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+      json_node_take_object (node, subagent_approval_request_to_json (request));
+      text = canonical ? subagent_json_to_canonical_string (node) : json_to_string (node, FALSE);
+      g_object_set_qdata_full (G_OBJECT (request), quark, text, g_free);
+    }
+  return text;
+}
+
+static void
+append_requests (GString   *out,
+                 GPtrArray *requests,
+                 gboolean   canonical)
+{
+  g_string_append_c (out, '[');
+  for (guint i = 0; i < requests->len; i++)
+    {
+      if (i > 0)
+        g_string_append_c (out, ',');
+      g_string_append (out, afs_request_text (requests->pdata[i], canonical));
+    }
+  g_string_append_c (out, ']');
+}
+
+/* Built from per-request texts rather than one JsonNode tree: a write then
+ * serializes only the requests that changed. The run id ([A-Za-z0-9_-]) and
+ * the ISO 8601 time need no escaping; the canonical form is exactly what
+ * subagent_json_to_canonical_string() gives for the document without its
+ * signature (keys in byte order), which is what a reader verifies. */
 GBytes *
 afs_document_serialize (const char *run_id,
                         GPtrArray  *requests,
                         GBytes     *key)
 {
-  g_autoptr(JsonObject) root = json_object_new ();
-  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-  g_autoptr(JsonArray) array = json_array_sized_new (requests->len);
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *updated_at = g_date_time_format_iso8601 (now);
-  char *text;
-  gsize length = 0;
+  GString *out = g_string_sized_new (256 + 600 * requests->len);
+  gsize length;
 
-  for (guint i = 0; i < requests->len; i++)
-    json_array_add_object_element (array, subagent_approval_request_to_json (requests->pdata[i]));
-
-  json_object_set_int_member (root, "version", AFS_FORMAT_VERSION);
-  json_object_set_string_member (root, "parent_run_id", run_id);
-  json_object_set_string_member (root, "updated_at", updated_at);
-  json_object_set_array_member (root, "requests", g_steal_pointer (&array));
-  json_node_set_object (node, root);
-
+  g_string_append_printf (out, "{\"version\":%d,\"parent_run_id\":\"%s\",\"updated_at\":\"%s\",\"requests\":",
+                          AFS_FORMAT_VERSION, run_id, updated_at);
+  append_requests (out, requests, FALSE);
   if (key != NULL)
     {
-      g_autofree char *canonical = subagent_json_to_canonical_string (node);
-      g_autofree char *signature = afs_hmac_hex (key, canonical, strlen (canonical));
+      g_autoptr(GString) canonical = g_string_sized_new (out->len);
+      g_autofree char *signature = NULL;
 
-      json_object_set_string_member (root, "signature", signature);
+      g_string_append_printf (canonical, "{\"parent_run_id\":\"%s\",\"requests\":", run_id);
+      append_requests (canonical, requests, TRUE);
+      g_string_append_printf (canonical, ",\"updated_at\":\"%s\",\"version\":%d}", updated_at, AFS_FORMAT_VERSION);
+      signature = afs_hmac_hex (key, canonical->str, canonical->len);
+      g_string_append_printf (out, ",\"signature\":\"%s\"", signature);
     }
-
-  json_generator_set_root (generator, node);
-  text = json_generator_to_data (generator, &length);
   /* A trailing newline keeps the file friendly to `cat` and editors. */
-  text = g_realloc (text, length + 2);
-  text[length++] = '\n';
-  text[length] = '\0';
-  return g_bytes_new_take (text, length);
+  g_string_append (out, "}\n");
+  length = out->len;
+  return g_bytes_new_take (g_string_free (out, FALSE), length);
 }
 
 /* Checks and removes the "signature" member of @root. */
 static gboolean
-verify_signature (JsonNode *node,
-                  GBytes   *key,
-                  GError  **error)
+verify_signature (JsonNode  *node,
+                  GBytes    *key,
+                  GError   **error)
 {
   JsonObject *root = json_node_get_object (node);
   JsonNode *member = json_object_get_member (root, "signature");
@@ -149,11 +185,11 @@ verify_signature (JsonNode *node,
 }
 
 GPtrArray *
-afs_document_parse (const char *run_id,
-                    const char *data,
-                    gsize       length,
-                    GBytes     *key,
-                    GError    **error)
+afs_document_parse (const char  *run_id,
+                    const char  *data,
+                    gsize        length,
+                    GBytes      *key,
+                    GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GPtrArray) requests = g_ptr_array_new_with_free_func (g_object_unref);

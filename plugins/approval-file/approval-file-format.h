@@ -18,8 +18,15 @@ char       *afs_hmac_hex           (GBytes     *key,
                                     const char *data,
                                     gsize       length);
 
-/* Serializes @requests (SubagentApprovalRequest) as the file of @run_id,
- * signed when @key is non-NULL. */
+/* The compact JSON (or with @canonical, the canonical JSON) of @request,
+ * computed once and kept on the object: only for requests that never change
+ * again, such as the sink's cached ones. */
+const char *afs_request_text       (SubagentApprovalRequest *request,
+                                    gboolean                 canonical);
+
+/* Serializes @requests (SubagentApprovalRequest, which must never change
+ * afterwards: see afs_request_text()) as the file of @run_id, signed when
+ * @key is non-NULL. */
 GBytes     *afs_document_serialize (const char *run_id,
                                     GPtrArray  *requests,
                                     GBytes     *key);

@@ -32,10 +32,10 @@ afs_run_file_path (const char *dir,
 }
 
 static gboolean
-set_io_error (GError    **error,
-              int         saved_errno,
-              const char *what,
-              const char *path)
+set_io_error (GError     **error,
+              int          saved_errno,
+              const char  *what,
+              const char  *path)
 {
   g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
                "Could not %s %s: %s", what, path, g_strerror (saved_errno));
@@ -141,9 +141,9 @@ afs_read (const char  *path,
 }
 
 static gboolean
-write_all (int          fd,
+write_all (int           fd,
            const guint8 *data,
-           gsize        length)
+           gsize         length)
 {
   while (length > 0)
     {
@@ -237,4 +237,81 @@ afs_parse_temp_name (const char  *name,
     return FALSE;
   *run_id = g_steal_pointer (&run);
   return TRUE;
+}
+
+gboolean
+afs_parse_run_file_name (const char  *name,
+                         char       **run_id)
+{
+  g_autofree char *run = NULL;
+
+  if (!g_str_has_suffix (name, ".json"))
+    return FALSE;
+  run = g_strndup (name, strlen (name) - strlen (".json"));
+  if (!subagent_approval_id_is_valid (run))
+    return FALSE;
+  *run_id = g_steal_pointer (&run);
+  return TRUE;
+}
+
+GBytes *
+afs_read_key_file (const char  *path,
+                   GError     **error)
+{
+  g_autofree char *data = NULL;
+  struct stat st;
+  gsize length = 0;
+  int fd;
+
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      int saved_errno = errno;
+
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "Could not open the HMAC key file %s: %s", path, g_strerror (saved_errno));
+      return NULL;
+    }
+  /* Checked on the very file read below; a key others can read is no key. */
+  if (!S_ISREG (st.st_mode) || (st.st_mode & 0077) != 0 || st.st_size > 64 * 1024)
+    {
+      close (fd);
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "Refusing the HMAC key file %s: it has mode %04o, but must be a regular file "
+                   "(of at most 64 KiB) readable by its owner only (chmod 600 %s)",
+                   path, (guint) (st.st_mode & 07777), path);
+      return NULL;
+    }
+  data = g_malloc ((gsize) st.st_size + 1);
+  while (length < (gsize) st.st_size)
+    {
+      ssize_t n = read (fd, data + length, (gsize) st.st_size - length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved_errno = errno;
+
+          close (fd);
+          g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                       "Could not read the HMAC key file %s: %s", path, g_strerror (saved_errno));
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      length += (gsize) n;
+    }
+  close (fd);
+  while (length > 0 && (data[length - 1] == '\n' || data[length - 1] == '\r'))
+    length--;
+  if (length == 0)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "The HMAC key file %s is empty; put a secret in it or unset key-file", path);
+      return NULL;
+    }
+  return g_bytes_new (data, length);
 }

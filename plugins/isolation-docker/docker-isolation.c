@@ -4,13 +4,17 @@
  * (subagent_tree_copy(), leaving out `.subagent/` and `.git`) in
  * `<workspace_dir>/<session_key>/tree`, then starts one long-lived
  * container (`sleep` as its only process) with that tree bind-mounted at
- * /workspace. spawnv() runs every process of the child inside it with
- * `exec -i`; cleanup() removes the container (`rm -f`) and the workspace.
+ * /workspace. The copy runs while `run -d` starts the container (nothing
+ * runs in it before both are done), so a small tree costs no time. spawnv()
+ * runs every process of the child inside it with `exec -i`; cleanup()
+ * removes the container (`rm -f`) and the workspace (docker-context.c).
  * The review compares the parent with the workspace on the host, exactly as
  * for a directory snapshot.
  *
- * The container: no implicit pull (`--pull never`; a missing image is an
- * error naming it), `--network none` unless option `network` says
+ * The container: no implicit pull (`--pull never`; the image is checked
+ * with `image inspect` before anything is made, once per engine and five
+ * minutes, and again whenever `run` fails, so a missing image is an error
+ * naming it), `--network none` unless option `network` says
  * otherwise, `--cap-drop ALL`, `--security-opt no-new-privileges`, user
  * `65534:65534` unless option `user` says otherwise (the workspace is
  * handed to that user), `--cpus` and `--memory` from the request's limits,
@@ -43,6 +47,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "docker-private.h"
@@ -52,8 +57,9 @@ struct _SubagentDockerIsolation
   GObject parent_instance;
 
   GMutex lock;
-  char *binary;   /* under lock */
-  char *host;     /* under lock */
+  char *binary;         /* under lock */
+  char *host;           /* under lock */
+  GHashTable *images;   /* under lock: "engine\nhost\nimage" → gint64 time it was seen */
 };
 
 enum {
@@ -76,6 +82,9 @@ static const char * const excluded_names[] = { ".subagent", ".git", NULL };
 #define DEFAULT_USER "65534:65534"
 #define DEFAULT_NETWORK "none"
 #define SLEEP_FOREVER "2147483647"
+/* How long an image, once seen on an engine, is trusted to be there
+ * without asking again (a `run` that fails asks again anyway). */
+#define IMAGE_SEEN_TTL_USEC (300 * G_USEC_PER_SEC)
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -354,6 +363,53 @@ check_image (Plan          *plan,
   return FALSE;
 }
 
+static char *
+image_cache_key (Plan *plan)
+{
+  g_autofree char *line = g_strjoinv (" ", (char **) docker_cli_get_argv (plan->cli));
+  const char *host = docker_cli_get_host (plan->cli);
+
+  return g_strdup_printf ("%s\n%s\n%s", line, host ? host : "", plan->image);
+}
+
+/* Checks the image once per engine and TTL: the check is an engine round
+ * trip that every prepare would otherwise pay. */
+static gboolean
+check_image_cached (SubagentDockerIsolation  *self,
+                    Plan                     *plan,
+                    GCancellable             *cancellable,
+                    GError                  **error)
+{
+  g_autofree char *key = image_cache_key (plan);
+  gint64 now = g_get_monotonic_time ();
+  gpointer seen = NULL;
+  gboolean fresh;
+
+  g_mutex_lock (&self->lock);
+  fresh = g_hash_table_lookup_extended (self->images, key, NULL, &seen) &&
+          now - (gint64) GPOINTER_TO_SIZE (seen) < IMAGE_SEEN_TTL_USEC;
+  g_mutex_unlock (&self->lock);
+  if (fresh)
+    return TRUE;
+  if (!check_image (plan, cancellable, error))
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  g_hash_table_insert (self->images, g_steal_pointer (&key), GSIZE_TO_POINTER ((gsize) now));
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static void
+forget_image (SubagentDockerIsolation *self,
+              Plan                    *plan)
+{
+  g_autofree char *key = image_cache_key (plan);
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_remove (self->images, key);
+  g_mutex_unlock (&self->lock);
+}
+
 static gboolean
 save_owner (Plan    *plan,
             GError **error)
@@ -432,6 +488,22 @@ start_container (Plan          *plan,
   return g_strdup (g_strstrip (lines[g_strv_length (lines) - 1]));
 }
 
+typedef struct {
+  Plan *plan;
+  GCancellable *cancellable;
+  char *container_id;
+  GError *error;
+} StartJob;
+
+static gpointer
+start_in_thread (gpointer data)
+{
+  StartJob *job = data;
+
+  job->container_id = start_container (job->plan, job->cancellable, &job->error);
+  return NULL;
+}
+
 /* Undoes a half-made workspace: container, directory, record. */
 static void
 undo_prepare (Plan     *plan,
@@ -469,13 +541,17 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_autofree char *container_id = NULL;
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   gboolean started = FALSE;
+  gboolean world_writable = FALSE;
+  gboolean copied;
+  StartJob job = { 0 };
+  GThread *thread;
   GVariantBuilder data;
   gint64 copy_start, copy_usec;
 
   if (!read_plan (self, request, &plan, error))
     return NULL;
   /* Nothing exists yet: a missing image or a dead engine leaves nothing. */
-  if (!check_image (&plan, cancellable, error))
+  if (!check_image_cached (self, &plan, cancellable, error))
     return NULL;
 
   if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
@@ -486,23 +562,56 @@ docker_prepare (SubagentIsolationProvider  *provider,
       g_propagate_error (error, g_steal_pointer (&local_error));
       return NULL;
     }
+  if (mkdir (plan.tree, 0700) != 0)
+    {
+      int saved = errno;
+      g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not create %s: %s", plan.tree, g_strerror (saved));
+      goto failed;
+    }
 
-  copy_start = g_get_monotonic_time ();
-  if (!subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
-                           cancellable, &local_error))
-    goto failed;
-  copy_usec = g_get_monotonic_time () - copy_start;
-  if (!docker_workspace_give_to_user (plan.tree, plan.user, &local_error))
-    goto failed;
-  if (geteuid () != 0 || !g_ascii_isdigit (plan.user[0]))
-    if (!g_str_equal (plan.user, "0") && !g_str_equal (plan.user, "root"))
-      g_ptr_array_add (warnings, g_strdup_printf ("The workspace was made writable for everyone on the host, "
-                                                  "as user “%s” cannot be given it by id", plan.user));
-
+  /* The container starts while the tree is copied into its bind mount;
+   * nothing runs in it before both are done. */
   started = TRUE;   /* even a failed or cancelled `run` may have made it */
-  container_id = start_container (&plan, cancellable, &local_error);
+  job.plan = &plan;
+  job.cancellable = cancellable;
+  thread = g_thread_try_new ("subagent-docker-run", start_in_thread, &job, NULL);
+  copy_start = g_get_monotonic_time ();
+  copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
+                               cancellable, &local_error);
+  copy_usec = g_get_monotonic_time () - copy_start;
+  if (copied && !docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error))
+    copied = FALSE;
+  if (thread != NULL)
+    g_thread_join (thread);
+  else
+    start_in_thread (&job);
+  container_id = g_steal_pointer (&job.container_id);
+  if (!copied)
+    {
+      g_clear_error (&job.error);
+      goto failed;
+    }
   if (container_id == NULL)
-    goto failed;
+    {
+      local_error = g_steal_pointer (&job.error);
+      /* Maybe the image went away since it was last seen: say so if so. */
+      forget_image (self, &plan);
+      if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_autoptr(GError) image_error = NULL;
+
+          if (!check_image (&plan, cancellable, &image_error))
+            {
+              g_clear_error (&local_error);
+              local_error = g_steal_pointer (&image_error);
+            }
+        }
+      goto failed;
+    }
+  if (world_writable)
+    g_ptr_array_add (warnings, g_strdup_printf ("The workspace %s is writable for everyone on the host: "
+                                                "user “%s” could not be given it by id", plan.tree, plan.user));
   g_ptr_array_add (warnings, NULL);
 
   g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
@@ -543,149 +652,6 @@ failed:
   return NULL;
 }
 
-/* ---- spawn -------------------------------------------------------------- */
-
-/* Variables the engine's CLI reads itself: never set them in its
- * environment, pass them by value instead. */
-static gboolean
-is_engine_variable (const char *name)
-{
-  return g_str_has_prefix (name, "DOCKER_") || g_str_has_prefix (name, "CONTAINER_") ||
-         g_str_has_prefix (name, "CONTAINERS_") || g_str_has_prefix (name, "PODMAN_") ||
-         g_str_equal (name, "PATH") || g_str_equal (name, "HOME");
-}
-
-/* What reaches the child: SUBAGENT_* (the runner's protocol), and what the
- * caller's envp sets differently from our own environment. The host's
- * environment as such stays outside. */
-static gboolean
-passes_into_container (const char *name,
-                       const char *value,
-                       gboolean    explicit_envp)
-{
-  const char *ours;
-
-  if (g_str_equal (name, "SUBAGENT_APPROVAL_HMAC_KEY"))
-    return FALSE;   /* signs verdicts: a child holding it could forge them */
-  if (g_str_has_prefix (name, "SUBAGENT_"))
-    return TRUE;
-  if (!explicit_envp)
-    return FALSE;
-  ours = g_getenv (name);
-  return ours == NULL || !g_str_equal (ours, value);
-}
-
-static GSubprocess *
-docker_spawnv (SubagentIsolationProvider  *provider,
-               SubagentIsolationContext   *context,
-               const char * const         *argv,
-               const char * const         *envp,
-               GSubprocessFlags            flags,
-               GError                    **error)
-{
-  g_autoptr(DockerCli) cli = docker_cli_new_from_data (subagent_isolation_context_get_backend_data (context));
-  const char *container = subagent_isolation_context_get_container_id (context);
-  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GSubprocessLauncher) launcher = NULL;
-  g_autoptr(GError) local_error = NULL;
-  g_auto(GStrv) host_env = NULL;
-  g_auto(GStrv) cli_env = NULL;
-  GSubprocess *proc;
-
-  if (cli == NULL || container == NULL)
-    {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot start “%s”: the docker workspace %s has no container",
-                   argv[0], subagent_isolation_context_get_session_key (context));
-      return NULL;
-    }
-
-  cli_env = docker_cli_environ (cli);
-  for (guint i = 0; docker_cli_get_argv (cli)[i] != NULL; i++)
-    g_ptr_array_add (args, g_strdup (docker_cli_get_argv (cli)[i]));
-  g_ptr_array_add (args, g_strdup ("exec"));
-  g_ptr_array_add (args, g_strdup ("--interactive"));
-  g_ptr_array_add (args, g_strdup ("--workdir"));
-  g_ptr_array_add (args, g_strdup (DOCKER_WORKDIR));
-
-  if (envp == NULL)
-    envp = (const char * const *) (host_env = g_get_environ ());
-  for (guint i = 0; envp[i] != NULL; i++)
-    {
-      const char *eq = strchr (envp[i], '=');
-      g_autofree char *name = NULL;
-      const char *value;
-
-      if (eq == NULL || eq == envp[i])
-        continue;
-      name = g_strndup (envp[i], eq - envp[i]);
-      value = eq + 1;
-      if (!passes_into_container (name, value, host_env == NULL))
-        continue;
-      if (g_str_equal (name, "SUBAGENT_CHILD_ROOT"))
-        value = DOCKER_WORKDIR;   /* the child's root as the child sees it */
-      g_ptr_array_add (args, g_strdup ("--env"));
-      if (is_engine_variable (name))
-        g_ptr_array_add (args, g_strdup_printf ("%s=%s", name, value));
-      else
-        {
-          /* `--env NAME` takes the value from the CLI's environment, so
-           * values (tokens...) never show on a command line. */
-          g_ptr_array_add (args, g_strdup (name));
-          cli_env = g_environ_setenv (cli_env, name, value, TRUE);
-        }
-    }
-  g_ptr_array_add (args, g_strdup (container));
-  for (guint i = 0; argv[i] != NULL; i++)
-    g_ptr_array_add (args, g_strdup (argv[i]));
-  g_ptr_array_add (args, NULL);
-
-  launcher = g_subprocess_launcher_new (flags);
-  g_subprocess_launcher_set_environ (launcher, cli_env);
-  g_subprocess_launcher_set_cwd (launcher, subagent_isolation_context_get_child_root (context));
-  proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &local_error);
-  if (proc == NULL)
-    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                 "Cannot start “%s” in container %s: %s", argv[0], container, local_error->message);
-  return proc;
-}
-
-/* ---- cleanup ------------------------------------------------------------ */
-
-static void
-docker_cleanup (SubagentIsolationProvider *provider,
-                SubagentIsolationContext  *context)
-{
-  GVariant *data = subagent_isolation_context_get_backend_data (context);
-  g_autoptr(DockerCli) cli = docker_cli_new_from_data (data);
-  const char *key = subagent_isolation_context_get_session_key (context);
-  const char *parent = subagent_isolation_context_get_parent_root (context);
-  const char *container = subagent_isolation_context_get_container_id (context);
-  const char *base = NULL;
-  g_autoptr(GError) error = NULL;
-  gboolean complete = TRUE;
-
-  if (data != NULL)
-    g_variant_lookup (data, "workspace-base", "&s", &base);
-  if (container == NULL && data != NULL)
-    g_variant_lookup (data, "container-name", "&s", &container);
-
-  if (cli != NULL && container != NULL && !docker_cli_remove_container (cli, container, &error))
-    {
-      g_message ("Could not remove container %s (session %s): %s; `subagentctl prune` will retry",
-                 container, key, error->message);
-      g_clear_error (&error);
-      complete = FALSE;
-    }
-  if (base != NULL && key != NULL && !docker_workspace_remove (base, key, &error))
-    {
-      g_message ("Could not remove container workspace %s: %s", base, error->message);
-      complete = FALSE;
-    }
-  if (complete && parent != NULL && key != NULL)
-    subagent_owner_record_remove (parent, key);
-}
-
 /* ---- availability ------------------------------------------------------- */
 
 static gboolean
@@ -713,8 +679,8 @@ provider_iface_init (SubagentIsolationProviderInterface *iface)
 {
   iface->is_available = docker_is_available;
   iface->prepare = docker_prepare;
-  iface->spawnv = docker_spawnv;
-  iface->cleanup = docker_cleanup;
+  iface->spawnv = docker_context_spawnv;
+  iface->cleanup = docker_context_cleanup;
 }
 
 static void
@@ -772,6 +738,7 @@ subagent_docker_isolation_finalize (GObject *object)
 
   g_free (self->binary);
   g_free (self->host);
+  g_hash_table_unref (self->images);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
 }
@@ -813,6 +780,7 @@ static void
 subagent_docker_isolation_init (SubagentDockerIsolation *self)
 {
   g_mutex_init (&self->lock);
+  self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void

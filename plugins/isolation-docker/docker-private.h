@@ -62,6 +62,16 @@ gboolean     docker_cli_remove_container (DockerCli   *cli,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerCli, docker_cli_free)
 
+/* docker-context.c: the provider's spawnv and cleanup. */
+GSubprocess *docker_context_spawnv  (SubagentIsolationProvider  *provider,
+                                     SubagentIsolationContext   *context,
+                                     const char * const         *argv,
+                                     const char * const         *envp,
+                                     GSubprocessFlags            flags,
+                                     GError                    **error);
+void         docker_context_cleanup (SubagentIsolationProvider  *provider,
+                                     SubagentIsolationContext   *context);
+
 /* docker-workspace.c: the host directory the container works in. */
 gboolean docker_workspace_create        (const char  *base,
                                          const char  *session_key,
@@ -71,6 +81,7 @@ gboolean docker_workspace_marker_matches (const char *base,
                                           const char *session_key);
 gboolean docker_workspace_give_to_user  (const char  *tree,
                                          const char  *user,
+                                         gboolean    *out_world_writable,
                                          GError     **error);
 gboolean docker_workspace_remove        (const char  *base,
                                          const char  *session_key,

@@ -12,8 +12,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -98,7 +96,6 @@ typedef struct {
   gboolean chown;
   uid_t uid;
   gid_t gid;
-  const char *top;
 } Handover;
 
 static gboolean
@@ -216,6 +213,7 @@ parse_numeric_user (const char *user,
  * docker_workspace_give_to_user:
  * @tree: the copied tree
  * @user: the container's `--user` (`uid[:gid]` or a name)
+ * @out_world_writable: (out): set to whether the tree was made writable for all
  * @error: return location for a #GError
  *
  * Makes @tree writable for @user inside the container: as root with a
@@ -228,6 +226,7 @@ parse_numeric_user (const char *user,
 gboolean
 docker_workspace_give_to_user (const char  *tree,
                                const char  *user,
+                               gboolean    *out_world_writable,
                                GError     **error)
 {
   Handover h = { 0 };
@@ -236,12 +235,13 @@ docker_workspace_give_to_user (const char  *tree,
   int parent_fd, fd;
   gboolean ok;
 
+  *out_world_writable = FALSE;
   if (g_str_equal (user, "0") || g_str_equal (user, "root") || g_str_has_prefix (user, "0:") ||
       g_str_has_prefix (user, "root:"))
     return TRUE;
 
   h.chown = geteuid () == 0 && parse_numeric_user (user, &h.uid, &h.gid);
-  h.top = tree;
+  *out_world_writable = !h.chown;
   parent = g_path_get_dirname (tree);
   name = g_path_get_basename (tree);
   parent_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -125,12 +125,10 @@ snapshot_overlay_mount (const char         *lower,
       set_unavailable_or_failed (error, errno, "Could not set the mode of %s", upper);
       goto out;
     }
+  /* Whiteouts also for names the parent does not have yet: the lower
+   * layer is live, and a .git made later must stay hidden too. */
   for (guint i = 0; hidden_names != NULL && hidden_names[i] != NULL; i++)
     {
-      struct stat st;
-
-      if (fstatat (lower_fd, hidden_names[i], &st, AT_SYMLINK_NOFOLLOW) != 0)
-        continue;
       if (mknodat (upper_fd, hidden_names[i], S_IFCHR | 0000, makedev (0, 0)) != 0)
         {
           set_unavailable_or_failed (error, errno, "Could not hide %s/%s with a whiteout", lower, hidden_names[i]);

@@ -10,8 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <glib/gstdio.h>
-
 #include "worktree-private.h"
 
 /* Uncommitted and untracked paths of the parent (relative, `.subagent/`
@@ -57,71 +55,60 @@ wt_dirty_paths (git_repository *repo,
   return g_steal_pointer (&paths);
 }
 
+/* Copies the rest of @in to @out; 0 or an errno. */
+static int
+copy_fd (int in,
+         int out)
+{
+  char buf[65536];
+  ssize_t n;
+
+  while ((n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0)) > 0)
+    ;
+  if (n == 0)
+    return 0;
+  if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
+    return errno;
+  /* No copy_file_range here: read/write from where it stopped. */
+  while ((n = read (in, buf, sizeof buf)) > 0)
+    for (ssize_t done = 0; done < n;)
+      {
+        ssize_t w = write (out, buf + done, n - done);
+        if (w < 0)
+          return errno;
+        done += w;
+      }
+  return n < 0 ? errno : 0;
+}
+
 static gboolean
 copy_regular (const char  *src,
               const char  *dst,
               GError     **error)
 {
   struct stat st;
-  int in, out;
-  gboolean ok = TRUE;
+  int in, out = -1, err = 0;
 
   in = open (src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0 || fstat (in, &st) < 0)
-    goto fail;
-  out = open (dst, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777);
-  if (out < 0)
-    goto fail;
-  for (;;)
-    {
-      ssize_t n = copy_file_range (in, NULL, out, NULL, 1 << 20, 0);
-      if (n == 0)
-        break;
-      if (n < 0)
-        {
-          char buf[65536];
-          ssize_t r;
-
-          if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
-            {
-              ok = FALSE;
-              break;
-            }
-          /* Fall back to read/write from where copy_file_range stopped. */
-          while ((r = read (in, buf, sizeof buf)) > 0)
-            if (write (out, buf, r) != r)
-              {
-                ok = FALSE;
-                break;
-              }
-          if (r < 0)
-            ok = FALSE;
-          break;
-        }
-    }
-  if (ok && fchmod (out, st.st_mode & 0777) < 0)
-    ok = FALSE;
-  if (close (out) < 0)
-    ok = FALSE;
-  close (in);
-  if (!ok)
-    goto fail_set;
-  return TRUE;
-
-fail:
+    err = errno;
+  else if ((out = open (dst, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, st.st_mode & 0777)) < 0)
+    err = errno;
+  else
+    err = copy_fd (in, out);
+  if (err == 0 && fchmod (out, st.st_mode & 0777) < 0)
+    err = errno;
+  if (out >= 0 && close (out) < 0 && err == 0)
+    err = errno;
   if (in >= 0)
+    close (in);
+  if (err != 0)
     {
-      int saved = errno;
-      close (in);
-      errno = saved;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not copy %s to %s: %s", src, dst, g_strerror (err));
+      return FALSE;
     }
-fail_set:
-  {
-    int saved = errno;
-    g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                 "Could not copy %s to %s: %s", src, dst, g_strerror (saved));
-  }
-  return FALSE;
+  return TRUE;
 }
 
 /* True when every directory from @root down to @path's parent is a real

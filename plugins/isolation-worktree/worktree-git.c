@@ -14,13 +14,12 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <glib/gstdio.h>
 
 #include "worktree-private.h"
 
@@ -189,6 +188,14 @@ rm_rf_at (int         dirfd,
   if (unlinkat (dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && first_error == 0)
     first_error = errno;
   return first_error;
+}
+
+/* Removes @name under @dirfd, never following a symlink; 0 or an errno. */
+int
+wt_rm_rf_at (int         dirfd,
+             const char *name)
+{
+  return rm_rf_at (dirfd, name, FALSE);
 }
 
 gboolean
@@ -416,6 +423,83 @@ prune_untracked (int         dirfd,
   return first_error;
 }
 
+static int
+find_attributes_file (const char           *root,
+                      const git_tree_entry *entry,
+                      void                 *payload)
+{
+  if (!g_str_equal (git_tree_entry_name (entry), ".gitattributes"))
+    return 0;
+  *(gboolean *) payload = TRUE;
+  return -1; /* stops the walk */
+}
+
+static gboolean
+nonempty_file (const char *path)
+{
+  struct stat st;
+
+  return path != NULL && stat (path, &st) == 0 && st.st_size > 0;
+}
+
+/* Whether checking out @commit_id through libgit2's filters (CRLF, ident,
+ * filter drivers) would write exactly the blobs. Only attributes and
+ * core.autocrlf turn filters on; when none applies, checkout can skip the
+ * per-file attribute lookups, which cost two realpath() calls per file. */
+gboolean
+wt_checkout_filters_are_noop (git_repository *repo,
+                              const git_oid  *commit_id)
+{
+  g_autoptr(git_commit) commit = NULL;
+  g_autoptr(git_tree) tree = NULL;
+  g_autofree char *common_dir = wt_common_dir (repo);
+  g_autofree char *info_attributes = g_build_filename (common_dir, "info", "attributes", NULL);
+  g_autofree char *global_attributes = g_build_filename (g_get_user_config_dir (), "git", "attributes", NULL);
+  git_buf system_dirs = GIT_BUF_INIT;
+  git_config *config = NULL;
+  git_config_entry *entry = NULL;
+  gboolean found = FALSE;
+
+  if (nonempty_file (info_attributes) || nonempty_file (global_attributes) ||
+      nonempty_file ("/etc/gitattributes"))
+    return FALSE;
+  if (git_libgit2_opts (GIT_OPT_GET_SEARCH_PATH, GIT_CONFIG_LEVEL_SYSTEM, &system_dirs) == 0 &&
+      system_dirs.ptr != NULL)
+    {
+      g_auto(GStrv) dirs = g_strsplit (system_dirs.ptr, G_SEARCHPATH_SEPARATOR_S, -1);
+      for (guint i = 0; dirs[i] != NULL && !found; i++)
+        {
+          g_autofree char *path = g_build_filename (dirs[i], "gitattributes", NULL);
+          found = *dirs[i] != '\0' && nonempty_file (path);
+        }
+    }
+  git_buf_dispose (&system_dirs);
+  if (found)
+    return FALSE;
+
+  if (git_repository_config_snapshot (&config, repo) < 0)
+    return FALSE;
+  if (git_config_get_entry (&entry, config, "core.attributesfile") == 0)
+    found = TRUE;
+  git_config_entry_free (entry);
+  entry = NULL;
+  if (!found && git_config_get_entry (&entry, config, "core.autocrlf") == 0 &&
+      g_ascii_strcasecmp (entry->value, "false") != 0 && g_ascii_strcasecmp (entry->value, "input") != 0 &&
+      g_ascii_strcasecmp (entry->value, "no") != 0 && g_ascii_strcasecmp (entry->value, "off") != 0 &&
+      !g_str_equal (entry->value, "0"))
+    found = TRUE;
+  git_config_entry_free (entry);
+  git_config_free (config);
+  if (found)
+    return FALSE;
+
+  if (git_commit_lookup (&commit, repo, commit_id) < 0 || git_commit_tree (&tree, commit) < 0)
+    return FALSE;
+  if (git_tree_walk (tree, GIT_TREEWALK_PRE, find_attributes_file, &found) < 0 && !found)
+    return FALSE;
+  return !found;
+}
+
 /* Makes the worktree of @worktree_repo exactly @commit's tree, as a fresh
  * checkout would: index read from the tree, everything the tree lacks
  * removed (untracked, ignored, new directories), tracked files restored.
@@ -462,6 +546,7 @@ wt_clean_to_commit (git_repository *worktree_repo,
       return FALSE;
     }
   co.checkout_strategy = GIT_CHECKOUT_FORCE;
+  co.disable_filters = wt_checkout_filters_are_noop (worktree_repo, commit_id);
   if (git_checkout_tree (worktree_repo, (git_object *) tree, &co) < 0)
     {
       wt_set_git_error (error, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,

@@ -319,11 +319,9 @@ create_fresh (Plan            *plan,
               GError         **error)
 {
   git_worktree_add_options opts = GIT_WORKTREE_ADD_OPTIONS_INIT;
-  git_checkout_options co = GIT_CHECKOUT_OPTIONS_INIT;
   g_autofree char *admin = g_build_filename (common_dir, "worktrees", plan->admin_name, NULL);
   g_autoptr(git_reference) ref = NULL;
   g_autoptr(git_worktree) wt = NULL;
-  g_autoptr(git_repository) wt_repo = NULL;
   g_autoptr(WtRepoLock) lock = NULL;
   struct stat st;
 
@@ -359,17 +357,7 @@ create_fresh (Plan            *plan,
     }
   g_clear_pointer (&lock, wt_repo_lock_release);
 
-  /* The directory is new and empty: FORCE writes every file without the
-   * checks SAFE makes against existing ones. */
-  co.checkout_strategy = GIT_CHECKOUT_FORCE;
-  if (git_repository_open (&wt_repo, plan->path) < 0 ||
-      git_checkout_head (wt_repo, &co) < 0)
-    {
-      wt_set_git_error (error, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                        "Could not check out %s into %s", plan->branch, plan->path);
-      return FALSE;
-    }
-  return TRUE;
+  return wt_checkout_fresh (plan->path, git_commit_id (head), error);
 }
 
 /* Takes a ready worktree from the pool when there is one (*taken). A pooled
@@ -397,6 +385,7 @@ take_from_pool (Plan            *plan,
   discard_stale (repo, common_dir, plan->worktrees_dir, stale);
   if (slot == NULL)
     return TRUE;
+  g_debug ("Taking pooled worktree %s (clean at %.8s) for %s", slot->name, slot->commit, plan->key);
   pool_path = g_build_filename (plan->worktrees_dir, slot->name, NULL);
   pool_branch = g_strconcat (WT_BRANCH_PREFIX, slot->name, NULL);
 
@@ -515,7 +504,7 @@ worktree_prepare (SubagentIsolationProvider  *provider,
 
   extra = json_object_new ();
   json_object_set_string_member (extra, "branch", plan->branch);
-  if (!subagent_owner_record_save (plan->root, plan->key, "worktree", plan->path,
+  if (!subagent_owner_record_save (plan->root, plan->key, SUBAGENT_OWNER_KIND_WORKTREE, plan->path,
                                    plan->parent_run_id, extra, error))
     goto failed;
   made.owner = TRUE;
@@ -659,7 +648,7 @@ worktree_cleanup (SubagentIsolationProvider *provider,
     }
 
   /* The slow part, deleting the files, runs outside the repository lock. */
-  if (!wt_rm_rf (plan->path, &local_error))
+  if (!wt_remove_worktree_dir (plan->path, &local_error))
     g_message ("Could not remove worktree %s: %s", plan->path, local_error->message);
   g_clear_error (&local_error);
   if (repo != NULL)

@@ -29,5 +29,5 @@ worktree_plugin_register (SubagentPluginModule  *module,
 }
 
 SUBAGENT_PLUGIN_DEFINE ("isolation-worktree", PLUGIN_VERSION, "LGPL-2.1-or-later",
-                        "Git worktree isolation (libgit2), with a recycling pool",
+                        "Git worktrees on branch subagent/<session> made in process with libgit2, with a recycling pool",
                         worktree_plugin_register)

@@ -43,6 +43,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (WtRepoLock, wt_repo_lock_release)
 char      *wt_common_dir          (git_repository *repo);
 gboolean   wt_rm_rf               (const char  *path,
                                    GError     **error);
+int        wt_rm_rf_at            (int          dirfd,
+                                   const char  *name);
 gboolean   wt_ensure_dir          (const char  *path,
                                    GError     **error);
 gboolean   wt_ensure_excluded     (const char  *common_dir,
@@ -54,6 +56,8 @@ gboolean   wt_carry_dirty         (const char  *parent_root,
                                    const char  *worktree_path,
                                    GPtrArray   *paths,
                                    GError     **error);
+gboolean   wt_checkout_filters_are_noop (git_repository *repo,
+                                         const git_oid  *commit_id);
 gboolean   wt_clean_to_commit     (git_repository *worktree_repo,
                                    const git_oid  *commit_id,
                                    GError        **error);
@@ -78,6 +82,16 @@ void       wt_remove_admin_dir    (git_repository *repo,
                                    const char     *name);
 gboolean   wt_process_is_alive    (gint64  pid,
                                    guint64 start_time);
+
+/* worktree-parallel.c: checkout and removal on two threads. */
+gboolean   wt_split_tree          (git_tree   *tree,
+                                   GPtrArray **first,
+                                   GPtrArray **second);
+gboolean   wt_checkout_fresh      (const char     *worktree_path,
+                                   const git_oid  *commit_id,
+                                   GError        **error);
+gboolean   wt_remove_worktree_dir (const char  *worktree_path,
+                                   GError     **error);
 
 /* worktree-pool.c: the recycling pool's on-disk state. */
 typedef struct {

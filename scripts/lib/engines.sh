@@ -61,8 +61,9 @@ stop_dockerd () {
     sleep 0.5
   done
   kill -9 "$pid" 2>/dev/null || true
-  umount -R "$DOCKERD_DIR/exec" 2>/dev/null || true
-  umount -R "$DOCKERD_DIR/data" 2>/dev/null || true
+  # dockerd leaves mounts below its dirs (netns, overlays): deepest first.
+  awk -v d="$DOCKERD_DIR" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r |
+    while read -r m; do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$DOCKERD_DIR" 2>/dev/null || true
   unset DOCKER_HOST DOCKERD_DIR
 }

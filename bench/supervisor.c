@@ -1,0 +1,324 @@
+/* bench/supervisor.c: what the supervisor costs, in one run:
+ *
+ *  1. 1,000 children whose runner answers at once (in process), in `shared`
+ *     isolation, through a supervisor (batch, max-parallel 4) — against the
+ *     same 1,000 through the manager alone, one after the other. The
+ *     difference per child is the supervisor's overhead (target ≤ 0.5 ms);
+ *     the total per child is what the whole framework costs (run contract,
+ *     session record, audit line, events file).
+ *  2. 1,000 command children running `true` through a supervisor (batch,
+ *     max-parallel 4) — against 1,000 plain GSubprocess spawns of `true`,
+ *     4 at a time. Target: ≤ 1.2×.
+ *
+ * Usage: supervisor [--children N] [--parallel P]
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <subagent.h>
+
+/* A runner that answers at once. */
+#define BENCH_TYPE_RUNNER (bench_runner_get_type ())
+G_DECLARE_FINAL_TYPE (BenchRunner, bench_runner, BENCH, RUNNER, GObject)
+
+struct _BenchRunner
+{
+  GObject parent_instance;
+};
+
+static void bench_runner_iface_init (SubagentRunnerInterface *iface);
+G_DEFINE_FINAL_TYPE_WITH_CODE (BenchRunner, bench_runner, G_TYPE_OBJECT,
+                               G_IMPLEMENT_INTERFACE (SUBAGENT_TYPE_RUNNER, bench_runner_iface_init))
+
+static void
+bench_run_async (SubagentRunner *runner, SubagentRunContext *context, GCancellable *cancellable,
+                 GAsyncReadyCallback callback, gpointer user_data)
+{
+  g_autoptr(GTask) task = g_task_new (runner, cancellable, callback, user_data);
+
+  g_task_return_pointer (task, subagent_run_outcome_new (SUBAGENT_STOP_REASON_COMPLETE, 1, 0, 0.01, "ok", "", ""),
+                         g_object_unref);
+}
+
+static SubagentRunOutcome *
+bench_run_finish (SubagentRunner *runner, GAsyncResult *result, GError **error)
+{
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+static void
+bench_runner_iface_init (SubagentRunnerInterface *iface)
+{
+  iface->run_async = bench_run_async;
+  iface->run_finish = bench_run_finish;
+}
+
+static void bench_runner_class_init (BenchRunnerClass *klass) { }
+static void bench_runner_init (BenchRunner *self) { }
+
+static G_NORETURN void
+die (const char *what,
+     GError     *error)
+{
+  fprintf (stderr, "supervisor bench: %s: %s\n", what, error ? error->message : "failed");
+  exit (1);
+}
+
+static char *
+make_root (const char *definition)
+{
+  g_autoptr(GError) error = NULL;
+  char *root = g_dir_make_tmp ("subagent-bench-XXXXXX", &error);
+  g_autofree char *dir = NULL;
+  g_autofree char *path = NULL;
+
+  if (root == NULL)
+    die ("temp dir", error);
+  dir = g_build_filename (root, ".subagent", "agents", NULL);
+  g_mkdir_with_parents (dir, 0755);
+  path = g_build_filename (dir, "bench.yaml", NULL);
+  if (!g_file_set_contents (path, definition, -1, &error))
+    die ("definition", error);
+  g_free (path);
+  /* No approval store on disk: nothing here asks, and plugins may be absent. */
+  path = g_build_filename (root, ".subagent", "config.yaml", NULL);
+  if (!g_file_set_contents (path, "approvals:\n  sink: memory\n", -1, &error))
+    die ("configuration", error);
+  return root;
+}
+
+static void
+remove_tree (const char *root)
+{
+  g_autoptr(GSubprocess) rm = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, NULL, "rm", "-rf", "--", root, NULL);
+
+  if (rm != NULL)
+    g_subprocess_wait (rm, NULL, NULL);
+}
+
+typedef struct {
+  gboolean done;
+  GAsyncResult *result;
+} Wait;
+
+static void
+waited (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Wait *wait = user_data;
+
+  wait->result = g_object_ref (result);
+  wait->done = TRUE;
+}
+
+static void
+spin (gboolean *done)
+{
+  while (!*done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+/* Seconds for @n children as one batch through a supervisor. */
+static double
+through_supervisor (SubagentManager *manager,
+                    guint            n,
+                    guint            parallel)
+{
+  g_autoptr(SubagentSupervisor) supervisor = g_object_new (SUBAGENT_TYPE_SUPERVISOR, "manager", manager,
+                                                           "max-parallel", parallel, "max-agents", 0, NULL);
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  g_autoptr(GPtrArray) results = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentShutdownReport) report = NULL;
+  Wait wait = { FALSE, NULL };
+  gint64 start;
+
+  subagent_run_options_set_def_name (options, "bench");
+  for (guint i = 0; i < n; i++)
+    g_ptr_array_add (items, subagent_batch_item_new ("go", options));
+
+  start = g_get_monotonic_time ();
+  subagent_supervisor_run_batch_async (supervisor, items, NULL, waited, &wait);
+  spin (&wait.done);
+  results = subagent_supervisor_run_batch_finish (supervisor, wait.result, &error);
+  g_object_unref (wait.result);
+  if (results == NULL)
+    die ("batch", error);
+  for (guint i = 0; i < results->len; i++)
+    if (subagent_run_result_get_status (results->pdata[i]) != SUBAGENT_RUN_STATUS_COMPLETE)
+      die (subagent_run_result_get_message (results->pdata[i]), NULL);
+  report = subagent_supervisor_shutdown (supervisor, 0, NULL);
+  return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
+}
+
+typedef struct {
+  SubagentManager *manager;
+  SubagentRunOptions *options;
+  guint left;       /* to start */
+  guint running;
+  gboolean done;
+} ManagerRuns;
+
+static void manager_more (ManagerRuns *runs);
+
+static void
+manager_ran (GObject *source, GAsyncResult *res, gpointer user_data)
+{
+  ManagerRuns *runs = user_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunResult) result = subagent_manager_run_finish (SUBAGENT_MANAGER (source), res, &error);
+
+  if (result == NULL || subagent_run_result_get_status (result) != SUBAGENT_RUN_STATUS_COMPLETE)
+    die (result ? subagent_run_result_get_message (result) : "manager run", error);
+  runs->running--;
+  manager_more (runs);
+}
+
+static void
+manager_more (ManagerRuns *runs)
+{
+  while (runs->left > 0 && runs->running < GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (runs->options), "parallel")))
+    {
+      runs->left--;
+      runs->running++;
+      subagent_manager_run_async (runs->manager, "go", runs->options, NULL, manager_ran, runs);
+    }
+  if (runs->left == 0 && runs->running == 0)
+    runs->done = TRUE;
+}
+
+/* Seconds for @n children through the manager alone, @parallel at a time
+ * (what a host without a supervisor would do). */
+static double
+through_manager (SubagentManager *manager,
+                 guint            n,
+                 guint            parallel)
+{
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  ManagerRuns runs = { manager, options, n, 0, FALSE };
+  gint64 start = g_get_monotonic_time ();
+
+  subagent_run_options_set_def_name (options, "bench");
+  g_object_set_data (G_OBJECT (options), "parallel", GUINT_TO_POINTER (parallel));
+  manager_more (&runs);
+  spin (&runs.done);
+  return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
+}
+
+typedef struct {
+  guint left;      /* to start */
+  guint running;
+  guint parallel;
+  gboolean done;
+} Spawns;
+
+static void spawn_more (Spawns *spawns);
+
+static void
+spawn_exited (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  Spawns *spawns = user_data;
+  g_autoptr(GError) error = NULL;
+
+  if (!g_subprocess_wait_check_finish (G_SUBPROCESS (source), result, &error))
+    die ("true", error);
+  spawns->running--;
+  spawn_more (spawns);
+}
+
+static void
+spawn_more (Spawns *spawns)
+{
+  while (spawns->left > 0 && spawns->running < spawns->parallel)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "true", NULL);
+
+      if (process == NULL)
+        die ("spawn", error);
+      spawns->left--;
+      spawns->running++;
+      g_subprocess_wait_check_async (process, NULL, spawn_exited, spawns);
+    }
+  if (spawns->left == 0 && spawns->running == 0)
+    spawns->done = TRUE;
+}
+
+/* Seconds for @n plain spawns of `true`, @parallel at a time. */
+static double
+plain_spawns (guint n,
+              guint parallel)
+{
+  Spawns spawns = { n, 0, parallel, FALSE };
+  gint64 start = g_get_monotonic_time ();
+
+  spawn_more (&spawns);
+  spin (&spawns.done);
+  return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
+}
+
+int
+main (int argc, char *argv[])
+{
+  int children = 1000;
+  int parallel = 4;
+  const GOptionEntry entries[] = {
+    { "children", 'n', 0, G_OPTION_ARG_INT, &children, "Children per measurement (default 1000)", "N" },
+    { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
+    { NULL }
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("— supervisor overhead");
+  g_autoptr(GError) error = NULL;
+  g_autofree char *trivial_root = NULL;
+  g_autofree char *command_root = NULL;
+  g_autoptr(SubagentManager) trivial = NULL;
+  g_autoptr(SubagentManager) command = NULL;
+  g_autoptr(BenchRunner) runner = NULL;
+  double sup, man, man1, cmd, cmd_man, plain;
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    die ("options", error);
+  if (children < 1 || parallel < 1)
+    die ("--children and --parallel must be at least 1", NULL);
+
+  /* 1. In-process children, shared isolation. */
+  trivial_root = make_root ("name: bench\nisolation: shared\n");
+  if ((trivial = subagent_manager_new (trivial_root, &error)) == NULL)
+    die ("manager", error);
+  runner = g_object_new (BENCH_TYPE_RUNNER, NULL);
+  subagent_manager_set_runner (trivial, SUBAGENT_RUNNER (runner));
+  through_manager (trivial, 50, 1);  /* warm up: thread pool, page cache */
+  man1 = through_manager (trivial, children, 1);
+  man = through_manager (trivial, children, parallel);
+  sup = through_supervisor (trivial, children, parallel);
+
+  /* 2. Command children running `true`. */
+  command_root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  if ((command = subagent_manager_new (command_root, &error)) == NULL)
+    die ("manager", error);
+  plain_spawns (50, parallel);
+  plain = plain_spawns (children, parallel);
+  cmd_man = through_manager (command, children, parallel);
+  cmd = through_supervisor (command, children, parallel);
+
+  printf ("# supervisor bench: %d children, max-parallel %d\n", children, parallel);
+  printf ("in-process runner, shared isolation:\n");
+  printf ("  manager alone, 1 at a time    %7.3f s  %7.3f ms/child\n", man1, 1000 * man1 / children);
+  printf ("  manager alone, %d at a time    %7.3f s  %7.3f ms/child\n", parallel, man, 1000 * man / children);
+  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child (target <= 0.5)\n", sup, 1000 * sup / children);
+  printf ("  supervisor over the manager             %+7.3f ms/child\n", 1000 * (sup - man) / children);
+  printf ("command children running `true`, %d at a time:\n", parallel);
+  printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child\n", plain, 1000 * plain / children);
+  printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx\n", cmd_man, 1000 * cmd_man / children,
+          cmd_man / plain);
+  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child  %5.2fx (target <= 1.2)\n", cmd, 1000 * cmd / children,
+          cmd / plain);
+  g_clear_object (&trivial);
+  g_clear_object (&command);
+  remove_tree (trivial_root);
+  remove_tree (command_root);
+  return 0;
+}

@@ -1,0 +1,550 @@
+/* subagent-batch.c: many children at once, results in input order.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent.h"
+#include "subagent-supervisor-private.h"
+
+/**
+ * SubagentBatchItem:
+ *
+ * One task of a batch (reference 001's `subagent_batch` items): the task
+ * and, optionally, the definition, isolation and limits to run it with.
+ * Immutable.
+ */
+struct _SubagentBatchItem
+{
+  GObject parent_instance;
+
+  char *task;
+  SubagentRunOptions *options;
+};
+
+static gboolean
+is_blank (const char *text)
+{
+  for (; text != NULL && *text != '\0'; text++)
+    if (!g_ascii_isspace (*text))
+      return FALSE;
+  return TRUE;
+}
+
+G_DEFINE_FINAL_TYPE (SubagentBatchItem, subagent_batch_item, G_TYPE_OBJECT)
+
+static void
+subagent_batch_item_finalize (GObject *object)
+{
+  SubagentBatchItem *self = SUBAGENT_BATCH_ITEM (object);
+
+  g_free (self->task);
+  g_clear_object (&self->options);
+  G_OBJECT_CLASS (subagent_batch_item_parent_class)->finalize (object);
+}
+
+static void
+subagent_batch_item_class_init (SubagentBatchItemClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = subagent_batch_item_finalize;
+}
+
+static void
+subagent_batch_item_init (SubagentBatchItem *self)
+{
+}
+
+/**
+ * subagent_batch_item_new:
+ * @task: what the child should do
+ * @options: (nullable): how to run it; copied (its batch index is replaced
+ *   by the item's position)
+ *
+ * Returns: (transfer full): a new #SubagentBatchItem
+ */
+SubagentBatchItem *
+subagent_batch_item_new (const char         *task,
+                         SubagentRunOptions *options)
+{
+  SubagentBatchItem *self;
+
+  g_return_val_if_fail (task != NULL, NULL);
+  g_return_val_if_fail (options == NULL || SUBAGENT_IS_RUN_OPTIONS (options), NULL);
+
+  self = g_object_new (SUBAGENT_TYPE_BATCH_ITEM, NULL);
+  self->task = g_strdup (task);
+  self->options = _subagent_run_options_copy (options);
+  return self;
+}
+
+static gboolean
+read_limit (JsonObject  *object,
+            const char  *key,
+            guint       *out,
+            GError     **error)
+{
+  JsonNode *node = json_object_get_member (object, key);
+
+  *out = 0;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
+      json_node_get_int (node) < 1 || json_node_get_int (node) > G_MAXINT)
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "“%s” of a batch item must be a whole number ≥ 1", key);
+      return FALSE;
+    }
+  *out = (guint) json_node_get_int (node);
+  return TRUE;
+}
+
+static gboolean
+read_string (JsonObject   *object,
+             const char   *key,
+             const char  **out,
+             GError      **error)
+{
+  JsonNode *node = json_object_get_member (object, key);
+
+  *out = NULL;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "“%s” of a batch item must be a string", key);
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+/**
+ * subagent_batch_item_new_from_json:
+ * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?}`
+ * @error: return location for a #GError
+ *
+ * Reads one batch item as reference 001's `subagent_batch` tool takes it.
+ * Other members, a blank task, a definition name or isolation mode that
+ * cannot be one, and limits below 1 are %SUBAGENT_ERROR_INVALID_ARGUMENT.
+ *
+ * Returns: (transfer full) (nullable): the item, or %NULL with @error set
+ */
+SubagentBatchItem *
+subagent_batch_item_new_from_json (JsonObject  *object,
+                                   GError     **error)
+{
+  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls", NULL };
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  g_autoptr(GList) members = NULL;
+  const char *task, *def_name, *isolation;
+  guint max_iterations, max_tool_calls;
+  gboolean deprecated;
+
+  g_return_val_if_fail (object != NULL, NULL);
+
+  members = json_object_get_members (object);
+  for (GList *l = members; l != NULL; l = l->next)
+    if (!g_strv_contains (known, l->data))
+      {
+        g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                     "A batch item has an unknown member “%s”; items take task, def_name, isolation, "
+                     "max_iterations and max_tool_calls", (const char *) l->data);
+        return NULL;
+      }
+  if (!read_string (object, "task", &task, error) ||
+      !read_string (object, "def_name", &def_name, error) ||
+      !read_string (object, "isolation", &isolation, error) ||
+      !read_limit (object, "max_iterations", &max_iterations, error) ||
+      !read_limit (object, "max_tool_calls", &max_tool_calls, error))
+    return NULL;
+  if (task == NULL || is_blank (task))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT, "A batch item needs a non-empty “task”");
+      return NULL;
+    }
+  if (def_name != NULL && !subagent_def_name_is_valid (def_name))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "“%s” cannot name a definition (use letters, digits, “-” and “_”)", def_name);
+      return NULL;
+    }
+  if (isolation != NULL && subagent_isolation_normalize (isolation, &deprecated) == NULL)
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Unknown isolation mode “%s”: use shared, worktree, directory-snapshot, docker or auto", isolation);
+      return NULL;
+    }
+  subagent_run_options_set_def_name (options, def_name);
+  subagent_run_options_set_isolation (options, isolation);
+  subagent_run_options_set_max_iterations (options, max_iterations);
+  subagent_run_options_set_max_tool_calls (options, max_tool_calls);
+  return subagent_batch_item_new (task, options);
+}
+
+/**
+ * subagent_batch_items_from_json:
+ * @array: an array of item objects
+ * @error: return location for a #GError
+ *
+ * Reads a whole batch with subagent_batch_item_new_from_json(); the error
+ * names the position of the first bad item.
+ *
+ * Returns: (transfer container) (element-type SubagentBatchItem) (nullable):
+ *   the items, or %NULL with @error set
+ */
+GPtrArray *
+subagent_batch_items_from_json (JsonArray  *array,
+                                GError    **error)
+{
+  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+
+  g_return_val_if_fail (array != NULL, NULL);
+
+  for (guint i = 0; i < json_array_get_length (array); i++)
+    {
+      JsonNode *node = json_array_get_element (array, i);
+      g_autoptr(GError) local = NULL;
+      SubagentBatchItem *item;
+
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "Batch item %u is not an object with a “task”", i);
+          return NULL;
+        }
+      if ((item = subagent_batch_item_new_from_json (json_node_get_object (node), &local)) == NULL)
+        {
+          g_set_error (error, local->domain, local->code, "Batch item %u: %s", i, local->message);
+          return NULL;
+        }
+      g_ptr_array_add (items, item);
+    }
+  return g_steal_pointer (&items);
+}
+
+/**
+ * subagent_batch_item_get_task:
+ * @self: a #SubagentBatchItem
+ *
+ * Returns: (transfer none): the task
+ */
+const char *
+subagent_batch_item_get_task (SubagentBatchItem *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_BATCH_ITEM (self), NULL);
+  return self->task;
+}
+
+/**
+ * subagent_batch_item_get_options:
+ * @self: a #SubagentBatchItem
+ *
+ * Returns: (transfer none): the item's options (do not change them)
+ */
+SubagentRunOptions *
+subagent_batch_item_get_options (SubagentBatchItem *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_BATCH_ITEM (self), NULL);
+  return self->options;
+}
+
+/* One batch in flight. The feeding runs where the supervisor emits its
+ * events, the collecting where the caller waits: hence the lock. */
+typedef struct {
+  gatomicrefcount ref;
+  GMutex lock;
+  SubagentSupervisor *supervisor;
+  GTask *task;
+  GPtrArray *items;
+  GPtrArray *results;   /* SubagentRunResult*, by position; NULL until known */
+  guint next;           /* the first item not spawned yet */
+  guint remaining;      /* items without a result */
+  GCancellable *cancellable;
+  gulong handler;
+  gboolean returned;
+  gboolean feeding;
+  gboolean feed_again;
+} Batch;
+
+static Batch *
+batch_ref (Batch *batch)
+{
+  g_atomic_ref_count_inc (&batch->ref);
+  return batch;
+}
+
+static void
+batch_unref (Batch *batch)
+{
+  if (!g_atomic_ref_count_dec (&batch->ref))
+    return;
+  g_clear_object (&batch->supervisor);
+  g_clear_object (&batch->task);
+  g_clear_object (&batch->cancellable);
+  g_ptr_array_unref (batch->items);
+  g_ptr_array_unref (batch->results);
+  g_mutex_clear (&batch->lock);
+  g_free (batch);
+}
+
+typedef struct {
+  Batch *batch;
+  guint index;
+} BatchWait;
+
+/* Lock held. Returns the task to complete, if the batch is over. */
+static GTask *
+batch_settle_locked (Batch              *batch,
+                     guint               index,
+                     SubagentRunResult  *result)
+{
+  g_ptr_array_index (batch->results, index) = g_object_ref (result);
+  if (--batch->remaining > 0 || batch->returned)
+    return NULL;
+  batch->returned = TRUE;
+  return g_steal_pointer (&batch->task);
+}
+
+static void
+batch_return (Batch *batch,
+              GTask *task)
+{
+  GPtrArray *results;
+
+  if (task == NULL)
+    return;
+  if (batch->handler != 0)
+    g_signal_handler_disconnect (batch->supervisor, batch->handler);
+  batch->handler = 0;
+  results = g_ptr_array_new_with_free_func (g_object_unref);
+  for (guint i = 0; i < batch->results->len; i++)
+    g_ptr_array_add (results, g_object_ref (g_ptr_array_index (batch->results, i)));
+  g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
+  g_object_unref (task);
+}
+
+static void
+item_done (GObject      *source,
+           GAsyncResult *res,
+           gpointer      user_data)
+{
+  BatchWait *wait = user_data;
+  Batch *batch = wait->batch;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunResult) result = subagent_supervisor_wait_finish (SUBAGENT_SUPERVISOR (source), res, &error);
+  GTask *task = NULL;
+
+  g_mutex_lock (&batch->lock);
+  if (result == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* The caller stopped waiting; the children keep running. */
+      if (!batch->returned)
+        {
+          batch->returned = TRUE;
+          task = g_steal_pointer (&batch->task);
+        }
+      batch->next = batch->items->len;
+      g_mutex_unlock (&batch->lock);
+      if (task != NULL)
+        {
+          if (batch->handler != 0)
+            g_signal_handler_disconnect (batch->supervisor, batch->handler);
+          batch->handler = 0;
+          g_task_return_error (task, g_steal_pointer (&error));
+          g_object_unref (task);
+        }
+      goto out;
+    }
+  if (result == NULL)
+    result = subagent_run_result_new_error (error->message, NULL);
+  task = batch_settle_locked (batch, wait->index, result);
+  g_mutex_unlock (&batch->lock);
+  batch_return (batch, task);
+
+out:
+  batch_unref (batch);
+  g_free (wait);
+}
+
+/* Spawns what the outstanding cap lets in; the rest waits for a slot. One
+ * feeder at a time keeps the input order: a spawn emits events, whose
+ * handlers may ask to feed again; the running feeder then goes on. */
+static void
+batch_feed (Batch *batch)
+{
+  SubagentSupervisor *self = batch->supervisor;
+  const SubagentSpawnExtras extras = { .centralized_approval = TRUE, .count_as_agent = TRUE };
+
+  g_mutex_lock (&batch->lock);
+  if (batch->feeding)
+    {
+      batch->feed_again = TRUE;
+      g_mutex_unlock (&batch->lock);
+      return;
+    }
+  batch->feeding = TRUE;
+  for (;;)
+    {
+      g_autoptr(SubagentRunOptions) options = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *run_id = NULL;
+      SubagentBatchItem *item;
+      GTask *task = NULL;
+      BatchWait *wait;
+      guint index;
+
+      batch->feed_again = FALSE;
+      if (batch->returned || batch->next >= batch->items->len)
+        break;
+      index = batch->next;
+      item = g_ptr_array_index (batch->items, index);
+      options = _subagent_run_options_copy (item->options);
+      subagent_run_options_set_batch_index (options, (gint) index);
+      g_mutex_unlock (&batch->lock);
+
+      run_id = _subagent_supervisor_spawn_full (self, item->task, options, &extras, &error);
+
+      g_mutex_lock (&batch->lock);
+      if (run_id == NULL && g_error_matches (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP))
+        {
+          if (batch->feed_again)
+            continue;  /* a slot freed while we tried */
+          break;
+        }
+      batch->next++;
+      if (run_id == NULL)
+        {
+          /* Refused for good (closed, budget, agent cap): that item's answer. */
+          g_autoptr(SubagentRunResult) refused = subagent_run_result_new_error (error->message, NULL);
+
+          task = batch_settle_locked (batch, index, refused);
+          g_mutex_unlock (&batch->lock);
+          batch_return (batch, task);
+          g_mutex_lock (&batch->lock);
+          continue;
+        }
+      g_mutex_unlock (&batch->lock);
+
+      wait = g_new0 (BatchWait, 1);
+      wait->batch = batch_ref (batch);
+      wait->index = index;
+      subagent_supervisor_wait_async (self, run_id, batch->cancellable, item_done, wait);
+      g_mutex_lock (&batch->lock);
+    }
+  batch->feeding = FALSE;
+  g_mutex_unlock (&batch->lock);
+}
+
+static void
+on_child_ended (SubagentSupervisor *self,
+                SubagentEvent      *event,
+                gpointer            user_data)
+{
+  SubagentEventKind kind = subagent_event_get_kind (event);
+
+  if (kind == SUBAGENT_EVENT_COMPLETED || kind == SUBAGENT_EVENT_FAILED || kind == SUBAGENT_EVENT_CANCELLED)
+    batch_feed (user_data);
+}
+
+/**
+ * subagent_supervisor_run_batch_async:
+ * @self: a #SubagentSupervisor
+ * @items: (element-type SubagentBatchItem): the tasks
+ * @cancellable: (nullable): ends the wait — children already started keep
+ *   running; items not started yet never start
+ * @callback: (scope async): called with the results
+ * @user_data: (closure): data for @callback
+ *
+ * Runs a batch: each item becomes a child whose lineage carries its
+ * position as `batch_index`, and whose approvals go through the parent
+ * run's centralized approval queue. Children are spawned as the
+ * outstanding cap lets them in, in input order. A batch larger than what
+ * the parent may still start fails at once with
+ * %SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP, before anything runs.
+ */
+void
+subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
+                                     GPtrArray           *items,
+                                     GCancellable        *cancellable,
+                                     GAsyncReadyCallback  callback,
+                                     gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  g_autoptr(GHashTable) per_parent = g_hash_table_new (g_str_hash, g_str_equal);
+  GHashTableIter iter;
+  gpointer key, value;
+  Batch *batch;
+
+  g_return_if_fail (SUBAGENT_IS_SUPERVISOR (self));
+  g_return_if_fail (items != NULL);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, subagent_supervisor_run_batch_async);
+  g_task_set_check_cancellable (task, FALSE);
+
+  for (guint i = 0; i < items->len; i++)
+    {
+      SubagentBatchItem *item = g_ptr_array_index (items, i);
+      const char *parent = subagent_run_options_get_parent_run_id (item->options);
+
+      g_return_if_fail (SUBAGENT_IS_BATCH_ITEM (item));
+      if (parent == NULL)
+        parent = subagent_manager_get_run_id (self->manager);
+      g_hash_table_replace (per_parent, (gpointer) parent,
+                            GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (per_parent, parent)) + 1));
+    }
+  g_hash_table_iter_init (&iter, per_parent);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    if (GPOINTER_TO_UINT (value) > _subagent_supervisor_agents_left (self, key))
+      {
+        g_task_return_new_error (task, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
+                                 "A batch of %u subagents is more than the parent run %s may still start (%u; "
+                                 "runner.max_agents)", GPOINTER_TO_UINT (value), (const char *) key,
+                                 _subagent_supervisor_agents_left (self, key));
+        return;
+      }
+  if (items->len == 0)
+    {
+      g_task_return_pointer (task, g_ptr_array_new_with_free_func (g_object_unref), (GDestroyNotify) g_ptr_array_unref);
+      return;
+    }
+
+  batch = g_new0 (Batch, 1);
+  g_atomic_ref_count_init (&batch->ref);
+  g_mutex_init (&batch->lock);
+  batch->supervisor = g_object_ref (self);
+  batch->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
+  batch->task = g_steal_pointer (&task);
+  batch->items = g_ptr_array_ref (items);
+  batch->results = g_ptr_array_new_full (items->len, g_object_unref);
+  g_ptr_array_set_size (batch->results, items->len);
+  batch->remaining = items->len;
+  batch->handler = g_signal_connect_data (self, "event", G_CALLBACK (on_child_ended), batch_ref (batch),
+                                          (GClosureNotify) (void (*) (void)) batch_unref, 0);
+  batch_feed (batch);
+  batch_unref (batch);
+}
+
+/**
+ * subagent_supervisor_run_batch_finish:
+ * @self: a #SubagentSupervisor
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer container) (element-type SubagentRunResult) (nullable):
+ *   one result per item, in input order whatever the finishing order; an
+ *   item the supervisor refused has an error result. %NULL with @error set
+ *   for the agent cap or a cancelled wait.
+ */
+GPtrArray *
+subagent_supervisor_run_batch_finish (SubagentSupervisor  *self,
+                                      GAsyncResult        *result,
+                                      GError             **error)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SUPERVISOR (self), NULL);
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}

@@ -1,0 +1,668 @@
+/* subagent-events.c: what the supervisor reports about its children.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+
+#include "subagent.h"
+#include "subagent-json-private.h"
+
+G_DEFINE_ENUM_TYPE (SubagentEventKind, subagent_event_kind,
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_ACCEPTED, "accepted"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_QUEUED, "queued"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_STARTED, "started"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_COMPLETED, "completed"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_FAILED, "failed"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_CANCELLED, "cancelled"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_WORKSPACE_DISPOSED, "workspace-disposed"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_APPROVAL_REQUESTED, "approval-requested"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_APPROVAL_RESOLVED, "approval-resolved"))
+
+static const char * const kind_names[] = {
+  "accepted", "queued", "started", "completed", "failed", "cancelled",
+  "workspace-disposed", "approval-requested", "approval-resolved",
+};
+
+/**
+ * subagent_event_kind_to_string:
+ * @kind: a #SubagentEventKind
+ *
+ * Returns: the kind's name as events carry it (`accepted`, `queued`,
+ *   `started`, `completed`, `failed`, `cancelled`, `workspace-disposed`,
+ *   `approval-requested`, `approval-resolved`); also the detail of the
+ *   #SubagentSupervisor::event signal
+ */
+const char *
+subagent_event_kind_to_string (SubagentEventKind kind)
+{
+  g_return_val_if_fail ((guint) kind < G_N_ELEMENTS (kind_names), NULL);
+  return kind_names[kind];
+}
+
+/**
+ * SubagentEvent:
+ *
+ * One thing that happened to a child of a #SubagentSupervisor: its kind, the
+ * child's run id, its parent's run id, its definition, depth and batch index,
+ * when it happened, and details that depend on the kind (`status`,
+ * `stop_reason`, `reason`, `cost_cents`, `cause`, `workspace`,
+ * `request_id`, `tool_name`, `approval_status`, `accepted_at`,
+ * `started_at`, `duration_ms`...). Immutable.
+ *
+ * subagent_event_to_json() gives the object that is written, one per line,
+ * to `<root>/.subagent/events.jsonl`.
+ */
+struct _SubagentEvent
+{
+  GObject parent_instance;
+
+  SubagentEventKind kind;
+  char *run_id;
+  char *parent_run_id;
+  char *def_name;
+  guint depth;
+  gint batch_index;
+  GDateTime *time;
+  JsonObject *details;
+};
+
+G_DEFINE_FINAL_TYPE (SubagentEvent, subagent_event, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_KIND,
+  PROP_RUN_ID,
+  PROP_PARENT_RUN_ID,
+  PROP_DEF_NAME,
+  PROP_DEPTH,
+  PROP_BATCH_INDEX,
+  PROP_TIME,
+  PROP_DETAILS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+subagent_event_finalize (GObject *object)
+{
+  SubagentEvent *self = SUBAGENT_EVENT (object);
+
+  g_free (self->run_id);
+  g_free (self->parent_run_id);
+  g_free (self->def_name);
+  g_clear_pointer (&self->time, g_date_time_unref);
+  g_clear_pointer (&self->details, json_object_unref);
+  G_OBJECT_CLASS (subagent_event_parent_class)->finalize (object);
+}
+
+static void
+subagent_event_get_property (GObject    *object,
+                             guint       prop_id,
+                             GValue     *value,
+                             GParamSpec *pspec)
+{
+  SubagentEvent *self = SUBAGENT_EVENT (object);
+
+  switch (prop_id)
+    {
+    case PROP_KIND: g_value_set_enum (value, self->kind); break;
+    case PROP_RUN_ID: g_value_set_string (value, self->run_id); break;
+    case PROP_PARENT_RUN_ID: g_value_set_string (value, self->parent_run_id); break;
+    case PROP_DEF_NAME: g_value_set_string (value, self->def_name); break;
+    case PROP_DEPTH: g_value_set_uint (value, self->depth); break;
+    case PROP_BATCH_INDEX: g_value_set_int (value, self->batch_index); break;
+    case PROP_TIME: g_value_set_boxed (value, self->time); break;
+    case PROP_DETAILS: g_value_set_boxed (value, self->details); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_event_set_property (GObject      *object,
+                             guint         prop_id,
+                             const GValue *value,
+                             GParamSpec   *pspec)
+{
+  SubagentEvent *self = SUBAGENT_EVENT (object);
+  const char *s;
+
+  switch (prop_id)
+    {
+    case PROP_KIND: self->kind = g_value_get_enum (value); break;
+    case PROP_RUN_ID: s = g_value_get_string (value); self->run_id = g_strdup (s ? s : ""); break;
+    case PROP_PARENT_RUN_ID: s = g_value_get_string (value); self->parent_run_id = g_strdup (s ? s : ""); break;
+    case PROP_DEF_NAME: s = g_value_get_string (value); self->def_name = g_strdup (s ? s : ""); break;
+    case PROP_DEPTH: self->depth = g_value_get_uint (value); break;
+    case PROP_BATCH_INDEX: self->batch_index = g_value_get_int (value); break;
+    case PROP_TIME: self->time = g_value_dup_boxed (value); break;
+    case PROP_DETAILS:
+      {
+        JsonObject *details = g_value_get_boxed (value);
+        self->details = details ? subagent_json_object_sealed_copy (details) : NULL;
+      }
+      break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+subagent_event_constructed (GObject *object)
+{
+  SubagentEvent *self = SUBAGENT_EVENT (object);
+
+  G_OBJECT_CLASS (subagent_event_parent_class)->constructed (object);
+  if (self->time == NULL)
+    self->time = g_date_time_new_now_utc ();
+  if (self->details == NULL)
+    {
+      g_autoptr(JsonObject) empty = json_object_new ();
+      self->details = subagent_json_object_sealed_copy (empty);
+    }
+}
+
+static void
+subagent_event_class_init (SubagentEventClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->finalize = subagent_event_finalize;
+  object_class->get_property = subagent_event_get_property;
+  object_class->set_property = subagent_event_set_property;
+  object_class->constructed = subagent_event_constructed;
+
+  /**
+   * SubagentEvent:kind:
+   *
+   * What happened.
+   */
+  properties[PROP_KIND] =
+    g_param_spec_enum ("kind", NULL, NULL, SUBAGENT_TYPE_EVENT_KIND, SUBAGENT_EVENT_ACCEPTED, flags);
+  /**
+   * SubagentEvent:run-id:
+   *
+   * The child's run id (also its session id).
+   */
+  properties[PROP_RUN_ID] = g_param_spec_string ("run-id", NULL, NULL, "", flags);
+  /**
+   * SubagentEvent:parent-run-id:
+   *
+   * The run id of the child's parent.
+   */
+  properties[PROP_PARENT_RUN_ID] = g_param_spec_string ("parent-run-id", NULL, NULL, "", flags);
+  /**
+   * SubagentEvent:def-name:
+   *
+   * The name of the child's definition.
+   */
+  properties[PROP_DEF_NAME] = g_param_spec_string ("def-name", NULL, NULL, "", flags);
+  /**
+   * SubagentEvent:depth:
+   *
+   * The child's depth (1 for a child of the top-level agent).
+   */
+  properties[PROP_DEPTH] = g_param_spec_uint ("depth", NULL, NULL, 0, G_MAXUINT, 1, flags);
+  /**
+   * SubagentEvent:batch-index:
+   *
+   * The child's position in its batch, or %SUBAGENT_NO_BATCH_INDEX.
+   */
+  properties[PROP_BATCH_INDEX] =
+    g_param_spec_int ("batch-index", NULL, NULL, -1, G_MAXINT, SUBAGENT_NO_BATCH_INDEX, flags);
+  /**
+   * SubagentEvent:time:
+   *
+   * When it happened (UTC); now when unset.
+   */
+  properties[PROP_TIME] = g_param_spec_boxed ("time", NULL, NULL, G_TYPE_DATE_TIME, flags);
+  /**
+   * SubagentEvent:details:
+   *
+   * What depends on the kind; a sealed copy.
+   */
+  properties[PROP_DETAILS] = g_param_spec_boxed ("details", NULL, NULL, JSON_TYPE_OBJECT, flags);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+subagent_event_init (SubagentEvent *self)
+{
+  self->batch_index = SUBAGENT_NO_BATCH_INDEX;
+  self->depth = 1;
+}
+
+/**
+ * subagent_event_new:
+ * @kind: what happened
+ * @run_id: the child's run id
+ * @parent_run_id: (nullable): its parent's run id
+ * @def_name: (nullable): its definition's name
+ * @depth: its depth
+ * @batch_index: its batch index, or %SUBAGENT_NO_BATCH_INDEX
+ * @time: (nullable): when it happened; now when %NULL
+ * @details: (nullable): kind-specific members; copied
+ *
+ * Returns: (transfer full): a new #SubagentEvent
+ */
+SubagentEvent *
+subagent_event_new (SubagentEventKind  kind,
+                    const char        *run_id,
+                    const char        *parent_run_id,
+                    const char        *def_name,
+                    guint              depth,
+                    gint               batch_index,
+                    GDateTime         *time,
+                    JsonObject        *details)
+{
+  g_return_val_if_fail (run_id != NULL, NULL);
+
+  return g_object_new (SUBAGENT_TYPE_EVENT,
+                       "kind", kind,
+                       "run-id", run_id,
+                       "parent-run-id", parent_run_id,
+                       "def-name", def_name,
+                       "depth", depth,
+                       "batch-index", batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index,
+                       "time", time,
+                       "details", details,
+                       NULL);
+}
+
+/**
+ * subagent_event_get_kind:
+ * @self: a #SubagentEvent
+ *
+ * Returns: what happened
+ */
+SubagentEventKind
+subagent_event_get_kind (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), SUBAGENT_EVENT_ACCEPTED);
+  return self->kind;
+}
+
+/**
+ * subagent_event_get_run_id:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer none): the child's run id
+ */
+const char *
+subagent_event_get_run_id (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+  return self->run_id;
+}
+
+/**
+ * subagent_event_get_parent_run_id:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer none): the parent's run id
+ */
+const char *
+subagent_event_get_parent_run_id (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+  return self->parent_run_id;
+}
+
+/**
+ * subagent_event_get_def_name:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer none): the definition's name
+ */
+const char *
+subagent_event_get_def_name (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+  return self->def_name;
+}
+
+/**
+ * subagent_event_get_depth:
+ * @self: a #SubagentEvent
+ *
+ * Returns: the child's depth
+ */
+guint
+subagent_event_get_depth (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), 0);
+  return self->depth;
+}
+
+/**
+ * subagent_event_get_batch_index:
+ * @self: a #SubagentEvent
+ *
+ * Returns: the batch index, or %SUBAGENT_NO_BATCH_INDEX
+ */
+gint
+subagent_event_get_batch_index (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), SUBAGENT_NO_BATCH_INDEX);
+  return self->batch_index;
+}
+
+/**
+ * subagent_event_get_time:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer none): when it happened (UTC)
+ */
+GDateTime *
+subagent_event_get_time (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+  return self->time;
+}
+
+/**
+ * subagent_event_get_details:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer none): the kind-specific members (sealed)
+ */
+JsonObject *
+subagent_event_get_details (SubagentEvent *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+  return self->details;
+}
+
+/**
+ * subagent_event_to_json:
+ * @self: a #SubagentEvent
+ *
+ * The event as one flat object: `event` (the kind's name), `time`
+ * (ISO 8601, UTC, microseconds), `run_id`, `parent_run_id`, `def_name`,
+ * `depth`, `batch_index` (`null` outside a batch), then the details.
+ *
+ * Returns: (transfer full): a new JSON object
+ */
+JsonObject *
+subagent_event_to_json (SubagentEvent *self)
+{
+  JsonObject *object;
+  g_autofree char *time = NULL;
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+
+  object = json_object_new ();
+  time = g_date_time_format (self->time, "%Y-%m-%dT%H:%M:%S.%fZ");
+  json_object_set_string_member (object, "event", subagent_event_kind_to_string (self->kind));
+  json_object_set_string_member (object, "time", time);
+  json_object_set_string_member (object, "run_id", self->run_id);
+  json_object_set_string_member (object, "parent_run_id", self->parent_run_id);
+  json_object_set_string_member (object, "def_name", self->def_name);
+  json_object_set_int_member (object, "depth", self->depth);
+  if (self->batch_index < 0)
+    json_object_set_null_member (object, "batch_index");
+  else
+    json_object_set_int_member (object, "batch_index", self->batch_index);
+
+  json_object_iter_init (&iter, self->details);
+  while (json_object_iter_next (&iter, &key, &value))
+    if (!json_object_has_member (object, key))
+      json_object_set_member (object, key, subagent_json_node_deep_copy (value));
+  return object;
+}
+
+/**
+ * subagent_event_to_line:
+ * @self: a #SubagentEvent
+ *
+ * Returns: (transfer full): subagent_event_to_json() on one line, with a
+ *   trailing newline
+ */
+char *
+subagent_event_to_line (SubagentEvent *self)
+{
+  g_autoptr(JsonObject) object = subagent_event_to_json (self);
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  g_autofree char *text = json_to_string (node, FALSE);
+
+  return g_strconcat (text, "\n", NULL);
+}
+
+/**
+ * SubagentEventsWriter:
+ *
+ * Appends events, one JSON object per line, to a file such as
+ * `<root>/.subagent/events.jsonl`. Writing happens in a thread of the
+ * writer, so subagent_events_writer_write() never blocks on the disk; lines
+ * are appended with `O_APPEND` in the order they were given and are never
+ * interleaved with other writers' lines. The file and its directory are
+ * made on the first write. subagent_events_writer_flush() waits until
+ * everything given so far is written; finalizing the writer flushes too.
+ */
+struct _SubagentEventsWriter
+{
+  GObject parent_instance;
+
+  char *path;
+  GThread *thread;
+  GMutex lock;
+  GCond cond;
+  GQueue lines;        /* char*, waiting for the thread */
+  gboolean writing;    /* the thread holds lines it has not written yet */
+  gboolean quit;
+  GError *error;       /* the first write error, until flush reports it */
+};
+
+G_DEFINE_FINAL_TYPE (SubagentEventsWriter, subagent_events_writer, G_TYPE_OBJECT)
+
+static gboolean
+write_all (int          fd,
+           const char  *data,
+           gsize        len,
+           const char  *path,
+           GError     **error)
+{
+  while (len > 0)
+    {
+      gssize n = write (fd, data, len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "Cannot append to the events file %s: %s", path, g_strerror (saved));
+          return FALSE;
+        }
+      data += n;
+      len -= n;
+    }
+  return TRUE;
+}
+
+static gpointer
+writer_thread (gpointer data)
+{
+  SubagentEventsWriter *self = data;
+  int fd = -1;
+
+  g_mutex_lock (&self->lock);
+  for (;;)
+    {
+      g_autoptr(GString) chunk = NULL;
+      g_autoptr(GError) error = NULL;
+      char *line;
+
+      while (self->lines.length == 0 && !self->quit)
+        g_cond_wait (&self->cond, &self->lock);
+      if (self->lines.length == 0 && self->quit)
+        break;
+
+      /* Everything waiting goes out in one write. */
+      chunk = g_string_new (NULL);
+      while ((line = g_queue_pop_head (&self->lines)) != NULL)
+        {
+          g_string_append (chunk, line);
+          g_free (line);
+        }
+      self->writing = TRUE;
+      g_mutex_unlock (&self->lock);
+
+      if (fd < 0)
+        {
+          g_autofree char *dir = g_path_get_dirname (self->path);
+
+          if (g_mkdir_with_parents (dir, 0755) != 0 ||
+              (fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+            {
+              int saved = errno;
+              g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
+                           "Cannot open the events file %s: %s", self->path, g_strerror (saved));
+            }
+        }
+      if (fd >= 0)
+        write_all (fd, chunk->str, chunk->len, self->path, &error);
+
+      g_mutex_lock (&self->lock);
+      if (error != NULL && self->error == NULL)
+        self->error = g_steal_pointer (&error);
+      self->writing = FALSE;
+      g_cond_broadcast (&self->cond);
+    }
+  g_mutex_unlock (&self->lock);
+  if (fd >= 0)
+    close (fd);
+  return NULL;
+}
+
+static void
+subagent_events_writer_finalize (GObject *object)
+{
+  SubagentEventsWriter *self = SUBAGENT_EVENTS_WRITER (object);
+
+  g_mutex_lock (&self->lock);
+  self->quit = TRUE;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
+  g_thread_join (self->thread);
+
+  if (self->error != NULL)
+    g_debug ("%s", self->error->message);
+  g_clear_error (&self->error);
+  g_queue_clear_full (&self->lines, g_free);
+  g_free (self->path);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cond);
+  G_OBJECT_CLASS (subagent_events_writer_parent_class)->finalize (object);
+}
+
+static void
+subagent_events_writer_class_init (SubagentEventsWriterClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = subagent_events_writer_finalize;
+}
+
+static void
+subagent_events_writer_init (SubagentEventsWriter *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->cond);
+  g_queue_init (&self->lines);
+}
+
+/**
+ * subagent_events_writer_new:
+ * @path: the JSON-lines file to append to
+ *
+ * Returns: (transfer full): a new #SubagentEventsWriter
+ */
+SubagentEventsWriter *
+subagent_events_writer_new (const char *path)
+{
+  SubagentEventsWriter *self;
+
+  g_return_val_if_fail (path != NULL && *path != '\0', NULL);
+
+  self = g_object_new (SUBAGENT_TYPE_EVENTS_WRITER, NULL);
+  self->path = g_strdup (path);
+  self->thread = g_thread_new ("subagent-events", writer_thread, self);
+  return self;
+}
+
+/**
+ * subagent_events_writer_get_path:
+ * @self: a #SubagentEventsWriter
+ *
+ * Returns: (transfer none): the file written to
+ */
+const char *
+subagent_events_writer_get_path (SubagentEventsWriter *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), NULL);
+  return self->path;
+}
+
+/**
+ * subagent_events_writer_write:
+ * @self: a #SubagentEventsWriter
+ * @event: the event to append
+ *
+ * Queues @event for the writer's thread; returns at once. Safe to call from
+ * any thread.
+ */
+void
+subagent_events_writer_write (SubagentEventsWriter *self,
+                              SubagentEvent        *event)
+{
+  char *line;
+
+  g_return_if_fail (SUBAGENT_IS_EVENTS_WRITER (self));
+  g_return_if_fail (SUBAGENT_IS_EVENT (event));
+
+  line = subagent_event_to_line (event);
+  g_mutex_lock (&self->lock);
+  g_queue_push_tail (&self->lines, line);
+  g_cond_signal (&self->cond);
+  g_mutex_unlock (&self->lock);
+}
+
+/**
+ * subagent_events_writer_flush:
+ * @self: a #SubagentEventsWriter
+ * @error: return location for a #GError
+ *
+ * Waits until every event given so far is in the file. Blocks: not for a
+ * main context that must stay responsive.
+ *
+ * Returns: %FALSE, with @error set, when a write failed since the last flush
+ */
+gboolean
+subagent_events_writer_flush (SubagentEventsWriter  *self,
+                              GError               **error)
+{
+  GError *failure;
+
+  g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
+
+  g_mutex_lock (&self->lock);
+  while (self->lines.length > 0 || self->writing)
+    g_cond_wait (&self->cond, &self->lock);
+  failure = g_steal_pointer (&self->error);
+  g_mutex_unlock (&self->lock);
+
+  if (failure != NULL)
+    {
+      g_propagate_error (error, failure);
+      return FALSE;
+    }
+  return TRUE;
+}

@@ -1,0 +1,640 @@
+/* subagent-supervisor-jobs.c: the supervisor's machinery — accepting,
+ * queueing, starting, finishing and cancelling children, their waiters,
+ * and the ordered actions (events, starts, returns) run in the
+ * supervisor's main context.
+ *
+ * State changes happen under the supervisor's lock and queue actions;
+ * _subagent_supervisor_kick() then runs the actions, in order, in the
+ * supervisor's context, without the lock, so signal handlers may call
+ * back into the supervisor.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent.h"
+#include "subagent-supervisor-private.h"
+
+SubagentJob *
+_subagent_job_ref (SubagentJob *job)
+{
+  g_atomic_ref_count_inc (&job->ref);
+  return job;
+}
+
+void
+_subagent_job_unref (SubagentJob *job)
+{
+  if (!g_atomic_ref_count_dec (&job->ref))
+    return;
+  g_clear_object (&job->owner);
+  g_free (job->run_id);
+  g_free (job->task);
+  g_clear_object (&job->options);
+  g_free (job->def_name);
+  g_free (job->parent_run_id);
+  g_free (job->isolation);
+  g_clear_object (&job->cancellable);
+  g_free (job->hooks.workspace_root);
+  g_clear_object (&job->hooks.kept_context);
+  g_clear_object (&job->resume);
+  g_clear_object (&job->reuse);
+  g_clear_object (&job->approval_queue);
+  g_clear_pointer (&job->accepted_at, g_date_time_unref);
+  g_clear_pointer (&job->started_at, g_date_time_unref);
+  g_clear_object (&job->result);
+  g_clear_pointer (&job->waiters, g_ptr_array_unref);
+  g_free (job);
+}
+
+void
+_subagent_action_free (SubagentAction *action)
+{
+  g_clear_object (&action->event);
+  g_clear_pointer (&action->job, _subagent_job_unref);
+  g_free (action);
+}
+
+SubagentRunOptions *
+_subagent_run_options_copy (SubagentRunOptions *options)
+{
+  SubagentRunOptions *copy = subagent_run_options_new ();
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  if (options == NULL)
+    return copy;
+  subagent_run_options_set_def_name (copy, subagent_run_options_get_def_name (options));
+  subagent_run_options_set_parent_run_id (copy, subagent_run_options_get_parent_run_id (options));
+  subagent_run_options_set_depth (copy, subagent_run_options_get_depth (options));
+  subagent_run_options_set_isolation (copy, subagent_run_options_get_isolation (options));
+  subagent_run_options_set_max_iterations (copy, subagent_run_options_get_max_iterations (options));
+  subagent_run_options_set_max_tool_calls (copy, subagent_run_options_get_max_tool_calls (options));
+  subagent_run_options_set_batch_index (copy, subagent_run_options_get_batch_index (options));
+  subagent_run_options_set_cpu_quota (copy, subagent_run_options_get_cpu_quota (options));
+  subagent_run_options_set_memory_limit (copy, subagent_run_options_get_memory_limit (options));
+  subagent_run_options_set_timeout_seconds (copy, subagent_run_options_get_timeout_seconds (options));
+  subagent_run_options_set_command (copy, subagent_run_options_get_command (options));
+  json_object_iter_init (&iter, subagent_run_options_get_isolation_options (options));
+  while (json_object_iter_next (&iter, &key, &value))
+    subagent_run_options_set_isolation_option (copy, key, value);
+  return copy;
+}
+
+static char *
+iso8601 (GDateTime *time)
+{
+  return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
+}
+
+SubagentEvent *
+_subagent_job_event (SubagentJob       *job,
+                     SubagentEventKind  kind,
+                     JsonObject        *details_in)
+{
+  g_autoptr(JsonObject) details = details_in ? json_object_ref (details_in) : json_object_new ();
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *accepted = iso8601 (job->accepted_at);
+
+  json_object_set_string_member (details, "accepted_at", accepted);
+  if (job->follow_up > 0)
+    json_object_set_int_member (details, "follow_up", job->follow_up);
+  return subagent_event_new (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
+                             job->batch_index, now, details);
+}
+
+void
+_subagent_supervisor_push_locked (SubagentSupervisor *self,
+                                  SubagentActionKind  kind,
+                                  SubagentJob        *job,
+                                  SubagentEvent      *event)
+{
+  SubagentAction *action = g_new0 (SubagentAction, 1);
+
+  action->kind = kind;
+  action->job = job ? _subagent_job_ref (job) : NULL;
+  action->event = event;  /* (transfer full) */
+  g_queue_push_tail (&self->pending, action);
+}
+
+static void
+push_event_locked (SubagentSupervisor *self,
+                   SubagentJob        *job,
+                   SubagentEventKind   kind,
+                   JsonObject         *details)
+{
+  _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_EVENT, NULL, _subagent_job_event (job, kind, details));
+}
+
+double
+_subagent_supervisor_spent_locked (SubagentSupervisor *self,
+                                   const char         *parent_run_id)
+{
+  double *spent = g_hash_table_lookup (self->spent, parent_run_id);
+
+  return spent ? *spent : 0.0;
+}
+
+static void schedule_locked (SubagentSupervisor *self);
+
+/* The event that ends a child, from its result. */
+static void
+push_terminal_event_locked (SubagentSupervisor *self,
+                            SubagentJob        *job)
+{
+  SubagentRunResult *result = job->result;
+  SubagentRunStatus status = subagent_run_result_get_status (result);
+  const char *stop_reason = subagent_run_result_get_stop_reason (result);
+  g_autoptr(JsonObject) details = json_object_new ();
+  g_autofree char *reason = subagent_run_result_dup_reason (result);
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  SubagentEventKind kind;
+
+  if (g_str_equal (stop_reason, SUBAGENT_STOP_REASON_CANCELLED) || status == SUBAGENT_RUN_STATUS_CANCELLED)
+    kind = SUBAGENT_EVENT_CANCELLED;
+  else if (status == SUBAGENT_RUN_STATUS_COMPLETE || status == SUBAGENT_RUN_STATUS_PARTIAL)
+    kind = SUBAGENT_EVENT_COMPLETED;
+  else
+    kind = SUBAGENT_EVENT_FAILED;
+
+  json_object_set_string_member (details, "status", subagent_run_status_to_string (status));
+  json_object_set_string_member (details, "stop_reason", stop_reason);
+  if (reason != NULL)
+    json_object_set_string_member (details, "reason", reason);
+  json_object_set_double_member (details, "cost_cents", subagent_run_result_get_cost_cents (result));
+  json_object_set_int_member (details, "iterations", subagent_run_result_get_iterations (result));
+  json_object_set_int_member (details, "tool_calls", subagent_run_result_get_tool_calls (result));
+  if (subagent_run_result_get_session_id (result) != NULL)
+    json_object_set_string_member (details, "session_id", subagent_run_result_get_session_id (result));
+  if (job->started_at != NULL)
+    {
+      g_autofree char *started = iso8601 (job->started_at);
+
+      json_object_set_string_member (details, "started_at", started);
+      json_object_set_int_member (details, "duration_ms", g_date_time_difference (now, job->started_at) / 1000);
+    }
+  if (job->cancel_requested)
+    json_object_set_string_member (details, "cause", job->cause == SUBAGENT_CANCEL_CAUSE_USER ? "user" : "system");
+  push_event_locked (self, job, kind, details);
+}
+
+/* A child ended (or never started): record it, report it, free its slot. */
+static void
+finish_locked (SubagentSupervisor *self,
+               SubagentJob        *job,
+               SubagentRunResult  *result,
+               gboolean            was_running)
+{
+  double *spent;
+
+  if (was_running)
+    self->n_running--;
+  job->state = SUBAGENT_JOB_DONE;
+  g_set_object (&job->result, result);
+
+  spent = g_hash_table_lookup (self->spent, job->parent_run_id);
+  if (spent == NULL)
+    {
+      spent = g_new0 (double, 1);
+      g_hash_table_insert (self->spent, g_strdup (job->parent_run_id), spent);
+    }
+  *spent += subagent_run_result_get_cost_cents (result);
+
+  if (job->hooks.kept_context != NULL)
+    g_hash_table_replace (self->kept, g_strdup (job->run_id), g_steal_pointer (&job->hooks.kept_context));
+  if (job->hooks.workspace_disposed)
+    {
+      g_autoptr(JsonObject) details = json_object_new ();
+
+      json_object_set_string_member (details, "workspace", job->hooks.workspace_root);
+      push_event_locked (self, job, SUBAGENT_EVENT_WORKSPACE_DISPOSED, details);
+    }
+  push_terminal_event_locked (self, job);
+  _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job, NULL);
+
+  schedule_locked (self);
+  if (self->shutdown_task != NULL && self->n_running == 0)
+    _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_SHUTDOWN_DONE, NULL, NULL);
+}
+
+static SubagentLineage *
+job_lineage (SubagentJob *job)
+{
+  return subagent_lineage_new (job->parent_run_id, job->def_name, job->depth, job->isolation,
+                               job->batch_index, NULL, NULL);
+}
+
+/* Reference 003: a child cancelled before its runner starts gets `started`,
+ * then a `cancelled` result with zero usage. */
+static void
+finish_unstarted_locked (SubagentSupervisor *self,
+                         SubagentJob        *job,
+                         gboolean            was_running)
+{
+  g_autoptr(SubagentLineage) lineage = job_lineage (job);
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *message = g_strdup_printf ("Cancelled by the %s before it started",
+                                              job->cause == SUBAGENT_CANCEL_CAUSE_USER ? "user" : "system");
+
+  if (!was_running)
+    {
+      g_autoptr(JsonObject) details = json_object_new ();
+
+      job->started_at = g_date_time_new_now_utc ();
+      json_object_set_boolean_member (details, "cancelled_before_start", TRUE);
+      push_event_locked (self, job, SUBAGENT_EVENT_STARTED, details);
+    }
+  result = subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, job->run_id, 0, 0, 0.0, "", lineage, NULL,
+                                    message, SUBAGENT_STOP_REASON_CANCELLED, NULL);
+  finish_locked (self, job, result, was_running);
+}
+
+/* FIFO: hand free slots to the oldest queued children. */
+static void
+schedule_locked (SubagentSupervisor *self)
+{
+  SubagentJob *job;
+
+  while (self->n_running < self->max_parallel && (job = g_queue_pop_head (&self->queue)) != NULL)
+    {
+      if (self->max_cost_cents > 0)
+        {
+          double left = self->max_cost_cents - _subagent_supervisor_spent_locked (self, job->parent_run_id);
+
+          if (left <= 0)
+            {
+              g_autoptr(SubagentLineage) lineage = job_lineage (job);
+              g_autofree char *message =
+                g_strdup_printf ("The parent run %s has spent its budget of %.2f cents; the subagent was not started",
+                                 job->parent_run_id, self->max_cost_cents);
+              g_autoptr(SubagentRunResult) result = subagent_run_result_new_error (message, lineage);
+
+              finish_locked (self, job, result, FALSE);
+              continue;
+            }
+          job->hooks.max_cost_cents = left;
+        }
+      job->state = SUBAGENT_JOB_RUNNING;
+      job->started_at = g_date_time_new_now_utc ();
+      self->n_running++;
+      push_event_locked (self, job, SUBAGENT_EVENT_STARTED, NULL);
+      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_START, job, NULL);
+    }
+}
+
+static void
+job_done (GObject      *source,
+          GAsyncResult *res,
+          gpointer      user_data)
+{
+  SubagentJob *job = user_data;
+  g_autoptr(SubagentSupervisor) self = g_object_ref (job->owner);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunResult) result = subagent_manager_run_finish (SUBAGENT_MANAGER (source), res, &error);
+
+  if (result == NULL)
+    {
+      g_autoptr(SubagentLineage) lineage = job_lineage (job);
+      result = subagent_run_result_new_error (error->message, lineage);
+    }
+  g_mutex_lock (&self->lock);
+  finish_locked (self, job, result, TRUE);
+  g_mutex_unlock (&self->lock);
+  _subagent_supervisor_kick (self);
+  _subagent_job_unref (job);
+}
+
+static void
+start_job (SubagentSupervisor *self,
+           SubagentJob        *job)
+{
+  GMainContext *current = g_main_context_get_thread_default ();
+  gboolean push;
+
+  g_mutex_lock (&self->lock);
+  if (job->cancel_requested)
+    {
+      /* Cancelled between getting its slot and reaching the manager. */
+      finish_unstarted_locked (self, job, TRUE);
+      g_mutex_unlock (&self->lock);
+      return;
+    }
+  g_mutex_unlock (&self->lock);
+
+  _subagent_supervisor_watch_approvals (self, job->parent_run_id);
+
+  /* The run's callbacks must come back to the supervisor's context. */
+  push = (current ? current : g_main_context_default ()) != self->context;
+  if (push)
+    g_main_context_push_thread_default (self->context);
+  _subagent_manager_run_hooked_async (self->manager, job->task, job->options, &job->hooks, job->cancellable,
+                                      job_done, _subagent_job_ref (job));
+  if (push)
+    g_main_context_pop_thread_default (self->context);
+}
+
+GError *
+_subagent_job_abandoned_error (SubagentJob *job)
+{
+  return g_error_new (SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
+                      "The supervisor shut down while subagent %s was still running; its workspace %s is kept",
+                      job->run_id, job->hooks.workspace_root ? job->hooks.workspace_root : "(not made yet)");
+}
+
+static void
+return_to_waiters (SubagentSupervisor *self,
+                   SubagentJob        *job)
+{
+  g_autoptr(GPtrArray) waiters = NULL;
+  g_autoptr(GError) closed = NULL;
+  SubagentRunResult *result;
+  gboolean done;
+
+  g_mutex_lock (&self->lock);
+  waiters = g_steal_pointer (&job->waiters);
+  job->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) _subagent_waiter_unref);
+  result = job->result ? g_object_ref (job->result) : NULL;
+  done = job->state == SUBAGENT_JOB_DONE;
+  g_mutex_unlock (&self->lock);
+
+  if (result == NULL)
+    closed = _subagent_job_abandoned_error (job);
+  for (guint i = 0; i < waiters->len; i++)
+    _subagent_waiter_complete (waiters->pdata[i], result, closed);
+  g_clear_object (&result);
+
+  /* A finished child no longer keeps the supervisor alive. */
+  if (done)
+    {
+      g_mutex_lock (&self->lock);
+      g_clear_object (&job->owner);
+      g_mutex_unlock (&self->lock);
+    }
+}
+
+static void
+perform (SubagentSupervisor *self,
+         SubagentAction     *action)
+{
+  switch (action->kind)
+    {
+    case SUBAGENT_ACTION_EVENT:
+      {
+        SubagentEventKind kind = subagent_event_get_kind (action->event);
+
+        if (self->writer != NULL)
+          subagent_events_writer_write (self->writer, action->event);
+        g_signal_emit (self, _subagent_supervisor_signals[SIGNAL_KIND_FIRST + kind], 0, action->event);
+        g_signal_emit (self, _subagent_supervisor_signals[SIGNAL_EVENT],
+                       g_quark_from_static_string (subagent_event_kind_to_string (kind)), action->event);
+      }
+      break;
+    case SUBAGENT_ACTION_START:
+      start_job (self, action->job);
+      break;
+    case SUBAGENT_ACTION_RETURN:
+      return_to_waiters (self, action->job);
+      break;
+    case SUBAGENT_ACTION_SHUTDOWN_DONE:
+      _subagent_supervisor_shutdown_done (self);
+      break;
+    }
+}
+
+/* Re-entrant: a handler that waits for a child (iterating this context)
+ * drains the following actions itself; the order stays the queue's. */
+static gboolean
+drain (gpointer data)
+{
+  SubagentSupervisor *self = data;
+  SubagentAction *action;
+
+  g_mutex_lock (&self->lock);
+  while ((action = g_queue_pop_head (&self->pending)) != NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      perform (self, action);
+      _subagent_action_free (action);
+      g_mutex_lock (&self->lock);
+    }
+  g_mutex_unlock (&self->lock);
+  return G_SOURCE_REMOVE;
+}
+
+void
+_subagent_supervisor_kick (SubagentSupervisor *self)
+{
+  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, drain, g_object_ref (self), g_object_unref);
+}
+
+static gboolean
+is_blank (const char *text)
+{
+  for (; text != NULL && *text != '\0'; text++)
+    if (!g_ascii_isspace (*text))
+      return FALSE;
+  return TRUE;
+}
+
+/* The definition name events carry: the catalog's spelling when known. */
+static char *
+job_def_name (SubagentSupervisor *self,
+              SubagentRunOptions *options,
+              SubagentDef       **def_out)
+{
+  const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
+  SubagentDef *def;
+
+  *def_out = NULL;
+  if (name == NULL || *name == '\0')
+    return g_strdup ("default");
+  def = subagent_manager_get_def (self->manager, name);
+  if (def == NULL)
+    return g_strdup (name);
+  *def_out = def;
+  return g_strdup (subagent_def_get_name (def));
+}
+
+char *
+_subagent_supervisor_spawn_full (SubagentSupervisor         *self,
+                                 const char                 *task,
+                                 SubagentRunOptions         *options,
+                                 const SubagentSpawnExtras  *extras,
+                                 GError                    **error)
+{
+  SubagentJob *job;
+  SubagentDef *def = NULL;
+  const char *parent;
+  const char *isolation;
+  g_autoptr(SubagentApprovalQueue) approval_queue = NULL;
+  guint started, outstanding;
+  char *run_id;
+
+  if (is_blank (task))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT, "A subagent needs a non-empty task");
+      return NULL;
+    }
+  parent = options && subagent_run_options_get_parent_run_id (options)
+           ? subagent_run_options_get_parent_run_id (options) : subagent_manager_get_run_id (self->manager);
+  if (extras->centralized_approval &&
+      subagent_should_use_centralized_approval (parent, options ? subagent_run_options_get_batch_index (options)
+                                                                : SUBAGENT_NO_BATCH_INDEX, TRUE))
+    approval_queue = _subagent_supervisor_get_approval_queue (self, parent);
+
+  job = g_new0 (SubagentJob, 1);
+  g_atomic_ref_count_init (&job->ref);
+  job->task = g_strdup (task);
+  job->options = _subagent_run_options_copy (options);
+  job->def_name = job_def_name (self, options, &def);
+  job->parent_run_id = g_strdup (parent);
+  isolation = options ? subagent_run_options_get_isolation (options) : NULL;
+  if ((isolation == NULL || *isolation == '\0') && def != NULL)
+    isolation = subagent_def_get_isolation (def);
+  if (isolation == NULL || *isolation == '\0')
+    isolation = subagent_config_get_default_isolation (subagent_manager_get_config (self->manager));
+  job->isolation = g_strdup (isolation);
+  job->depth = (options ? subagent_run_options_get_depth (options) : 0) + 1;
+  job->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
+  job->cancellable = g_cancellable_new ();
+  job->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) _subagent_waiter_unref);
+  job->resume = extras->resume ? g_object_ref (extras->resume) : NULL;
+  job->reuse = extras->reuse ? g_object_ref (extras->reuse) : NULL;
+  job->follow_up = job->resume ? subagent_session_get_follow_ups (job->resume) + 1 : 0;
+  job->run_id = job->resume ? g_strdup (subagent_session_get_session_id (job->resume)) : _subagent_manager_new_run_id ();
+  job->approval_queue = g_steal_pointer (&approval_queue);
+  job->accepted_at = g_date_time_new_now_utc ();
+  job->hooks.run_id = job->run_id;
+  job->hooks.approval_queue = job->approval_queue;
+  job->hooks.keep_workspace = subagent_supervisor_get_keep_workspaces (self);
+  job->hooks.reuse_context = job->reuse;
+  job->hooks.resume = job->resume;
+
+  g_mutex_lock (&self->lock);
+  started = GPOINTER_TO_UINT (g_hash_table_lookup (self->agents, parent));
+  outstanding = self->n_running + self->queue.length;
+  if (self->closed)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
+                 "The supervisor is shut down; it starts no more subagents");
+  else if (outstanding >= 2 * self->max_parallel)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
+                 "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
+                 "wait for one to finish", outstanding, self->max_parallel);
+  else if (extras->count_as_agent && self->max_agents > 0 && started >= self->max_agents)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
+                 "The parent run %s already started %u subagents, its cap (runner.max_agents)", parent, started);
+  else if (self->max_cost_cents > 0 && _subagent_supervisor_spent_locked (self, parent) >= self->max_cost_cents)
+    g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_BUDGET_EXCEEDED,
+                 "The parent run %s has spent %.2f of its %.2f cents (budget.max_cost_cents); no more subagents",
+                 parent, _subagent_supervisor_spent_locked (self, parent), self->max_cost_cents);
+  else if (job->resume != NULL && g_hash_table_lookup (self->jobs, job->run_id) != NULL &&
+           ((SubagentJob *) g_hash_table_lookup (self->jobs, job->run_id))->state != SUBAGENT_JOB_DONE)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING,
+                 "Subagent %s is still running; a follow-up waits until it ends", job->run_id);
+  if (error != NULL && *error != NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      _subagent_job_unref (job);
+      return NULL;
+    }
+
+  job->owner = g_object_ref (self);
+  if (extras->count_as_agent)
+    g_hash_table_replace (self->agents, g_strdup (parent), GUINT_TO_POINTER (started + 1));
+  g_hash_table_replace (self->jobs, job->run_id, job);  /* the table owns the first reference */
+  push_event_locked (self, job, SUBAGENT_EVENT_ACCEPTED, NULL);
+  g_queue_push_tail (&self->queue, job);
+  schedule_locked (self);
+  if (job->state == SUBAGENT_JOB_QUEUED)
+    {
+      g_autoptr(JsonObject) details = json_object_new ();
+
+      json_object_set_int_member (details, "position", self->queue.length);
+      push_event_locked (self, job, SUBAGENT_EVENT_QUEUED, details);
+    }
+  run_id = g_strdup (job->run_id);
+  g_mutex_unlock (&self->lock);
+
+  _subagent_supervisor_kick (self);
+  return run_id;
+}
+
+static gboolean
+cancel_locked (SubagentSupervisor  *self,
+               SubagentJob         *job,
+               SubagentCancelCause  cause,
+               GPtrArray           *to_cancel)
+{
+  if (job->state == SUBAGENT_JOB_DONE)
+    return FALSE;
+  if (job->cancel_requested)
+    return TRUE;
+  job->cancel_requested = TRUE;
+  job->cause = cause;
+  if (job->state == SUBAGENT_JOB_QUEUED)
+    {
+      g_queue_remove (&self->queue, job);
+      finish_unstarted_locked (self, job, FALSE);
+    }
+  else
+    g_ptr_array_add (to_cancel, g_object_ref (job->cancellable));
+  return TRUE;
+}
+
+SubagentCancelOutcome
+_subagent_supervisor_cancel (SubagentSupervisor  *self,
+                             const char          *run_id,
+                             SubagentCancelCause  cause)
+{
+  g_autoptr(GPtrArray) to_cancel = g_ptr_array_new_with_free_func (g_object_unref);
+  SubagentCancelOutcome outcome;
+  SubagentJob *job;
+
+  g_mutex_lock (&self->lock);
+  job = g_hash_table_lookup (self->jobs, run_id);
+  if (job == NULL)
+    outcome = SUBAGENT_CANCEL_OUTCOME_NOT_ACTIVE;
+  else if (!cancel_locked (self, job, cause, to_cancel))
+    outcome = SUBAGENT_CANCEL_OUTCOME_ALREADY_FINISHED;
+  else
+    outcome = SUBAGENT_CANCEL_OUTCOME_ACCEPTED;
+  g_mutex_unlock (&self->lock);
+
+  /* Outside the lock: a runner's handler may run right here. */
+  for (guint i = 0; i < to_cancel->len; i++)
+    g_cancellable_cancel (to_cancel->pdata[i]);
+  _subagent_supervisor_kick (self);
+  return outcome;
+}
+
+guint
+_subagent_supervisor_cancel_all (SubagentSupervisor  *self,
+                                 SubagentCancelCause  cause,
+                                 gboolean             close)
+{
+  g_autoptr(GPtrArray) to_cancel = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) running = g_ptr_array_new ();
+  GHashTableIter iter;
+  gpointer value;
+  SubagentJob *job;
+  guint n = 0;
+
+  g_mutex_lock (&self->lock);
+  if (close)
+    self->closed = TRUE;
+  while ((job = g_queue_peek_head (&self->queue)) != NULL)
+    n += cancel_locked (self, job, cause, to_cancel);
+  g_hash_table_iter_init (&iter, self->jobs);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    if (((SubagentJob *) value)->state == SUBAGENT_JOB_RUNNING)
+      g_ptr_array_add (running, value);
+  for (guint i = 0; i < running->len; i++)
+    n += cancel_locked (self, running->pdata[i], cause, to_cancel);
+  g_mutex_unlock (&self->lock);
+
+  for (guint i = 0; i < to_cancel->len; i++)
+    g_cancellable_cancel (to_cancel->pdata[i]);
+  _subagent_supervisor_kick (self);
+  return n;
+}

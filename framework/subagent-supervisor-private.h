@@ -1,0 +1,190 @@
+/* subagent-supervisor-private.h: the supervisor's state, and what it shares
+ * with batches, teams, follow-ups, shutdown and the delegation tools. Not
+ * installed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "subagent.h"
+#include "subagent-manager-private.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  SUBAGENT_JOB_QUEUED,
+  SUBAGENT_JOB_RUNNING,
+  SUBAGENT_JOB_DONE,
+} SubagentJobState;
+
+/* One child, from its acceptance on. Fields are guarded by the
+ * supervisor's lock. */
+typedef struct {
+  gatomicrefcount ref;
+  SubagentSupervisor *owner;        /* strong while queued or running */
+  char *run_id;
+  char *task;
+  SubagentRunOptions *options;
+  char *def_name;
+  char *parent_run_id;
+  char *isolation;                  /* as requested, for a child that never runs */
+  guint depth;                      /* the child's */
+  gint batch_index;
+  guint follow_up;                  /* 0, or which follow-up of its session */
+  SubagentJobState state;
+  GCancellable *cancellable;        /* the supervisor's, never a caller's */
+  gboolean cancel_requested;
+  SubagentCancelCause cause;
+  gboolean abandoned;               /* a shutdown gave up waiting for it */
+  SubagentRunHooks hooks;
+  SubagentSession *resume;
+  SubagentIsolationContext *reuse;
+  SubagentApprovalQueue *approval_queue;
+  GDateTime *accepted_at;
+  GDateTime *started_at;
+  SubagentRunResult *result;
+  GPtrArray *waiters;               /* SubagentWaiter* */
+} SubagentJob;
+
+typedef enum {
+  SUBAGENT_ACTION_EVENT,            /* emit an event */
+  SUBAGENT_ACTION_START,            /* hand a job to the manager */
+  SUBAGENT_ACTION_RETURN,           /* complete a job's waiters */
+  SUBAGENT_ACTION_SHUTDOWN_DONE,    /* finish a pending shutdown */
+} SubagentActionKind;
+
+typedef struct {
+  SubagentActionKind kind;
+  SubagentEvent *event;
+  SubagentJob *job;
+} SubagentAction;
+
+enum {
+  SIGNAL_EVENT,
+  SIGNAL_KIND_FIRST,                /* one per SubagentEventKind, in order */
+  N_SUPERVISOR_SIGNALS = SIGNAL_KIND_FIRST + SUBAGENT_EVENT_APPROVAL_RESOLVED + 1
+};
+extern guint _subagent_supervisor_signals[N_SUPERVISOR_SIGNALS] G_GNUC_INTERNAL;
+
+struct _SubagentSupervisor
+{
+  GObject parent_instance;
+
+  SubagentManager *manager;
+  GMainContext *context;            /* where children start and signals are emitted */
+  guint max_parallel;
+  gint max_agents_setting;
+  guint max_agents;
+  double max_cost_cents;
+  char *events_path;
+  gboolean events_path_set;
+  SubagentEventsWriter *writer;
+  gint keep_workspaces;             /* atomic */
+
+  GMutex lock;
+  GHashTable *jobs;                 /* run id → SubagentJob, finished ones too */
+  GQueue queue;                     /* SubagentJob*, FIFO */
+  guint n_running;
+  gboolean closed;
+  GHashTable *agents;               /* parent run id → children started (GUINT_TO_POINTER) */
+  GHashTable *spent;                /* parent run id → double* */
+  GHashTable *kept;                 /* run id → SubagentIsolationContext kept for follow-ups */
+  GHashTable *queues;               /* parent run id → SubagentApprovalQueue we listen to */
+  GHashTable *unattended;           /* parent run ids whose queue could not be made */
+  GQueue pending;                   /* SubagentAction*, in order */
+  GTask *shutdown_task;
+  GSource *shutdown_timeout;
+  guint shutdown_cancelled;
+};
+
+/* The extras of one spawn. */
+typedef struct {
+  gboolean centralized_approval;    /* route approvals through the parent run's queue */
+  SubagentSession *resume;          /* a follow-up of this session (run id = its id) */
+  SubagentIsolationContext *reuse;  /* ...in this kept workspace */
+  gboolean count_as_agent;          /* counts against max-agents (follow-ups do not) */
+} SubagentSpawnExtras;
+
+/* subagent-supervisor-wait.c: one caller waiting for a child. */
+typedef struct _SubagentWaiter SubagentWaiter;
+void _subagent_waiter_unref    (SubagentWaiter    *waiter) G_GNUC_INTERNAL;
+/* Returns @result (or @error) to the waiter, unless it was cancelled. */
+void _subagent_waiter_complete (SubagentWaiter    *waiter,
+                                SubagentRunResult *result,
+                                const GError      *error) G_GNUC_INTERNAL;
+
+/* subagent-supervisor-jobs.c */
+GError *_subagent_job_abandoned_error (SubagentJob *job) G_GNUC_INTERNAL;
+SubagentJob *_subagent_job_ref   (SubagentJob *job) G_GNUC_INTERNAL;
+void         _subagent_job_unref (SubagentJob *job) G_GNUC_INTERNAL;
+void         _subagent_action_free (SubagentAction *action) G_GNUC_INTERNAL;
+
+char *_subagent_supervisor_spawn_full (SubagentSupervisor         *self,
+                                       const char                 *task,
+                                       SubagentRunOptions         *options,
+                                       const SubagentSpawnExtras  *extras,
+                                       GError                    **error) G_GNUC_INTERNAL;
+void  _subagent_supervisor_add_waiter (SubagentSupervisor  *self,
+                                       const char          *run_id,
+                                       GCancellable        *cancellable,
+                                       GAsyncReadyCallback  callback,
+                                       gpointer             user_data) G_GNUC_INTERNAL;
+SubagentCancelOutcome _subagent_supervisor_cancel (SubagentSupervisor  *self,
+                                                   const char          *run_id,
+                                                   SubagentCancelCause  cause) G_GNUC_INTERNAL;
+/* With @close, also refuses new children from now on (shutdown). */
+guint _subagent_supervisor_cancel_all (SubagentSupervisor  *self,
+                                       SubagentCancelCause  cause,
+                                       gboolean             close) G_GNUC_INTERNAL;
+
+double _subagent_supervisor_spent_locked (SubagentSupervisor *self,
+                                          const char         *parent_run_id) G_GNUC_INTERNAL;
+
+/* Queues an action (lock held) / runs the queued actions in the
+ * supervisor's context (lock not held). */
+void _subagent_supervisor_push_locked (SubagentSupervisor *self,
+                                       SubagentActionKind  kind,
+                                       SubagentJob        *job,
+                                       SubagentEvent      *event) G_GNUC_INTERNAL;
+void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
+SubagentEvent *_subagent_job_event    (SubagentJob        *job,
+                                       SubagentEventKind   kind,
+                                       JsonObject         *details) G_GNUC_INTERNAL;
+
+/* Blocks until the child ends; iterates the supervisor's main context when
+ * the calling thread owns it (or can), else waits on a private one.
+ * @cancellable ends the wait, never the child. */
+SubagentRunResult *_subagent_supervisor_wait_sync (SubagentSupervisor  *self,
+                                                   const char          *run_id,
+                                                   GCancellable        *cancellable,
+                                                   GError             **error) G_GNUC_INTERNAL;
+/* Iterates the supervisor's context (or waits) until *done. */
+void _subagent_supervisor_block_until (SubagentSupervisor *self,
+                                       gboolean           *done) G_GNUC_INTERNAL;
+
+/* How many more children @parent_run_id may start (G_MAXUINT: no cap). */
+guint _subagent_supervisor_agents_left (SubagentSupervisor *self,
+                                        const char         *parent_run_id) G_GNUC_INTERNAL;
+
+/* Kept workspaces: take one out for a follow-up, look, dispose of all. */
+SubagentIsolationContext *_subagent_supervisor_take_kept    (SubagentSupervisor *self,
+                                                             const char         *run_id) G_GNUC_INTERNAL;
+char                     *_subagent_supervisor_dup_kept_root (SubagentSupervisor *self,
+                                                              const char         *run_id) G_GNUC_INTERNAL;
+void                      _subagent_supervisor_dispose_kept (SubagentSupervisor *self) G_GNUC_INTERNAL;
+
+/* The centralized approval queue of @parent_run_id (NULL: unattended). */
+SubagentApprovalQueue *_subagent_supervisor_get_approval_queue (SubagentSupervisor  *self,
+                                                                const char          *parent_run_id) G_GNUC_INTERNAL;
+void                   _subagent_supervisor_disconnect_queues  (SubagentSupervisor  *self) G_GNUC_INTERNAL;
+/* Listens to the approval events of @parent_run_id's queue, if it exists. */
+void                   _subagent_supervisor_watch_approvals    (SubagentSupervisor  *self,
+                                                                const char          *parent_run_id) G_GNUC_INTERNAL;
+
+/* subagent-shutdown.c: called (lock held) when the last child stopped. */
+void _subagent_supervisor_shutdown_done (SubagentSupervisor *self) G_GNUC_INTERNAL;
+
+/* A copy of @options (or new options) that a job may change. */
+SubagentRunOptions *_subagent_run_options_copy (SubagentRunOptions *options) G_GNUC_INTERNAL;
+
+G_END_DECLS

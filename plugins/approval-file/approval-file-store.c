@@ -1,0 +1,644 @@
+/* approval-file-store.c: the approval queues of one workspace, one JSON file
+ * per parent run in <root>/.subagent/approvals/.
+ *
+ * Every change is a read-modify-write under the run's exclusive flock,
+ * committed by an atomic rename (see approval-file-io.c), so several
+ * processes — queues, `subagentctl approvals`, a GUI — can share a queue.
+ * Run and request ids arrive validated by the interface's wrappers
+ * ([A-Za-z0-9_-], 1–128), so they are safe as file names.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <glib/gstdio.h>
+
+#include "approval-file-format.h"
+#include "approval-file-io.h"
+#include "approval-file-store.h"
+
+/* The last version of a run's file this store read or wrote. Parsing a big
+ * queue costs milliseconds (json-glib, then a digest per request); reading
+ * the bytes and comparing them costs microseconds, so unchanged files are
+ * never parsed twice. Equal bytes are the only test: inode numbers and
+ * coarse mtimes repeat. */
+typedef struct {
+  GBytes *raw;
+  GPtrArray *requests;     /* parsed from raw; shared, never changed */
+} CacheEntry;
+
+#define CACHE_MAX_RUNS 32
+#define LOCKED_PARSE_AFTER 3
+
+static void
+cache_entry_free (gpointer data)
+{
+  CacheEntry *entry = data;
+
+  g_bytes_unref (entry->raw);
+  g_ptr_array_unref (entry->requests);
+  g_free (entry);
+}
+
+struct _AfsStore
+{
+  char *dir;
+  GBytes *key;             /* nullable */
+  AfsIntegrityFunc report;
+  gpointer report_data;
+  GMutex mutex;
+  GHashTable *cache;       /* run id → CacheEntry; guarded by mutex */
+};
+
+AfsStore *
+afs_store_new (const char       *dir,
+               GBytes           *key,
+               AfsIntegrityFunc  report,
+               gpointer          report_data)
+{
+  AfsStore *self = g_new0 (AfsStore, 1);
+
+  self->dir = g_strdup (dir);
+  self->key = key ? g_bytes_ref (key) : NULL;
+  self->report = report;
+  self->report_data = report_data;
+  g_mutex_init (&self->mutex);
+  self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cache_entry_free);
+  return self;
+}
+
+void
+afs_store_free (AfsStore *self)
+{
+  g_hash_table_unref (self->cache);
+  g_mutex_clear (&self->mutex);
+  g_clear_pointer (&self->key, g_bytes_unref);
+  g_free (self->dir);
+  g_free (self);
+}
+
+const char *
+afs_store_get_dir (AfsStore *self)
+{
+  return self->dir;
+}
+
+/* Checks (and with @create makes) the approvals directory. A directory that
+ * resolves anywhere else — a symlink out of the root — is refused. */
+gboolean
+afs_store_check_dir (AfsStore  *self,
+                     gboolean   create,
+                     gboolean  *exists,
+                     GError   **error)
+{
+  char *real;
+  gboolean inside;
+
+  *exists = FALSE;
+  if (create && g_mkdir_with_parents (self->dir, 0700) < 0)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+                   "Could not create %s: %s", self->dir, g_strerror (errno));
+      return FALSE;
+    }
+  real = realpath (self->dir, NULL);
+  if (real == NULL)
+    {
+      if (errno == ENOENT && !create)
+        return TRUE;
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+                   "Could not resolve %s: %s", self->dir, g_strerror (errno));
+      return FALSE;
+    }
+  inside = g_str_equal (real, self->dir);
+  free (real);
+  if (!inside || !g_file_test (self->dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+                   "%s is not a directory inside the workspace (a symlink?); remove it", self->dir);
+      return FALSE;
+    }
+  *exists = TRUE;
+  return TRUE;
+}
+
+static void
+report_integrity (AfsStore     *self,
+                  const char   *run_id,
+                  const GError *error)
+{
+  self->report (run_id, error, self->report_data);
+}
+
+static void
+cache_store (AfsStore   *self,
+             const char *run_id,
+             GBytes     *raw,
+             GPtrArray  *requests)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CacheEntry *entry = g_new0 (CacheEntry, 1);
+
+  /* Bounded without bookkeeping: a host rarely has many queues at once. */
+  if (g_hash_table_size (self->cache) >= CACHE_MAX_RUNS && !g_hash_table_contains (self->cache, run_id))
+    g_hash_table_remove_all (self->cache);
+  entry->raw = g_bytes_ref (raw);
+  entry->requests = g_ptr_array_ref (requests);
+  g_hash_table_insert (self->cache, g_strdup (run_id), entry);
+}
+
+static void
+cache_forget (AfsStore   *self,
+              const char *run_id)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+
+  g_hash_table_remove (self->cache, run_id);
+}
+
+static GPtrArray *
+cache_lookup (AfsStore   *self,
+              const char *run_id,
+              GBytes     *raw)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CacheEntry *entry = g_hash_table_lookup (self->cache, run_id);
+
+  if (entry != NULL && g_bytes_equal (entry->raw, raw))
+    return g_ptr_array_ref (entry->requests);
+  return NULL;
+}
+
+/* The requests in the run's file, shared with the cache: never change the
+ * array or its elements. Empty when there is no file; NULL with an error
+ * otherwise (SUBAGENT_APPROVAL_ERROR_INTEGRITY: the file cannot be trusted).
+ * Without @parse, a version not in the cache gives NULL and no error. */
+static GPtrArray *
+read_requests (AfsStore    *self,
+               const char  *run_id,
+               gboolean     parse,
+               GError     **error)
+{
+  g_autofree char *path = afs_run_file_path (self->dir, run_id);
+  g_autoptr(GBytes) contents = NULL;
+  GPtrArray *requests;
+  gsize length = 0;
+  const char *data;
+
+  if (!afs_read (path, &contents, error))
+    return NULL;
+  if (contents == NULL)
+    return g_ptr_array_new_with_free_func (g_object_unref);
+  requests = cache_lookup (self, run_id, contents);
+  if (requests != NULL || !parse)
+    return requests;
+
+  data = g_bytes_get_data (contents, &length);
+  requests = afs_document_parse (run_id, data, length, self->key, error);
+  if (requests == NULL)
+    {
+      g_prefix_error (error, "%s: ", path);
+      return NULL;
+    }
+  cache_store (self, run_id, contents, requests);
+  return requests;
+}
+
+/* Replaces the run's file with @requests, which the cache keeps: the caller
+ * must not change them afterwards. Call with the run's lock held. */
+static gboolean
+write_requests (AfsStore    *self,
+                const char  *run_id,
+                GPtrArray   *requests,
+                GError     **error)
+{
+  g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
+
+  if (!afs_commit (self->dir, run_id, contents, error))
+    return FALSE;
+  cache_store (self, run_id, contents, requests);
+  return TRUE;
+}
+
+static GPtrArray *
+copy_requests (GPtrArray *requests)
+{
+  GPtrArray *copy = g_ptr_array_new_full (requests->len + 1, g_object_unref);
+
+  for (guint i = 0; i < requests->len; i++)
+    g_ptr_array_add (copy, subagent_approval_request_copy (requests->pdata[i]));
+  return copy;
+}
+
+/* A new array holding the same (shared, unchanged) requests, to edit. */
+static GPtrArray *
+share_requests (GPtrArray *requests)
+{
+  GPtrArray *shared = g_ptr_array_new_full (requests->len + 1, g_object_unref);
+
+  for (guint i = 0; i < requests->len; i++)
+    g_ptr_array_add (shared, g_object_ref (requests->pdata[i]));
+  return shared;
+}
+
+static SubagentApprovalRequest *
+find_request (GPtrArray  *requests,
+              const char *request_id,
+              guint      *index)
+{
+  for (guint i = 0; i < requests->len; i++)
+    if (g_str_equal (subagent_approval_request_get_request_id (requests->pdata[i]), request_id))
+      {
+        *index = i;
+        return requests->pdata[i];
+      }
+  return NULL;
+}
+
+static char *
+request_canonical (SubagentApprovalRequest *request)
+{
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+  json_node_take_object (node, subagent_approval_request_to_json (request));
+  return subagent_json_to_canonical_string (node);
+}
+
+GPtrArray *
+afs_store_load (AfsStore    *self,
+                const char  *parent_run_id,
+                GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  GPtrArray *requests;
+
+  /* No lock: files are only ever replaced by rename, so a plain read sees
+   * one complete version. */
+  requests = read_requests (self, parent_run_id, TRUE, &local_error);
+  if (requests != NULL)
+    {
+      /* Callers may change what they get; the cache's objects stay as read. */
+      GPtrArray *copy = copy_requests (requests);
+
+      g_ptr_array_unref (requests);
+      return copy;
+    }
+  if (!g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+  report_integrity (self, parent_run_id, local_error);
+  return g_ptr_array_new_with_free_func (g_object_unref);
+}
+
+/* Takes the run's lock and reads the file under it. A version written while
+ * we waited for the lock is parsed with the lock let go again, so that the
+ * writers queued behind us do not wait for our parsing; after a few rounds
+ * we parse under the lock. Returns the lock's fd, with *stored set or (an
+ * unreadable or untrusted file) @error set; or -1 with @error set. */
+static int
+lock_and_read (AfsStore    *self,
+               const char  *run_id,
+               GPtrArray  **stored,
+               GError     **error)
+{
+  *stored = NULL;
+  for (guint round = 0;; round++)
+    {
+      g_autoptr(GPtrArray) parsed_unlocked = read_requests (self, run_id, TRUE, NULL);
+      GError *local_error = NULL;
+      int fd = afs_lock (self->dir, run_id, error);
+
+      if (fd < 0)
+        return -1;
+      *stored = read_requests (self, run_id, round >= LOCKED_PARSE_AFTER, &local_error);
+      if (*stored != NULL || local_error != NULL)
+        {
+          if (local_error != NULL)
+            g_propagate_error (error, local_error);
+          return fd;
+        }
+      afs_unlock (fd);
+    }
+}
+
+gboolean
+afs_store_save (AfsStore    *self,
+                const char  *parent_run_id,
+                GPtrArray   *requests,
+                GError     **error)
+{
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GPtrArray) merged = NULL;
+  g_autoptr(GError) local_error = NULL;
+  gboolean changed = FALSE, ok = TRUE;
+  int lock_fd;
+
+  lock_fd = lock_and_read (self, parent_run_id, &stored, &local_error);
+  if (lock_fd < 0)
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  if (stored == NULL)
+    {
+      if (!g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+        {
+          afs_unlock (lock_fd);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      /* Nothing of an untrusted file is kept (so nothing of it gets signed):
+       * the caller's requests replace it. */
+      report_integrity (self, parent_run_id, local_error);
+      stored = g_ptr_array_new_with_free_func (g_object_unref);
+      changed = TRUE;
+    }
+
+  merged = share_requests (stored);
+
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalRequest *given = requests->pdata[i];
+      SubagentApprovalRequest *old;
+      g_autofree char *new_text = NULL;
+      guint slot = 0;
+
+      old = find_request (merged, subagent_approval_request_get_request_id (given), &slot);
+      /* A stored verdict is final: whatever the caller holds loses. */
+      if (old != NULL && subagent_approval_request_get_status (old) != SUBAGENT_APPROVAL_STATUS_PENDING)
+        continue;
+      if (old != NULL)
+        {
+          new_text = request_canonical (given);
+          if (g_str_equal (afs_request_text (old, TRUE), new_text))
+            continue;
+          g_object_unref (merged->pdata[slot]);
+          merged->pdata[slot] = subagent_approval_request_copy (given);
+        }
+      else
+        g_ptr_array_add (merged, subagent_approval_request_copy (given));
+      changed = TRUE;
+    }
+
+  if (changed)
+    ok = write_requests (self, parent_run_id, merged, error);
+  afs_unlock (lock_fd);
+  return ok && (!changed || afs_sync_dir (self->dir, error));
+}
+
+/* Whether @request_id is in @requests and pending; *slot gets its index. */
+static gboolean
+is_pending (GPtrArray  *requests,
+            const char *request_id,
+            guint      *slot)
+{
+  SubagentApprovalRequest *target = find_request (requests, request_id, slot);
+
+  return target != NULL && subagent_approval_request_get_status (target) == SUBAGENT_APPROVAL_STATUS_PENDING;
+}
+
+static gboolean
+update_failed (AfsStore    *self,
+               const char  *run_id,
+               GError      *local_error,
+               GError     **error)
+{
+  /* Rewriting an untrusted file would sign what someone else wrote. */
+  if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+    report_integrity (self, run_id, local_error);
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
+
+gboolean
+afs_store_update_status (AfsStore                *self,
+                         const char              *parent_run_id,
+                         const char              *request_id,
+                         SubagentApprovalStatus   status,
+                         const char              *reason,
+                         const char              *actor,
+                         GError                 **error)
+{
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GPtrArray) updated = NULL;
+  g_autoptr(SubagentApprovalRequest) decided = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *path = NULL;
+  gboolean ok;
+  guint slot = 0;
+  int lock_fd;
+
+  path = afs_run_file_path (self->dir, parent_run_id);
+  /* No file, no request: leave no lock file behind for a mistyped run. */
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return FALSE;
+
+  /* A verdict, once in any version of the file, is final: a request seen
+   * decided (or missing) there fails the compare-and-set without the lock,
+   * so the racers that lose do not queue up behind the winner. */
+  stored = read_requests (self, parent_run_id, TRUE, &local_error);
+  if (stored == NULL)
+    return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);
+  if (!is_pending (stored, request_id, &slot))
+    return FALSE;
+  g_clear_pointer (&stored, g_ptr_array_unref);
+
+  lock_fd = lock_and_read (self, parent_run_id, &stored, &local_error);
+  if (stored == NULL)
+    {
+      afs_unlock (lock_fd);
+      return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);
+    }
+  if (!is_pending (stored, request_id, &slot))
+    {
+      afs_unlock (lock_fd);
+      return FALSE;
+    }
+
+  decided = subagent_approval_request_copy (stored->pdata[slot]);
+  if (!subagent_approval_request_transition (decided, status, reason, actor))
+    {
+      afs_unlock (lock_fd);
+      return FALSE;
+    }
+  updated = share_requests (stored);
+  g_object_unref (updated->pdata[slot]);
+  updated->pdata[slot] = g_steal_pointer (&decided);
+  ok = write_requests (self, parent_run_id, updated, error);
+  afs_unlock (lock_fd);
+  return ok && afs_sync_dir (self->dir, error);
+}
+
+static int
+compare_strings (const void *a,
+                 const void *b)
+{
+  return strcmp (*(char * const *) a, *(char * const *) b);
+}
+
+GStrv
+afs_store_list_runs (AfsStore  *self,
+                     GError   **error)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GDir) dir = g_dir_open (self->dir, 0, error);
+  const char *name;
+  GStrv runs;
+
+  if (dir == NULL)
+    return NULL;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *run = NULL;
+
+      if (afs_parse_run_file_name (name, &run))
+        g_strv_builder_add (builder, run);
+    }
+  runs = g_strv_builder_end (builder);
+  qsort (runs, g_strv_length (runs), sizeof (char *), compare_strings);
+  return runs;
+}
+
+/* Whether a run's file may go: old enough, trusted, nothing pending. */
+static gboolean
+may_remove (AfsStore          *self,
+            const char        *run_id,
+            const struct stat *st,
+            GTimeSpan          max_age)
+{
+  GTimeSpan age = g_get_real_time () - ((GTimeSpan) st->st_mtim.tv_sec * G_USEC_PER_SEC
+                                        + st->st_mtim.tv_nsec / 1000);
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (age < max_age)
+    return FALSE;
+  stored = read_requests (self, run_id, TRUE, &error);
+  if (stored == NULL)
+    {
+      if (g_error_matches (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+        report_integrity (self, run_id, error);
+      else
+        g_warning ("Keeping the approval queue of run %s: %s", run_id, error->message);
+      return FALSE;
+    }
+  for (guint i = 0; i < stored->len; i++)
+    if (subagent_approval_request_get_status (stored->pdata[i]) == SUBAGENT_APPROVAL_STATUS_PENDING)
+      return FALSE;
+  return TRUE;
+}
+
+/* Under the run's lock: removes the temp files dead writers left, then the
+ * file if may_remove() says so, and the lock file of a run without a file.
+ * Returns whether the run's file was removed. */
+static gboolean
+prune_run (AfsStore    *self,
+           const char  *run_id,
+           GPtrArray   *temp_names,
+           GTimeSpan    max_age,
+           GError     **error)
+{
+  g_autofree char *path = afs_run_file_path (self->dir, run_id);
+  g_autofree char *lock_path = g_strconcat (path, ".lock", NULL);
+  gboolean removed = FALSE;
+  struct stat st;
+  int lock_fd;
+
+  lock_fd = afs_lock (self->dir, run_id, error);
+  if (lock_fd < 0)
+    return FALSE;
+
+  /* With the lock held no writer of this run is between mkstemp and rename:
+   * every temp file of the run seen before is a dead writer's. */
+  for (guint i = 0; i < temp_names->len; i++)
+    {
+      g_autofree char *temp_path = g_build_filename (self->dir, temp_names->pdata[i], NULL);
+
+      g_unlink (temp_path);
+    }
+
+  if (lstat (path, &st) == 0)
+    {
+      removed = may_remove (self, run_id, &st, max_age);
+      if (!removed)
+        {
+          afs_unlock (lock_fd);
+          return FALSE;
+        }
+      g_unlink (path);
+      cache_forget (self, run_id);
+    }
+  /* Unlinking the lock while holding it is safe: afs_lock() retries when the
+   * inode it won is no longer the one at the path. */
+  g_unlink (lock_path);
+  afs_unlock (lock_fd);
+  return removed;
+}
+
+guint
+afs_store_prune (AfsStore   *self,
+                 GTimeSpan   max_age,
+                 GError    **error)
+{
+  g_autoptr(GHashTable) runs = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GList) run_ids = NULL;
+  const char *name;
+  guint removed = 0;
+
+  dir = g_dir_open (self->dir, 0, error);
+  if (dir == NULL)
+    return 0;
+
+  /* run id → temp file names of that run */
+  runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_ptr_array_unref);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      char *run = NULL;
+      GPtrArray *temps;
+
+      if (g_str_has_suffix (name, ".json.lock"))
+        {
+          g_autofree char *stem = g_strndup (name, strlen (name) - strlen (".lock"));
+
+          if (!afs_parse_run_file_name (stem, &run))
+            continue;
+        }
+      else if (!afs_parse_run_file_name (name, &run) && !afs_parse_temp_name (name, &run))
+        continue;
+
+      temps = g_hash_table_lookup (runs, run);
+      if (temps == NULL)
+        {
+          temps = g_ptr_array_new_with_free_func (g_free);
+          g_hash_table_insert (runs, g_strdup (run), temps);
+        }
+      if (name[0] == '.')
+        g_ptr_array_add (temps, g_strdup (name));
+      g_free (run);
+    }
+
+  run_ids = g_list_sort (g_hash_table_get_keys (runs), (GCompareFunc) g_strcmp0);
+  for (GList *l = run_ids; l != NULL; l = l->next)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      if (prune_run (self, l->data, g_hash_table_lookup (runs, l->data), max_age, &local_error))
+        removed++;
+      else if (local_error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return 0;
+        }
+    }
+  if (removed > 0 && !afs_sync_dir (self->dir, error))
+    return 0;
+  return removed;
+}
+

@@ -1,0 +1,712 @@
+/* test-docker.c: the docker isolation backend against a real engine.
+ *
+ * The whole suite runs once per engine: /docker/docker/... always, and
+ * /docker/podman/... when SUBAGENT_TEST_PODMAN=1 (podman with vfs storage
+ * and runc, as scripts/run-tests prepares it). The image is
+ * $SUBAGENT_TEST_IMAGE (a local busybox import; nothing is ever pulled).
+ * With SUBAGENT_DOCKER_REQUIRED=1 (CI) an engine that does not answer is a
+ * failure; without it, the suite reports one loud skip.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <glib/gstdio.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "docker-test-support.h"
+
+static DtsEngine engines[] = {
+  { "docker", "docker", NULL },
+  { "podman", "podman --storage-driver vfs --runtime runc", NULL },
+};
+
+/* ---- availability and errors -------------------------------------------- */
+
+static void
+test_available (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
+  g_autoptr(SubagentIsolationProvider) dead = NULL;
+  g_autoptr(SubagentIsolationProvider) missing = NULL;
+  g_autoptr(GError) error = NULL;
+
+  dead = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  g_assert_true (subagent_isolation_provider_is_available (dead, &error));
+  g_assert_no_error (error);
+
+  /* A client without a server is not available, and says what it tried. */
+  g_object_set (dead, "host", DTS_DEAD_SOCKET, NULL);
+  g_assert_false (subagent_isolation_provider_is_available (dead, &error));
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, e->argv[0]));
+  g_assert_nonnull (strstr (error->message, DTS_DEAD_SOCKET));
+  g_clear_error (&error);
+
+  missing = g_object_new (G_OBJECT_TYPE (provider), "binary", "no-such-engine-binary --flag", NULL);
+  g_assert_false (subagent_isolation_provider_is_available (missing, &error));
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, "no-such-engine-binary"));
+}
+
+static void
+test_errors_missing_image (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request =
+    dts_make_request (e, parent, "miss-img-1", 0, NULL, "image", "subagent-no-such-image:never", NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+
+  context = dts_prepare (request, &error);
+  g_assert_null (context);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+  g_assert_nonnull (strstr (error->message, "“subagent-no-such-image:never”"));
+  g_assert_nonnull (strstr (error->message, "never pulls"));
+  dts_assert_nothing_left (e, "io.subagent.session=miss-img-1", parent);
+  sat_rm_rf (parent);
+}
+
+/* A tag seen once is trusted for a while; when it disappears, the failed
+ * `run` still reports a missing image, and nothing is left. */
+static void
+test_errors_image_removed_after_use (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autofree char *tag = g_strdup_printf ("subagent-test-retag-%d:latest", (int) getpid ());
+  g_autoptr(SubagentIsolationRequest) first = NULL;
+  g_autoptr(SubagentIsolationRequest) second = NULL;
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *quoted = g_strdup_printf ("“%s”", tag);
+
+  g_free (dts_engine_run (e, NULL, "tag", dts_image (), tag, NULL));
+  first = dts_make_request (e, parent, "retag-1", 0, NULL, "image", tag, NULL);
+  context = dts_prepare (first, &error);
+  g_assert_no_error (error);
+  subagent_isolation_context_cleanup (context);
+  g_clear_object (&context);
+  g_free (dts_engine_run (e, NULL, "rmi", tag, NULL));
+
+  second = dts_make_request (e, parent, "retag-2", 0, NULL, "image", tag, NULL);
+  context = dts_prepare (second, &error);
+  g_assert_null (context);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+  g_assert_nonnull (strstr (error->message, quoted));
+  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_errors_stopped_engine (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request =
+    dts_make_request (e, parent, "dead-eng-1", 0, NULL, "host", DTS_DEAD_SOCKET, NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+
+  context = dts_prepare (request, &error);
+  g_assert_null (context);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, DTS_DEAD_SOCKET));
+  dts_assert_nothing_left (e, "io.subagent.session=dead-eng-1", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_errors_bad_memory_and_options (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  static const char * const bad_memory[] = { "12q", "64 m", "-5m", "0", "m", "1.5g", "64mb" };
+  static const struct {
+    const char *key, *value;
+    int code;
+    const char *says;
+  } bad_options[] = {
+    { "image", "", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "docker.image" },
+    { "image", "--privileged", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "--privileged" },
+    { "network", "-x", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“-x”" },
+    { "user", "a b", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“a b”" },
+    { "binary", "docker 'unclosed", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "not a command line" },
+    { "workspace", "worktree", SUBAGENT_ISOLATION_ERROR_NOT_IMPLEMENTED, "workspace: snapshot" },
+    { "workspace_dir", "relative/dir", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "absolute" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad_memory); i++)
+    {
+      g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "bad-mem-1", 0, bad_memory[i], NULL);
+      g_autoptr(SubagentIsolationContext) context = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *quoted = g_strdup_printf ("“%s”", bad_memory[i]);
+
+      context = dts_prepare (request, &error);
+      g_assert_null (context);
+      g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+      g_assert_nonnull (strstr (error->message, quoted));
+      g_assert_nonnull (strstr (error->message, "512m"));
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (bad_options); i++)
+    {
+      g_autoptr(SubagentIsolationRequest) request =
+        dts_make_request (e, parent, "bad-opt-1", 0, NULL, bad_options[i].key, bad_options[i].value, NULL);
+      g_autoptr(SubagentIsolationContext) context = NULL;
+      g_autoptr(GError) error = NULL;
+
+      context = dts_prepare (request, &error);
+      g_assert_null (context);
+      g_assert_error (error, SUBAGENT_ISOLATION_ERROR, bad_options[i].code);
+      g_assert_nonnull (strstr (error->message, bad_options[i].says));
+    }
+  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  sat_rm_rf (parent);
+}
+
+/* ---- prepare, spawn, cleanup --------------------------------------------- */
+
+static void
+test_prepare_locked_down (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "locked-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonObject) record = NULL;
+  g_autofree char *labels = NULL;
+  g_autofree char *inside = NULL;
+  g_autofree char *expected_labels = NULL;
+  const char *child_root;
+  JsonObject *extra;
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  child_root = subagent_isolation_context_get_child_root (context);
+  g_assert_cmpstr (subagent_isolation_context_get_isolation (context), ==, SUBAGENT_ISOLATION_DOCKER);
+  g_assert_cmpstr (subagent_isolation_context_get_container_path (context), ==, child_root);
+  g_assert_nonnull (subagent_isolation_context_get_container_id (context));
+  g_assert_true (g_str_has_prefix (child_root, dts_cache_home ()));
+  /* A copy of the working tree, without the parent's state or repository. */
+  g_assert_true (dts_file_exists (child_root, "sub/nested.txt"));
+  g_assert_false (dts_file_exists (child_root, ".git"));
+  g_assert_false (dts_file_exists (child_root, ".subagent"));
+
+  labels = dts_engine_run (e, NULL, "container", "inspect", "--format",
+                       "{{index .Config.Labels \"io.subagent.session\"}} "
+                       "{{index .Config.Labels \"io.subagent.parent-run\"}} "
+                       "{{index .Config.Labels \"io.subagent.owner-pid\"}} "
+                       "{{index .Config.Labels \"io.subagent.owner-host\"}}",
+                       subagent_isolation_context_get_container_id (context), NULL);
+  expected_labels = g_strdup_printf ("locked-1 run-docker-test %d %s", (int) getpid (), g_get_host_name ());
+  g_assert_cmpstr (labels, ==, expected_labels);
+
+  /* Non-root, no capabilities, no new privileges, in /workspace. */
+  inside = dts_run_in (context, NULL, NULL, NULL,
+                   "id -u; id -g; pwd; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status | tr -s '\\t' ' '");
+  g_assert_cmpstr (inside, ==, "65534\n65534\n/workspace\nCapEff: 0000000000000000\nNoNewPrivs: 1\n");
+
+  record = subagent_owner_record_load (parent, "locked-1", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_object_get_string_member (record, "kind"), ==, SUBAGENT_OWNER_KIND_CONTAINER);
+  g_assert_cmpstr (json_object_get_string_member (record, "resource"), ==, "subagent-locked-1");
+  extra = json_object_get_object_member (record, "extra");
+  g_assert_cmpstr (json_object_get_string_member (extra, "binary"), ==, e->argv[0]);
+  g_assert_true (g_str_has_prefix (child_root, json_object_get_string_member (extra, "workspace")));
+
+  subagent_isolation_context_cleanup (context);
+  subagent_isolation_context_cleanup (context);
+  g_assert_true (subagent_isolation_context_is_cleaned_up (context));
+  dts_assert_nothing_left (e, "io.subagent.session=locked-1", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_spawn_runs_inside (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "inside-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) envp = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *host_cgroup = NULL;
+  g_autofree char *written = NULL;
+  g_autofree char *written_path = NULL;
+  GStatBuf st;
+
+  /* As a runner builds it: our environment (with TEST_HOST_ONLY_VAR, set
+   * in main()) plus its own variables. */
+  envp = g_get_environ ();
+  g_assert_cmpstr (g_environ_getenv (envp, "TEST_HOST_ONLY_VAR"), ==, "host value");
+  envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", "run-in-container", TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", "/host/path/not/inside", TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_APPROVAL_HMAC_KEY", "secret", TRUE);
+  envp = g_environ_setenv (envp, "EXPLICIT_VALUE", "a b $c", TRUE);
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  out = dts_run_in (context, (const char * const *) envp, "from stdin\n", NULL,
+                "hostname; cat /proc/self/cgroup | tr '\\n' ' '; echo; "
+                "echo \"$SUBAGENT_RUN_ID|$SUBAGENT_CHILD_ROOT|${SUBAGENT_APPROVAL_HMAC_KEY-none}|$EXPLICIT_VALUE\"; "
+                "echo \"${HOME-unset}|${PATH+has-path}|${TEST_HOST_ONLY_VAR-unset}\"; read line; echo \"$line\"; "
+                "echo written inside > /workspace/made-inside.txt");
+  lines = g_strsplit (out, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), >=, 5);
+  /* Another UTS namespace and another cgroup than this test's. */
+  g_assert_cmpstr (lines[0], !=, g_get_host_name ());
+  g_assert_true (g_file_get_contents ("/proc/self/cgroup", &host_cgroup, NULL, NULL));
+  g_strdelimit (host_cgroup, "\n", ' ');
+  g_assert_cmpstr (lines[1], !=, host_cgroup);
+  /* SUBAGENT_* and what the caller set pass (the child root as the child
+   * sees it); the approval key and the host's own environment do not. */
+  g_assert_cmpstr (lines[2], ==, "run-in-container|/workspace|none|a b $c");
+  g_assert_false (g_str_has_prefix (lines[3], g_get_home_dir ()));
+  g_assert_true (g_str_has_suffix (lines[3], "|has-path|unset"));
+  g_assert_cmpstr (lines[4], ==, "from stdin");
+
+  /* The write landed in the workspace on the host, made by the container's user. */
+  written_path = g_build_filename (subagent_isolation_context_get_child_root (context), "made-inside.txt", NULL);
+  g_assert_true (g_file_get_contents (written_path, &written, NULL, NULL));
+  g_assert_cmpstr (written, ==, "written inside\n");
+  g_assert_cmpint (g_stat (written_path, &st), ==, 0);
+  g_assert_cmpuint (st.st_uid, ==, 65534);
+
+  subagent_isolation_context_cleanup (context);
+  g_assert_false (g_file_test (written_path, G_FILE_TEST_EXISTS));
+  dts_assert_nothing_left (e, "io.subagent.session=inside-1", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_limits_visible (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "limits-1", 0.5, "64m", NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_auto(GStrv) words = NULL;
+  double quota, period;
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (subagent_isolation_context_get_cpu_quota (context), ==, 0.5);
+  g_assert_cmpstr (subagent_isolation_context_get_memory_limit (context), ==, "64m");
+  /* cgroup v2 (one hierarchy) or v1 (memory and cpu controllers). */
+  out = dts_run_in (context, NULL, NULL, NULL,
+                "if [ -f /sys/fs/cgroup/cgroup.controllers ]; then "
+                "  echo v2 $(cat /sys/fs/cgroup/memory.max) $(cat /sys/fs/cgroup/cpu.max); "
+                "else "
+                "  echo v1 $(cat /sys/fs/cgroup/memory/memory.limit_in_bytes) "
+                "$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us); "
+                "fi");
+  g_test_message ("cgroup limits seen inside: %s", out);
+  words = g_strsplit (g_strstrip (out), " ", -1);
+  g_assert_cmpuint (g_strv_length (words), ==, 4);
+  g_assert_cmpstr (words[1], ==, "67108864");
+  quota = g_ascii_strtod (words[2], NULL);
+  period = g_ascii_strtod (words[3], NULL);
+  g_assert_cmpfloat (period, >, 0);
+  g_assert_cmpfloat_with_epsilon (quota / period, 0.5, 0.001);
+
+  subagent_isolation_context_cleanup (context);
+  dts_assert_nothing_left (e, "io.subagent.session=limits-1", parent);
+  sat_rm_rf (parent);
+}
+
+static char *
+interfaces_seen (DtsEngine  *e,
+                 const char *parent,
+                 const char *key,
+                 const char *network)
+{
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, key, 0, NULL, "network", network, NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out;
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  out = dts_run_in (context, NULL, NULL, NULL, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '");
+  subagent_isolation_context_cleanup (context);
+  return g_strstrip (out);
+}
+
+static void
+test_network_none_unless_asked (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autofree char *none = interfaces_seen (e, parent, "net-none-1", NULL);
+  g_autofree char *host = interfaces_seen (e, parent, "net-host-1", "host");
+
+  g_assert_cmpstr (none, ==, "lo");
+  /* Asked for the host's network, the child sees more than loopback. */
+  g_assert_cmpstr (host, !=, "lo");
+  g_assert_nonnull (strstr (host, "lo"));
+  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_cleanup_after_container_died (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) killed_request = dts_make_request (e, parent, "died-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationRequest) removed_request = dts_make_request (e, parent, "gone-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationContext) killed = NULL;
+  g_autoptr(SubagentIsolationContext) removed = NULL;
+  g_autoptr(GError) error = NULL;
+
+  killed = dts_prepare (killed_request, &error);
+  g_assert_no_error (error);
+  removed = dts_prepare (removed_request, &error);
+  g_assert_no_error (error);
+  /* One container stopped dead, the other removed behind our back. */
+  g_free (dts_engine_run (e, NULL, "kill", subagent_isolation_context_get_container_id (killed), NULL));
+  dts_remove_container (e, subagent_isolation_context_get_container_id (removed));
+
+  subagent_isolation_context_cleanup (killed);
+  subagent_isolation_context_cleanup (removed);
+  subagent_isolation_context_cleanup (removed);
+  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_cleanup_engine_unreachable (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "unreach-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(SubagentIsolationContext) stranded = NULL;
+  g_autoptr(GVariant) data_dead = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *still = NULL;
+  g_autofree char *record = NULL;
+  GVariantDict dict;
+  const char *dead_argv[] = { e->argv[0], "--url", DTS_DEAD_SOCKET, NULL };
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+
+  /* The same workspace, seen through an engine that does not answer. */
+  g_variant_dict_init (&dict, subagent_isolation_context_get_backend_data (context));
+  if (g_str_equal (e->name, "podman"))
+    g_variant_dict_insert_value (&dict, "engine-argv", g_variant_new_strv (dead_argv, -1));
+  else
+    g_variant_dict_insert_value (&dict, "engine-host", g_variant_new_string (DTS_DEAD_SOCKET));
+  data_dead = g_variant_ref_sink (g_variant_dict_end (&dict));
+  stranded = g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                           "provider", subagent_isolation_context_get_provider (context),
+                           "parent-root", subagent_isolation_context_get_parent_root (context),
+                           "child-root", subagent_isolation_context_get_child_root (context),
+                           "isolation", SUBAGENT_ISOLATION_DOCKER,
+                           "session-key", "unreach-1",
+                           "container-id", subagent_isolation_context_get_container_id (context),
+                           "backend-data", data_dead, NULL);
+  subagent_isolation_context_cleanup (stranded);
+  /* The container could not go, so its record stays for prune. */
+  still = dts_containers_labelled (e, "io.subagent.session=unreach-1");
+  g_assert_cmpstr (still, !=, "");
+  record = subagent_owner_record_path (parent, "unreach-1");
+  g_assert_true (g_file_test (record, G_FILE_TEST_EXISTS));
+
+  subagent_isolation_context_cleanup (context);
+  dts_assert_nothing_left (e, "io.subagent.session=unreach-1", parent);
+  sat_rm_rf (parent);
+}
+
+static void
+test_prepare_cancelled_leaves_nothing (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationRequest) request = dts_make_request (e, parent, "cancel-1", 0, NULL, NULL);
+  g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_cancellable_cancel (cancellable);
+  context = subagent_isolation_provider_prepare (provider, request, cancellable, &error);
+  g_assert_null (context);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  dts_assert_nothing_left (e, "io.subagent.session=cancel-1", parent);
+  sat_rm_rf (parent);
+}
+
+/* ---- through the manager and subagentctl -------------------------------- */
+
+static void
+test_manager_review_patch (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = dts_make_root (e, "writer",
+                                     "echo hello from the container > /workspace/new.txt; "
+                                     "echo second line >> /workspace/existing.txt; echo finished");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *label = NULL;
+  g_autofree char *reviews = g_build_filename (root, ".subagent", "reviews", NULL);
+  JsonObject *review;
+  const char *patch_path;
+
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "writer", NULL, NULL);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  patch_path = json_object_get_string_member (review, "patch_path");
+  g_assert_true (g_str_has_prefix (patch_path, reviews));
+  g_assert_true (g_str_has_suffix (patch_path, ".patch"));
+  g_assert_true (g_file_get_contents (patch_path, &patch, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (patch, "new.txt"));
+  g_assert_nonnull (strstr (patch, "+hello from the container"));
+  g_assert_nonnull (strstr (patch, "+second line"));
+  g_assert_null (strstr (patch, "nested.txt"));
+  /* The parent is untouched: the change lives only in the review. */
+  g_assert_false (dts_file_exists (root, "new.txt"));
+
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  dts_assert_nothing_left (e, label, root);
+  sat_rm_rf (root);
+}
+
+static void
+test_manager_failing_child (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = dts_make_root (e, "failer", "echo partial > /workspace/partial.txt; exit 3");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *label = NULL;
+
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "failer", NULL, NULL);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  dts_assert_nothing_left (e, label, root);
+  sat_rm_rf (root);
+}
+
+static void
+test_manager_cancelled_child (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = dts_make_root (e, "sleeper", "touch /workspace/started; exec sleep 600");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *label = NULL;
+  SubagentRunStatus status;
+
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "sleeper", cancellable, "started");
+  status = subagent_run_result_get_status (result);
+  g_assert_true (status == SUBAGENT_RUN_STATUS_CANCELLED || status == SUBAGENT_RUN_STATUS_PARTIAL);
+  g_assert_cmpstr (subagent_run_result_get_stop_reason (result), ==, SUBAGENT_STOP_REASON_CANCELLED);
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  dts_assert_nothing_left (e, label, root);
+  sat_rm_rf (root);
+}
+
+static void
+test_prune_after_sigkill (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = dts_make_root (e, "sleeper", "touch /workspace/started; exec sleep 600");
+  g_autofree char *unrelated = g_strdup_printf ("unrelated-%s-%d", e->name, (int) getpid ());
+  g_autofree char *owners = g_build_filename (root, ".subagent", "owners", NULL);
+  g_autofree char *workspaces = dts_workspace_dir ();
+  g_autofree char *owner_label = NULL;
+  g_autofree char *leftover = NULL;
+  g_autofree char *limits = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *running = NULL;
+  g_autoptr(GSubprocess) host = NULL;
+  g_autoptr(GSubprocess) prune = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  gint64 deadline = g_get_monotonic_time () + DTS_WAIT_DEADLINE_USEC;
+  JsonArray *entries;
+  guint removed = 0, skipped = 0;
+
+  g_free (dts_engine_run (e, NULL, "run", "-d", "--pull", "never", "--name", unrelated, "--network", "none",
+                      "--entrypoint", "sleep", dts_image (), "600", NULL));
+  dts_forge_dead_record (e, root, "forged-1", unrelated);
+
+  host = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE | G_SUBPROCESS_FLAGS_STDERR_SILENCE, &error,
+                           sat_subagentctl (), "run", "--root", root, "--def", "sleeper", "--isolation", "docker",
+                           "--cpu-quota", "0.5", "--memory-limit", "64m", "--", "sleep a while", NULL);
+  g_assert_no_error (error);
+  owner_label = g_strdup_printf ("io.subagent.owner-pid=%s", g_subprocess_get_identifier (host));
+  /* Wait until the child runs in its container, then kill the host dead. */
+  while (!dts_workspace_file_seen ("started"))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_usleep (G_USEC_PER_SEC / 50);
+    }
+  leftover = dts_containers_labelled (e, owner_label);
+  g_assert_cmpstr (leftover, !=, "");
+  limits = dts_engine_run (e, NULL, "container", "inspect", "--format", "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}}",
+                       leftover, NULL);
+  g_assert_cmpstr (limits, ==, "500000000 67108864");
+  g_subprocess_force_exit (host);
+  g_subprocess_wait (host, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_subprocess_get_term_sig (host), ==, SIGKILL);
+  g_clear_pointer (&leftover, g_free);
+  leftover = dts_containers_labelled (e, owner_label);
+  g_assert_cmpstr (leftover, !=, "");
+  g_assert_cmpuint (dts_count_entries (owners), ==, 2);
+
+  prune = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                            sat_subagentctl (), "prune", "--root", root, "--json", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (prune, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("prune: %s", out);
+  g_assert_cmpint (g_subprocess_get_exit_status (prune), ==, 0);
+  node = json_from_string (out, &error);
+  g_assert_no_error (error);
+  entries = json_object_get_array_member (json_node_get_object (node), "entries");
+  for (guint i = 0; i < json_array_get_length (entries); i++)
+    {
+      JsonObject *entry = json_array_get_object_element (entries, i);
+      const char *action = json_object_get_string_member (entry, "action");
+
+      if (g_str_equal (json_object_get_string_member (entry, "session_key"), "forged-1"))
+        {
+          g_assert_cmpstr (action, ==, "skipped");
+          g_assert_nonnull (strstr (json_object_get_string_member (entry, "reason"), "label"));
+          skipped++;
+        }
+      else
+        {
+          g_assert_cmpstr (action, ==, "removed");
+          g_assert_cmpstr (json_object_get_string_member (entry, "kind"), ==, SUBAGENT_OWNER_KIND_CONTAINER);
+          removed++;
+        }
+    }
+  g_assert_cmpuint (removed, ==, 1);
+  g_assert_cmpuint (skipped, ==, 1);
+
+  /* The leftover and its workspace are gone; the unrelated container runs on. */
+  g_clear_pointer (&leftover, g_free);
+  leftover = dts_containers_labelled (e, owner_label);
+  g_assert_cmpstr (leftover, ==, "");
+  g_assert_cmpuint (dts_count_entries (workspaces), ==, 0);
+  g_assert_cmpuint (dts_count_entries (owners), ==, 1);
+  running = dts_engine_run (e, NULL, "container", "inspect", "--format", "{{.State.Running}}", unrelated, NULL);
+  g_assert_cmpstr (running, ==, "true");
+  dts_remove_container (e, unrelated);
+  sat_rm_rf (root);
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+static void
+test_engine_answers (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
+  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  g_autoptr(GError) error = NULL;
+
+  /* Reached only when the engine did not answer at start-up. */
+  subagent_isolation_provider_is_available (probe, &error);
+  g_assert_no_error (error);
+}
+
+static void
+test_engine_skipped (gconstpointer data)
+{
+  g_test_skip ("no container engine answers; set SUBAGENT_DOCKER_REQUIRED=1 to fail instead");
+}
+
+static void
+add_engine_tests (DtsEngine  *e)
+{
+  static const struct {
+    const char *path;
+    GTestDataFunc func;
+  } tests[] = {
+    { "available/server-answers-failures-name-binary-and-host", test_available },
+    { "prepare/locked-down-labelled-container", test_prepare_locked_down },
+    { "prepare/cancelled-leaves-nothing", test_prepare_cancelled_leaves_nothing },
+    { "spawn/runs-inside-with-explicit-env", test_spawn_runs_inside },
+    { "limits/cpu-and-memory-visible-inside", test_limits_visible },
+    { "network/none-unless-asked", test_network_none_unless_asked },
+    { "cleanup/after-container-died-or-vanished", test_cleanup_after_container_died },
+    { "cleanup/engine-unreachable-keeps-record", test_cleanup_engine_unreachable },
+    { "errors/missing-image", test_errors_missing_image },
+    { "errors/image-removed-after-use", test_errors_image_removed_after_use },
+    { "errors/stopped-engine", test_errors_stopped_engine },
+    { "errors/bad-memory-and-options", test_errors_bad_memory_and_options },
+    { "manager/review-patch-of-container-write", test_manager_review_patch },
+    { "manager/failing-child-leaves-nothing", test_manager_failing_child },
+    { "manager/cancelled-child-leaves-nothing", test_manager_cancelled_child },
+    { "prune/sigkill-leftover-reclaimed-nothing-else", test_prune_after_sigkill },
+  };
+  g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
+  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_shell_parse_argv (e->binary, NULL, &e->argv, NULL));
+  if (!subagent_isolation_provider_is_available (probe, &error))
+    {
+      g_autofree char *path = g_strdup_printf ("/docker/%s/engine-answers", e->name);
+
+      if (g_strcmp0 (g_getenv ("SUBAGENT_DOCKER_REQUIRED"), "1") == 0)
+        g_test_add_data_func (path, e, test_engine_answers);
+      else
+        {
+          g_printerr ("\n*** test-docker: NO %s ENGINE ANSWERS (%s): the %s suite is SKIPPED. "
+                      "Set SUBAGENT_DOCKER_REQUIRED=1 to make this a failure. ***\n\n",
+                      e->name, error->message, e->name);
+          g_test_add_data_func (path, e, test_engine_skipped);
+        }
+      return;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (tests); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/docker/%s/%s", e->name, tests[i].path);
+      g_test_add_data_func (path, e, tests[i].func);
+    }
+}
+
+int
+main (int argc, char *argv[])
+{
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  /* Before any thread exists and before GLib reads the cache dir. */
+  dts_init ();
+  g_setenv ("TEST_HOST_ONLY_VAR", "host value", TRUE);
+
+  add_engine_tests (&engines[0]);
+  if (g_strcmp0 (g_getenv ("SUBAGENT_TEST_PODMAN"), "1") == 0)
+    add_engine_tests (&engines[1]);
+
+  rc = g_test_run ();
+  for (guint i = 0; i < G_N_ELEMENTS (engines); i++)
+    g_strfreev (engines[i].argv);
+  dts_shutdown ();
+  return rc;
+}

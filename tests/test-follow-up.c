@@ -1,0 +1,434 @@
+/* test-follow-up.c: resuming a finished child's session (reference 003's
+ * follow_up) — through the supervisor and `subagentctl follow-up`.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <glib/gstdio.h>
+
+#include "supervisor-test-support.h"
+
+typedef struct {
+  char *root;
+  GateRunner *gate;
+  SubagentManager *manager;
+  SubagentSupervisor *supervisor;
+  SstRecorder recorder;
+} Fixture;
+
+static const char *defs_yaml[] = {
+  "helper", "name: helper\n",
+  "once", "name: once\nmax_follow_ups: 1\n",
+  "snap", "name: snap\nisolation: directory-snapshot\n",
+};
+
+static void
+fixture_open (Fixture *f,
+              gboolean keep)
+{
+  f->root = sst_make_root (FALSE, defs_yaml[0], defs_yaml[1], defs_yaml[2], defs_yaml[3], defs_yaml[4], defs_yaml[5],
+                           NULL);
+  /* A copied snapshot (not an overlay mount) can be removed under a test. */
+  sat_write_file (f->root, ".subagent/config.yaml", "snapshot:\n  strategy: copy\n");
+  f->gate = gate_runner_new ();
+  f->manager = sst_manager_new (f->root, f->gate);
+  f->supervisor = sst_supervisor_new (f->manager, 2, -1, -1);
+  subagent_supervisor_set_keep_workspaces (f->supervisor, keep);
+  sst_recorder_start (&f->recorder, f->supervisor);
+}
+
+static void
+fixture_close (Fixture *f)
+{
+  g_autoptr(SubagentShutdownReport) report = NULL;
+
+  gate_runner_release_all (f->gate);
+  report = subagent_supervisor_shutdown (f->supervisor, 5000, NULL);
+  g_assert_true (subagent_shutdown_report_get_clean (report));
+  sst_flush_main ();
+  sst_recorder_stop (&f->recorder);
+  g_clear_object (&f->supervisor);
+  g_clear_object (&f->manager);
+  g_clear_object (&f->gate);
+  sat_rm_rf (f->root);
+  g_free (f->root);
+}
+
+/* Answers "answer to TASK", costs 1 cent; a task "write" leaves a note in
+ * the workspace, a task "read" reports whether the note is there. */
+static SubagentRunOutcome *
+decide (SubagentRunContext *context,
+        gpointer            user_data)
+{
+  const char *task = subagent_run_context_get_task (context);
+  const char *child_root = subagent_isolation_context_get_child_root (subagent_run_context_get_isolation (context));
+  g_autofree char *note = g_build_filename (child_root, "note.txt", NULL);
+  g_autofree char *answer = NULL;
+
+  if (g_str_equal (task, "write"))
+    g_assert_true (g_file_set_contents (note, "kept\n", -1, NULL));
+  if (g_str_equal (task, "read"))
+    answer = g_strdup (g_file_test (note, G_FILE_TEST_EXISTS) ? "the note is there" : "no note");
+  else
+    answer = g_strdup_printf ("answer to %s", task);
+  return sst_complete (answer, 1.0);
+}
+
+static char *
+run_to_end (Fixture    *f,
+            const char *task,
+            const char *def_name)
+{
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(GError) error = NULL;
+  char *run_id;
+
+  subagent_run_options_set_def_name (options, def_name);
+  run_id = subagent_supervisor_spawn (f->supervisor, task, options, &error);
+  g_assert_no_error (error);
+  result = sst_wait_result (f->supervisor, run_id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  return run_id;
+}
+
+static SubagentRunResult *
+follow_up_to_end (Fixture    *f,
+                  const char *session_id,
+                  const char *task)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *run_id = subagent_supervisor_follow_up (f->supervisor, session_id, task, &error);
+  SubagentRunResult *result;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (run_id, ==, session_id);
+  result = sst_wait_result (f->supervisor, run_id, &error);
+  g_assert_no_error (error);
+  return result;
+}
+
+static void
+test_shared_resumes_session (void)
+{
+  Fixture f = { 0, };
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(SubagentSession) session = NULL;
+  g_autoptr(SubagentSession) on_disk = NULL;
+  g_autoptr(JsonObject) envelope = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *file = NULL;
+  SubagentEvent *accepted = NULL;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "first", "helper");
+  result = follow_up_to_end (&f, id, "second");
+
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "answer to second");
+  g_assert_cmpstr (subagent_run_result_get_session_id (result), ==, id);
+
+  session = subagent_manager_get_session (f.manager, id);
+  g_assert_cmpuint (subagent_session_get_follow_ups (session), ==, 1);
+  g_assert_cmpfloat (subagent_session_get_cost_cents (session), ==, 2.0);
+  g_assert_cmpuint (subagent_session_get_iterations (session), ==, 2);
+  g_assert_cmpstr (subagent_session_get_task (session), ==, "first");
+  g_assert_cmpstr (subagent_session_get_final_answer (session), ==, "answer to second");
+
+  file = g_strconcat (id, ".json", NULL);
+  path = g_build_filename (f.root, ".subagent", "sessions", file, NULL);
+  on_disk = subagent_session_load (path, NULL);
+  g_assert_cmpuint (subagent_session_get_follow_ups (on_disk), ==, 1);
+
+  /* Its events say which follow-up it is. */
+  sst_flush_main ();
+  for (guint i = 0; i < f.recorder.events->len; i++)
+    {
+      SubagentEvent *event = f.recorder.events->pdata[i];
+
+      if (g_str_equal (subagent_event_get_run_id (event), id) && subagent_event_get_kind (event) == SUBAGENT_EVENT_ACCEPTED)
+        accepted = event;
+    }
+  g_assert_nonnull (accepted);
+  g_assert_cmpint (json_object_get_int_member (subagent_event_get_details (accepted), "follow_up"), ==, 1);
+
+  /* Follow-ups left: the model may continue it. */
+  envelope = subagent_supervisor_project_result (f.supervisor, result);
+  g_assert_cmpstr (json_object_get_string_member (envelope, "continuation"), ==, id);
+  fixture_close (&f);
+}
+
+static void
+test_refused_while_running (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+
+  fixture_open (&f, FALSE);
+  id = subagent_supervisor_spawn (f.supervisor, "slow", NULL, &error);
+  g_assert_no_error (error);
+  sst_wait_started (f.gate, 1);
+
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, id, "are you done?", &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING);
+  g_clear_error (&error);
+  g_assert_false (subagent_supervisor_can_follow_up (f.supervisor, id, &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING);
+
+  gate_runner_release (f.gate, "slow", sst_complete ("done", 0));
+  result = sst_wait_result (f.supervisor, id, NULL);
+  g_assert_true (subagent_supervisor_can_follow_up (f.supervisor, id, NULL));
+  fixture_close (&f);
+}
+
+static void
+test_refused_past_max_follow_ups (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(JsonObject) envelope = NULL;
+  guint started;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "first", "once");
+  result = follow_up_to_end (&f, id, "second");
+  envelope = subagent_supervisor_project_result (f.supervisor, result);
+  g_assert_false (json_object_has_member (envelope, "continuation"));
+
+  started = gate_runner_get_n_started (f.gate);
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, id, "third", &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_FOLLOW_UP_LIMIT);
+  g_assert_nonnull (strstr (error->message, "max_follow_ups"));
+  sst_flush_main ();
+  g_assert_cmpuint (gate_runner_get_n_started (f.gate), ==, started);
+  fixture_close (&f);
+}
+
+static void
+test_refused_workspace_not_kept (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(JsonObject) envelope = NULL;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "first", "snap");
+  result = subagent_supervisor_lookup_result (f.supervisor, id);
+  envelope = subagent_supervisor_project_result (f.supervisor, result);
+  g_assert_false (json_object_has_member (envelope, "continuation"));
+
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, id, "again", &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_WORKSPACE_GONE);
+  g_assert_nonnull (strstr (error->message, "keep-workspaces"));
+  fixture_close (&f);
+}
+
+static void
+test_kept_workspace_reused_then_disposed (void)
+{
+  Fixture f = { 0, };
+  g_autofree char *id = NULL;
+  g_autofree char *first_root = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(SubagentSession) session = NULL;
+  g_autoptr(SubagentShutdownReport) report = NULL;
+  SubagentEvent *disposed;
+
+  fixture_open (&f, TRUE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "write", "snap");
+  first_root = g_strdup (subagent_isolation_context_get_child_root (
+    subagent_run_context_get_isolation (gate_runner_get_context (f.gate, "write"))));
+  g_assert_true (g_file_test (first_root, G_FILE_TEST_IS_DIR));
+  session = subagent_manager_get_session (f.manager, id);
+  g_assert_true (subagent_session_get_workspace_kept (session));
+  sst_flush_main ();
+  g_assert_null (sst_recorder_find (&f.recorder, id, SUBAGENT_EVENT_WORKSPACE_DISPOSED));
+
+  result = follow_up_to_end (&f, id, "read");
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "the note is there");
+  g_assert_cmpstr (subagent_isolation_context_get_child_root (
+                     subagent_run_context_get_isolation (gate_runner_get_context (f.gate, "read"))), ==, first_root);
+
+  /* Shutdown cleans kept workspaces up, and says so. */
+  report = subagent_supervisor_shutdown (f.supervisor, 5000, NULL);
+  g_assert_true (subagent_shutdown_report_get_clean (report));
+  sst_flush_main ();
+  g_assert_false (g_file_test (first_root, G_FILE_TEST_EXISTS));
+  disposed = sst_recorder_find (&f.recorder, id, SUBAGENT_EVENT_WORKSPACE_DISPOSED);
+  g_assert_nonnull (disposed);
+  g_assert_cmpstr (json_object_get_string_member (subagent_event_get_details (disposed), "workspace"), ==, first_root);
+  fixture_close (&f);
+}
+
+static void
+test_refused_kept_workspace_gone (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *id = NULL;
+  const char *child_root;
+
+  fixture_open (&f, TRUE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "write", "snap");
+  child_root = subagent_isolation_context_get_child_root (
+    subagent_run_context_get_isolation (gate_runner_get_context (f.gate, "write")));
+  sat_rm_rf (child_root);
+
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, id, "read", &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_WORKSPACE_GONE);
+  g_assert_nonnull (strstr (error->message, "no longer exists"));
+  fixture_close (&f);
+}
+
+static void
+test_refused_unknown_and_invalid (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+
+  fixture_open (&f, FALSE);
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, "0123456789abcdef", "task", &error));
+  g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_null (subagent_supervisor_follow_up (f.supervisor, "../../etc/passwd", "task", &error));
+  g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
+  fixture_close (&f);
+}
+
+static void
+test_session_loaded_from_disk (void)
+{
+  Fixture f = { 0, };
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentSupervisor) supervisor = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(SubagentShutdownReport) report = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *again = NULL;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  id = run_to_end (&f, "first", "helper");
+
+  /* Another host over the same root knows the session only from its file. */
+  manager = sst_manager_new (f.root, f.gate);
+  supervisor = sst_supervisor_new (manager, 1, -1, -1);
+  g_assert_null (subagent_manager_get_session (manager, id));
+  again = subagent_supervisor_follow_up (supervisor, id, "from elsewhere", &error);
+  g_assert_no_error (error);
+  result = sst_wait_result (supervisor, again, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "answer to from elsewhere");
+  {
+    g_autoptr(SubagentSession) session = subagent_manager_get_session (manager, id);
+    g_assert_cmpuint (subagent_session_get_follow_ups (session), ==, 1);
+  }
+  report = subagent_supervisor_shutdown (supervisor, 0, NULL);
+  g_clear_object (&supervisor);
+  fixture_close (&f);
+}
+
+/* subagentctl with stdout and stderr. */
+static int
+run_ctl (const char  *root,
+         char       **out,
+         char       **err,
+         ...)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  va_list args;
+
+  g_ptr_array_add (argv, (gpointer) sat_subagentctl ());
+  va_start (args, err);
+  for (const char *arg = va_arg (args, const char *); arg != NULL; arg = va_arg (args, const char *))
+    g_ptr_array_add (argv, (gpointer) arg);
+  va_end (args);
+  g_ptr_array_add (argv, NULL);
+  g_subprocess_launcher_set_cwd (launcher, root);
+  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
+  g_assert_no_error (error);
+  return g_subprocess_get_exit_status (process);
+}
+
+static void
+test_cli_sessions_and_follow_up (void)
+{
+  g_autofree char *root = sst_make_root (FALSE, "echo",
+                                         "name: echo\nmax_follow_ups: 1\n"
+                                         "command: [/bin/sh, -c, 'read t; echo \"{\\\"type\\\":\\\"usage\\\",\\\"cost_cents\\\":0.5}\"; echo \"did $t\"']\n",
+                                         NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(JsonNode) results = NULL;
+  g_autoptr(JsonNode) sessions = NULL;
+  const char *id;
+  JsonObject *listed;
+
+  sat_write_file (root, "batch.json", "[{\"task\": \"first\", \"def_name\": \"echo\"}]");
+  g_assert_cmpint (run_ctl (root, &out, &err, "batch", "--json", "batch.json", NULL), ==, 0);
+  results = json_from_string (out, NULL);
+  id = json_object_get_string_member (json_array_get_object_element (json_node_get_array (results), 0), "run_id");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_ctl (root, &out, &err, "follow-up", id, "second", "task", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "did second task"));
+  g_assert_nonnull (strstr (out, id));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_ctl (root, &out, &err, "sessions", "--json", NULL), ==, 0);
+  sessions = json_from_string (out, NULL);
+  g_assert_cmpuint (json_array_get_length (json_node_get_array (sessions)), ==, 1);
+  listed = json_array_get_object_element (json_node_get_array (sessions), 0);
+  g_assert_cmpstr (json_object_get_string_member (listed, "session_id"), ==, id);
+  g_assert_cmpint (json_object_get_int_member (listed, "follow_ups"), ==, 1);
+  g_assert_cmpfloat (json_object_get_double_member (listed, "cost_cents"), ==, 1.0);
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_ctl (root, &out, &err, "sessions", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, id));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  /* One follow-up is all "echo" takes. */
+  g_assert_cmpint (run_ctl (root, &out, &err, "follow-up", id, "third", NULL), ==, 1);
+  g_assert_nonnull (strstr (err, "max_follow_ups"));
+  sat_rm_rf (root);
+}
+
+int
+main (int argc, char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/follow-up/shared/resumes-the-session", test_shared_resumes_session);
+  g_test_add_func ("/follow-up/shared/session-loaded-from-disk", test_session_loaded_from_disk);
+  g_test_add_func ("/follow-up/refused/while-running", test_refused_while_running);
+  g_test_add_func ("/follow-up/refused/past-max-follow-ups", test_refused_past_max_follow_ups);
+  g_test_add_func ("/follow-up/refused/workspace-not-kept", test_refused_workspace_not_kept);
+  g_test_add_func ("/follow-up/refused/kept-workspace-gone", test_refused_kept_workspace_gone);
+  g_test_add_func ("/follow-up/refused/unknown-and-invalid-session", test_refused_unknown_and_invalid);
+  g_test_add_func ("/follow-up/kept-workspace/reused-then-disposed-at-shutdown", test_kept_workspace_reused_then_disposed);
+  g_test_add_func ("/follow-up/cli/sessions-and-follow-up", test_cli_sessions_and_follow_up);
+  return g_test_run ();
+}

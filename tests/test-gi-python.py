@@ -1,0 +1,42 @@
+#!/usr/bin/python3
+"""The library through GObject Introspection: the Python example host runs a
+real delegation, and the result object carries reference 001's keys."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+example = sys.argv[1]
+root = tempfile.mkdtemp(prefix="subagent-gi-")
+failures = 0
+passes = 0
+
+
+def check(name, condition):
+    global failures, passes
+    print(("ok - " if condition else "not ok - ") + name)
+    failures += 0 if condition else 1
+    passes += 1 if condition else 0
+
+
+try:
+    out = subprocess.run(["/usr/bin/python3", example, root, "from gi"],
+                         capture_output=True, text=True, timeout=60)
+    check("example host exits 0", out.returncode == 0)
+    result = json.loads(out.stdout) if out.returncode == 0 else {}
+    check("status complete", result.get("status") == "complete")
+    check("answer comes from the child", result.get("final_answer") == "echo: from gi")
+    check("reference keys in order",
+          list(result) == ["run_id", "status", "iterations", "tool_calls", "cost_cents",
+                           "final_answer", "lineage", "message"])
+    check("session record on disk",
+          os.path.exists(os.path.join(root, ".subagent", "sessions", result.get("run_id", "x") + ".json")))
+    if out.returncode != 0:
+        sys.stderr.write(out.stderr)
+finally:
+    shutil.rmtree(root, ignore_errors=True)
+
+print(f"gi: {passes} passed, {failures} failed")
+sys.exit(1 if failures else 0)
