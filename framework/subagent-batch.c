@@ -448,6 +448,36 @@ on_child_ended (SubagentSupervisor *self,
     batch_feed (user_data);
 }
 
+static void
+free_parents (gpointer data)
+{
+  g_list_free_full (data, g_free);
+}
+
+static void
+make_queues (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  for (GList *l = task_data; l != NULL; l = l->next)
+    {
+      g_autoptr(SubagentApprovalQueue) queue = _subagent_supervisor_get_approval_queue (source, l->data);
+    }
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+queues_ready (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  Batch *batch = user_data;
+
+  batch_feed (batch);
+  batch_unref (batch);
+}
+
 /**
  * subagent_supervisor_run_batch_async:
  * @self: a #SubagentSupervisor
@@ -459,8 +489,9 @@ on_child_ended (SubagentSupervisor *self,
  *
  * Runs a batch: each item becomes a child whose lineage carries its
  * position as `batch_index`, and whose approvals go through the parent
- * run's centralized approval queue. Children are spawned as the
- * outstanding cap lets them in, in input order. A batch larger than what
+ * run's centralized approval queue (made first, in a thread, when it does
+ * not exist yet). Children are spawned as the outstanding cap lets them
+ * in, in input order. A batch larger than what
  * the parent may still start fails at once with
  * %SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP, before anything runs.
  */
@@ -473,8 +504,10 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(GHashTable) per_parent = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GTask) prepare = NULL;
   GHashTableIter iter;
   gpointer key, value;
+  GList *parents;
   Batch *batch;
 
   g_return_if_fail (SUBAGENT_IS_SUPERVISOR (self));
@@ -523,8 +556,15 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
   batch->remaining = items->len;
   batch->handler = g_signal_connect_data (self, "event", G_CALLBACK (on_child_ended), batch_ref (batch),
                                           (GClosureNotify) (void (*) (void)) batch_unref, 0);
-  batch_feed (batch);
-  batch_unref (batch);
+
+  /* Making the approval queue may load a sink plugin and read its store:
+   * in a thread, before the first child; the spawns then find it made. */
+  parents = g_hash_table_get_keys (per_parent);
+  for (GList *l = parents; l != NULL; l = l->next)
+    l->data = g_strdup (l->data);
+  prepare = g_task_new (self, NULL, queues_ready, batch);
+  g_task_set_task_data (prepare, parents, free_parents);
+  g_task_run_in_thread (prepare, make_queues);
 }
 
 /**

@@ -422,10 +422,27 @@ drain (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Runs the queued actions now when this thread drives the supervisor's
+ * context, else from an idle source there: signals are never emitted on a
+ * thread that merely managed to acquire the context (an approval handler's,
+ * a tool's), whatever g_main_context_invoke() would allow. */
 void
 _subagent_supervisor_kick (SubagentSupervisor *self)
 {
-  g_main_context_invoke_full (self->context, G_PRIORITY_DEFAULT, drain, g_object_ref (self), g_object_unref);
+  g_autoptr(GSource) idle = NULL;
+
+  if (g_main_context_is_owner (self->context))
+    {
+      g_autoptr(SubagentSupervisor) hold = g_object_ref (self);
+
+      drain (self);
+      return;
+    }
+  idle = g_idle_source_new ();
+  g_source_set_priority (idle, G_PRIORITY_DEFAULT);
+  g_source_set_callback (idle, drain, g_object_ref (self), g_object_unref);
+  g_source_set_static_name (idle, "[subagent] supervisor actions");
+  g_source_attach (idle, self->context);
 }
 
 static gboolean

@@ -23,7 +23,6 @@
  *
  * ```yaml
  * name: reviewers
- * description: Three views on a change
  * members:
  *   - security
  *   - style
@@ -34,7 +33,8 @@
  * ```
  *
  * A member is a definition name, or an object with `def` and the optional
- * `isolation`, `max_iterations` and `max_tool_calls`. Immutable.
+ * `isolation`, `max_iterations` and `max_tool_calls`. A `description` may
+ * say what the team is for. Immutable.
  */
 struct _SubagentTeam
 {

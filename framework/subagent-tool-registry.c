@@ -212,9 +212,10 @@ subagent_tool_registry_list_names (SubagentToolRegistry *self)
  * @name: a tool name
  *
  * Whether @name is one of the delegation tools (`subagent`, `subagent_NAME`,
- * `subagent_batch`), which a child registry never offers. The check ignores
- * ASCII case and also takes `-` and `.` as separators, so a host that
- * spelled one `Subagent-Batch` cannot get it past a child view.
+ * `subagent_batch`, `team`), which a child registry never offers: a child
+ * that could call them would delegate as if it were its parent. The check
+ * ignores ASCII case and also takes `-` and `.` as separators, so a host
+ * that spelled one `Subagent-Batch` cannot get it past a child view.
  *
  * Returns: %TRUE if @name names a delegation tool
  */
@@ -226,6 +227,8 @@ subagent_tool_name_is_delegation (const char *name)
 
   g_return_val_if_fail (name != NULL, FALSE);
 
+  if (g_ascii_strcasecmp (name, "team") == 0)
+    return TRUE;
   if (g_ascii_strncasecmp (name, prefix, len) != 0)
     return FALSE;
   return name[len] == '\0' || name[len] == '_' || name[len] == '-' || name[len] == '.';

@@ -169,6 +169,9 @@ on_changed (SubagentApprovalSink *sink,
             const char           *run,
             Worker               *w)
 {
+  /* Done may come while the submitter still iterates between saves. */
+  if (w->done)
+    return;
   if (w->index == G_MAXUINT)
     submit_step (w);
   else

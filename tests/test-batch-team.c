@@ -493,10 +493,55 @@ test_cli_batch_twenty_worktree_children (void)
       while ((entry = g_dir_read_name (dir)) != NULL)
         g_assert_true (g_str_has_prefix (entry, "."));  /* at most lock or pool bookkeeping */
     }
+  {
+    g_autofree char *owners = g_build_filename (root, ".subagent", "owners", NULL);
+    g_autoptr(GDir) dir = g_dir_open (owners, 0, NULL);
+
+    g_assert_true (dir == NULL || g_dir_read_name (dir) == NULL);  /* no owner record left */
+  }
   worktrees_out = sat_run (root, FALSE, NULL, "git", "worktree", "list", "--porcelain", NULL);
   g_assert_null (strstr (worktrees_out, ".subagent"));
   branches = sat_run (root, FALSE, NULL, "git", "branch", "--list", "subagent/*", NULL);
   g_assert_cmpstr (g_strstrip (branches), ==, "");
+
+  /* Each disposal is an event. */
+  {
+    g_autofree char *events = sat_read_file (root, ".subagent/events.jsonl");
+    guint disposed = 0;
+
+    for (const char *p = events; (p = strstr (p, "\"event\":\"workspace-disposed\"")) != NULL; p++)
+      disposed++;
+    g_assert_cmpuint (disposed, ==, 20);
+  }
+  sat_rm_rf (root);
+}
+
+static void
+test_cli_team (void)
+{
+  g_autofree char *root = sst_make_root (FALSE,
+                                         "alpha", "name: alpha\ncommand: [/bin/sh, -c, 'read t; echo \"alpha on $t\"']\n",
+                                         "beta", "name: beta\ncommand: [/bin/sh, -c, 'read t; echo \"beta on $t\"']\n",
+                                         NULL);
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(JsonNode) json = NULL;
+
+  sat_write_file (root, ".subagent/teams/pair.yaml", "name: pair\nmembers: [alpha, beta]\n");
+  g_assert_cmpint (run_ctl (root, &out, &err, "team", "pair", "the", "task", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "## alpha\nalpha on the task"));
+  g_assert_nonnull (strstr (out, "## beta\nbeta on the task"));
+  g_assert_nonnull (strstr (err, "[2/2]"));
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_ctl (root, &out, &err, "team", "--json", "pair", "again", NULL), ==, 0);
+  json = json_from_string (out, NULL);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json), "team"), ==, "pair");
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+
+  g_assert_cmpint (run_ctl (root, &out, &err, "team", "nobody", "x", NULL), ==, 1);
+  g_assert_nonnull (strstr (err, "No team “nobody”"));
   sat_rm_rf (root);
 }
 
@@ -547,5 +592,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/team/files-are-validated-and-kept-under-root", test_team_files);
   g_test_add_func ("/batch/cli/twenty-worktree-children", test_cli_batch_twenty_worktree_children);
   g_test_add_func ("/batch/cli/events-stream", test_cli_events_stream);
+  g_test_add_func ("/team/cli/runs-a-team", test_cli_team);
   return g_test_run ();
 }

@@ -349,6 +349,10 @@ test_child_never_gets_delegation_tools (void)
     }
   g_assert_false (subagent_tool_name_is_delegation ("subagents_notes"));
   g_assert_false (subagent_tool_name_is_delegation ("my_subagent"));
+  /* The team tool delegates too: a child must not reach it. */
+  g_assert_true (subagent_tool_name_is_delegation ("team"));
+  g_assert_true (subagent_tool_name_is_delegation ("Team"));
+  g_assert_false (subagent_tool_name_is_delegation ("teams"));
 }
 
 static void

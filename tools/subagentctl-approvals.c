@@ -178,7 +178,7 @@ cmd_list (SubagentApprovalSink *sink,
       sactl_print_json (node);
       return 0;
     }
-  printf ("%u %s request%s\n", requests->len, o->all ? "" : "pending", requests->len == 1 ? "" : "s");
+  printf ("%u%s request%s\n", requests->len, o->all ? "" : " pending", requests->len == 1 ? "" : "s");
   print_table (requests, o->all);
   return 0;
 }

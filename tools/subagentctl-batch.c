@@ -264,7 +264,7 @@ sactl_cmd_batch (int    argc,
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE|-" },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("FILE|- — run a JSON array of tasks in parallel");
+  g_autoptr(GOptionContext) context = g_option_context_new ("— run a JSON array of tasks in parallel");
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) input = NULL;
   g_autoptr(GPtrArray) items = NULL;
@@ -324,7 +324,7 @@ sactl_cmd_team (int    argc,
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "NAME TASK..." },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("NAME TASK... — run a team of .subagent/teams/");
+  g_autoptr(GOptionContext) context = g_option_context_new ("— run a team of .subagent/teams/");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentTeamResult) result = NULL;
   g_autoptr(SubagentTeam) team = NULL;
@@ -482,7 +482,7 @@ sactl_cmd_follow_up (int    argc,
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "SESSION TASK..." },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("SESSION TASK... — resume a finished child with a new task");
+  g_autoptr(GOptionContext) context = g_option_context_new ("— resume a finished child with a new task");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
   g_autofree char *task = NULL;

@@ -1,11 +1,14 @@
-/* approval-file-format.c: serialization, canonical form and HMAC of the
- * approval-file documents.
+/* approval-file-format.c: serialization and HMAC of the approval-file
+ * documents.
  *
  * A document is {"version":1, "parent_run_id", "updated_at", "requests":[...],
- * "signature"}. The signature is the hex HMAC-SHA256 of the canonical form of
- * every other member; each request carries an action digest (tool name and
+ * "signature"}. The signature is the hex HMAC-SHA256 of the canonical JSON
+ * (subagent_json_to_canonical_string()) of every other member, compared in
+ * constant time; each request carries an action digest (tool name and
  * arguments) that the framework checks when it rebuilds the request, so a
- * signed file also pins every verdict to its action.
+ * signed file also pins every verdict to its action. A reader without a
+ * key does not check a signature (its next write drops it); a reader with
+ * a key refuses a file without one.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -70,20 +73,16 @@ hex_decode (const char *text,
   return TRUE;
 }
 
+static G_DEFINE_QUARK (afs-json-text, afs_json_text)
+static G_DEFINE_QUARK (afs-canonical-text, afs_canonical_text)
+
 const char *
 afs_request_text (SubagentApprovalRequest *request,
                   gboolean                 canonical)
 {
-  static GQuark json_quark, canonical_quark;
-  GQuark quark;
+  GQuark quark = canonical ? afs_canonical_text_quark () : afs_json_text_quark ();
   char *text;
 
-  if (G_UNLIKELY (json_quark == 0))
-    {
-      canonical_quark = g_quark_from_static_string ("afs-canonical-text");
-      json_quark = g_quark_from_static_string ("afs-json-text");
-    }
-  quark = canonical ? canonical_quark : json_quark;
   text = g_object_get_qdata (G_OBJECT (request), quark);
   if (text == NULL)
     {

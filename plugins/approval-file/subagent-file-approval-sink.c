@@ -80,10 +80,15 @@ resolve_key (SubagentFileApprovalSink  *self,
       *key = g_bytes_ref (self->hmac_key);
     }
   else if (self->key_file != NULL)
-    *key = afs_read_key_file (self->key_file, error);
+    {
+      /* A key file that cannot be used fails every operation: never fall
+       * back to writing unsigned files. */
+      *key = afs_read_key_file (self->key_file, error);
+      return *key != NULL;
+    }
   else if (env != NULL && env[0] != '\0')
     *key = g_bytes_new (env, strlen (env));
-  return *key != NULL || error == NULL || *error == NULL;
+  return TRUE;
 }
 
 /* The store, made on first use from the configuration, which is fixed from
