@@ -98,7 +98,50 @@ typedef struct {
   SubagentApprovalSink *sink;
   char *auto_run;          /* approve everything pending in it, on "changed" */
   GMainLoop *loop;
+  /* With more than one approver thread, the verdicts of one batch are
+   * given at once, from the pool (as approve_batch() on a queue served by
+   * several threads would): the store coalesces them into one write. */
+  GThreadPool *approvers;  /* nullable */
+  GMutex mutex;
+  GCond idle;
+  GHashTable *in_flight;   /* request ids being approved; guarded by mutex */
 } Child;
+
+static void
+approve_one (Child      *c,
+             const char *run,
+             const char *request_id)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!subagent_approval_sink_update_status (c->sink, run, request_id, SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                             NULL, "bench", &error)
+      && error != NULL)
+    die ("update_status", error);
+}
+
+typedef struct {
+  char *run;
+  char *request_id;
+} Approval;
+
+static void
+approver_thread (gpointer data,
+                 gpointer user_data)
+{
+  Approval *a = data;
+  Child *c = user_data;
+
+  approve_one (c, a->run, a->request_id);
+  g_mutex_lock (&c->mutex);
+  g_hash_table_remove (c->in_flight, a->request_id);
+  if (g_hash_table_size (c->in_flight) == 0)
+    g_cond_broadcast (&c->idle);
+  g_mutex_unlock (&c->mutex);
+  g_free (a->run);
+  g_free (a->request_id);
+  g_free (a);
+}
 
 static void
 approve_pending (Child *c)
@@ -109,12 +152,38 @@ approve_pending (Child *c)
   if (requests == NULL)
     die ("load", error);
   for (guint i = 0; i < requests->len; i++)
-    if (subagent_approval_request_get_status (requests->pdata[i]) == SUBAGENT_APPROVAL_STATUS_PENDING
-        && !subagent_approval_sink_update_status (c->sink, c->auto_run,
-                                                  subagent_approval_request_get_request_id (requests->pdata[i]),
-                                                  SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "bench", &error)
-        && error != NULL)
-      die ("update_status", error);
+    {
+      const char *id = subagent_approval_request_get_request_id (requests->pdata[i]);
+      Approval *a;
+
+      if (subagent_approval_request_get_status (requests->pdata[i]) != SUBAGENT_APPROVAL_STATUS_PENDING)
+        continue;
+      if (c->approvers == NULL)
+        {
+          approve_one (c, c->auto_run, id);
+          continue;
+        }
+      g_mutex_lock (&c->mutex);
+      if (!g_hash_table_add (c->in_flight, g_strdup (id)))
+        {
+          g_mutex_unlock (&c->mutex);
+          continue;
+        }
+      g_mutex_unlock (&c->mutex);
+      a = g_new0 (Approval, 1);
+      a->run = g_strdup (c->auto_run);
+      a->request_id = g_strdup (id);
+      g_thread_pool_push (c->approvers, a, NULL);
+    }
+}
+
+static void
+wait_idle (Child *c)
+{
+  g_mutex_lock (&c->mutex);
+  while (g_hash_table_size (c->in_flight) > 0)
+    g_cond_wait (&c->idle, &c->mutex);
+  g_mutex_unlock (&c->mutex);
 }
 
 static void
@@ -128,7 +197,7 @@ on_child_changed (SubagentApprovalSink *sink,
 
 /* Commands, one per line: "approve RUN ID DELAY_US" (replies "T0 <start>
  * <microseconds update_status took>"),
- * "auto RUN" (replies "OK" once watching), "sync" (replies "OK": every
+ * "auto RUN THREADS" (replies "OK" once watching), "sync" (replies "OK": every
  * approval before it is complete), "quit". */
 static gboolean
 on_command (GIOChannel   *channel,
@@ -158,13 +227,22 @@ on_command (GIOChannel   *channel,
       printf ("T0 %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", start, g_get_monotonic_time () - start);
     }
   else if (g_str_equal (words[0], "sync"))
-    printf ("OK\n");
-  else if (g_str_equal (words[0], "auto") && g_strv_length (words) == 2)
     {
+      wait_idle (c);
+      printf ("OK\n");
+    }
+  else if (g_str_equal (words[0], "auto") && g_strv_length (words) == 3)
+    {
+      guint threads = g_ascii_strtoull (words[2], NULL, 10);
+
+      wait_idle (c);
       if (c->auto_run != NULL)
         subagent_approval_sink_unwatch (c->sink, c->auto_run);
       g_free (c->auto_run);
       c->auto_run = g_strdup (words[1]);
+      if (c->approvers != NULL)
+        g_thread_pool_free (c->approvers, FALSE, TRUE);
+      c->approvers = threads > 1 ? g_thread_pool_new (approver_thread, c, threads, TRUE, NULL) : NULL;
       subagent_approval_sink_watch (c->sink, c->auto_run);
       approve_pending (c);
       printf ("OK\n");
@@ -181,9 +259,18 @@ child_main (const char *root)
   Child c = { open_sink (root), NULL, g_main_loop_new (NULL, FALSE) };
   GIOChannel *in = g_io_channel_unix_new (STDIN_FILENO);
 
+  g_mutex_init (&c.mutex);
+  g_cond_init (&c.idle);
+  c.in_flight = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
   g_signal_connect (c.sink, "changed", G_CALLBACK (on_child_changed), &c);
   g_io_add_watch (in, G_IO_IN | G_IO_HUP, (GIOFunc) on_command, &c);
   g_main_loop_run (c.loop);
+  if (c.approvers != NULL)
+    g_thread_pool_free (c.approvers, FALSE, TRUE);
+  g_hash_table_unref (c.in_flight);
+  g_cond_clear (&c.idle);
+  g_mutex_clear (&c.mutex);
   g_io_channel_unref (in);
   g_main_loop_unref (c.loop);
   g_object_unref (c.sink);
@@ -200,6 +287,7 @@ typedef struct {
   GDataInputStream *from_child;
   const char *run;         /* the run being waited on */
   GHashTable *waiting;     /* ids of its requests without a verdict yet */
+  GThreadPool *submitters; /* the waiters of the concurrent variant */
   gint64 woke_at;          /* when the last of them got one */
 } Bench;
 
@@ -340,10 +428,22 @@ bare_atomic_write (const char *dir,
     die ("bare atomic write", NULL);
 }
 
+static void
+submitter_thread (gpointer data,
+                  gpointer user_data)
+{
+  g_autoptr(SubagentApprovalRequest) request = data;
+  Bench *b = user_data;
+
+  submit (b->sink, subagent_approval_request_get_parent_run_id (request), request);
+}
+
 /* Submit → approve → wake cycles on @run, with up to @window requests
  * waiting at a time (as a batch of children would have): this process
  * submits, the approver (woken by "changed") approves, this process (woken
- * by "changed") sees the verdicts. */
+ * by "changed") sees the verdicts. With @window > 1 each request is
+ * submitted by its own waiter thread, as children of one batch would, and
+ * the approver gives the verdicts it sees pending from as many threads. */
 static void
 run_cycles (Bench      *b,
             const char *run,
@@ -360,7 +460,10 @@ run_cycles (Bench      *b,
           g_autoptr(SubagentApprovalRequest) request = new_request (run);
 
           g_hash_table_add (b->waiting, g_strdup (subagent_approval_request_get_request_id (request)));
-          submit (b->sink, run, request);
+          if (window > 1)
+            g_thread_pool_push (b->submitters, g_steal_pointer (&request), NULL);
+          else
+            submit (b->sink, run, request);
           submitted++;
         }
       g_main_context_iteration (NULL, TRUE);
@@ -394,7 +497,7 @@ throughput (Bench      *b,
       gint64 start;
 
       subagent_approval_sink_watch (b->sink, run);
-      send_command (b, "auto %s\n", run);
+      send_command (b, "auto %s %u\n", run, window);
       reply = read_reply (b);
       start = g_get_monotonic_time ();
       run_cycles (b, run, CYCLES_PER_RUN, window);
@@ -507,9 +610,11 @@ main (int   argc,
     payload = g_bytes_new_take (data, length);
   }
   cycles = MAX (cycles / CYCLES_PER_RUN, 1) * CYCLES_PER_RUN;
+  b.submitters = g_thread_pool_new (submitter_thread, &b, WINDOW, TRUE, NULL);
   throughput (&b, root, payload, cycles / CYCLES_PER_RUN, 1, &bare_total, &cycle_total);
   throughput (&b, root, payload, cycles / CYCLES_PER_RUN, WINDOW, &bare_window_total, &window_total);
 
+  g_thread_pool_free (b.submitters, FALSE, TRUE);
   send_command (&b, "quit\n");
   g_subprocess_wait (b.child, NULL, NULL);
 

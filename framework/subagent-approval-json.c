@@ -252,17 +252,6 @@ subagent_approval_compute_action_digest (const char *tool_name,
   return g_strdup (g_checksum_get_string (sum));
 }
 
-static void
-set_nullable_string (JsonObject *object,
-                     const char *key,
-                     const char *value)
-{
-  if (value != NULL)
-    json_object_set_string_member (object, key, value);
-  else
-    json_object_set_null_member (object, key);
-}
-
 /**
  * subagent_approval_request_to_json:
  * @self: a request
@@ -305,14 +294,14 @@ subagent_approval_request_to_json (SubagentApprovalRequest *self)
     json_object_set_int_member (object, "batch_index", batch_index);
   else
     json_object_set_null_member (object, "batch_index");
-  set_nullable_string (object, "worktree_path", subagent_approval_request_get_worktree_path (self));
+  subagent_json_set_nullable_string (object, "worktree_path", subagent_approval_request_get_worktree_path (self));
   json_object_set_string_member (object, "created_at", subagent_approval_request_get_created_at (self));
   json_object_set_string_member (object, "status", subagent_approval_status_to_string (status));
-  set_nullable_string (object, "approved_at", approved_at);
-  set_nullable_string (object, "denied_at", denied_at);
-  set_nullable_string (object, "denial_reason", denial_reason);
+  subagent_json_set_nullable_string (object, "approved_at", approved_at);
+  subagent_json_set_nullable_string (object, "denied_at", denied_at);
+  subagent_json_set_nullable_string (object, "denial_reason", denial_reason);
   json_object_set_int_member (object, "timeout_seconds", subagent_approval_request_get_timeout_seconds (self));
-  set_nullable_string (object, "approved_by", approved_by);
+  subagent_json_set_nullable_string (object, "approved_by", approved_by);
   json_object_set_string_member (object, "action_digest", subagent_approval_request_get_action_digest (self));
   return object;
 }
@@ -481,42 +470,3 @@ subagent_approval_request_new_from_json (JsonObject  *object,
 }
 
 #undef INVALID
-
-JsonNode *
-subagent_json_node_deep_copy (JsonNode *node)
-{
-  JsonNode *copy;
-
-  switch (json_node_get_node_type (node))
-    {
-    case JSON_NODE_OBJECT:
-      {
-        JsonObject *object = json_node_get_object (node);
-        g_autoptr(JsonObject) out = json_object_new ();
-        JsonObjectIter iter;
-        const char *name;
-        JsonNode *member;
-
-        json_object_iter_init_ordered (&iter, object);
-        while (json_object_iter_next_ordered (&iter, &name, &member))
-          json_object_set_member (out, name, subagent_json_node_deep_copy (member));
-        copy = json_node_init_object (json_node_alloc (), out);
-      }
-      break;
-    case JSON_NODE_ARRAY:
-      {
-        JsonArray *array = json_node_get_array (node);
-        g_autoptr(JsonArray) out = json_array_sized_new (json_array_get_length (array));
-
-        for (guint i = 0; i < json_array_get_length (array); i++)
-          json_array_add_element (out, subagent_json_node_deep_copy (json_array_get_element (array, i)));
-        copy = json_node_init_array (json_node_alloc (), out);
-      }
-      break;
-    default:
-      /* Values and null hold no shared containers. */
-      copy = json_node_copy (node);
-      break;
-    }
-  return copy;
-}

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 
 G_BEGIN_DECLS
 
@@ -23,9 +24,6 @@ char    *subagent_approval_text_sanitize (const char *text,
                                           gsize       max_length);
 G_GNUC_INTERNAL
 gboolean subagent_approval_timestamp_is_valid (const char *text);
-/* json_node_copy() shares objects and arrays; this copies all the way down. */
-G_GNUC_INTERNAL
-JsonNode *subagent_json_node_deep_copy (JsonNode *node);
 
 /* A consistent snapshot of the verdict fields (all out-params nullable;
  * strings are transfer none and stay valid while @self lives). */

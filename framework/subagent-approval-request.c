@@ -116,19 +116,13 @@ new_request_id (void)
 static JsonObject *
 sealed_copy (JsonObject *object)
 {
-  g_autoptr(JsonNode) node = json_node_alloc ();
-  g_autoptr(JsonNode) copy = NULL;
+  JsonObject *empty;
 
-  if (object == NULL)
-    {
-      JsonObject *empty = json_object_new ();
-      json_object_seal (empty);
-      return empty;
-    }
-  json_node_init_object (node, object);
-  copy = subagent_json_node_deep_copy (node);
-  json_node_seal (copy);
-  return json_object_ref (json_node_get_object (copy));
+  if (object != NULL)
+    return subagent_json_object_sealed_copy (object);
+  empty = json_object_new ();
+  json_object_seal (empty);
+  return empty;
 }
 
 static void

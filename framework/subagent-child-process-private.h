@@ -31,12 +31,23 @@ void                subagent_pipe_writer_free      (SubagentPipeWriter *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentPipeWriter, subagent_pipe_writer_free)
 
-/* Sends @signum to the descendants of @root (a live, unreaped child; 0 for
- * none) and to every process of ours whose environment holds
- * SUBAGENT_RUN_TOKEN=@token (NULL for none). @root itself is not signalled.
- * Linux /proc only; elsewhere it signals nothing. Returns how many were signalled. */
-guint subagent_signal_run_processes (GPid        root,
-                                     const char *token,
-                                     int         signum);
+/* The processes of one run: the child's descendants and every process of
+ * ours whose environment holds SUBAGENT_RUN_TOKEN=<token>. Create it before
+ * spawning the child, give it the child's pid once spawned. Linux /proc
+ * only; elsewhere it finds nothing. */
+typedef struct _SubagentRunProcesses SubagentRunProcesses;
+
+SubagentRunProcesses *subagent_run_processes_new      (const char           *token);
+void                  subagent_run_processes_set_root (SubagentRunProcesses *self,
+                                                       GPid                  root);
+/* Sends @signum to the run's processes, the child itself excepted; with
+ * @root_alive (the child is not reaped yet) its descendants are found by
+ * parentage too. Returns how many were signalled. */
+guint                 subagent_run_processes_signal   (SubagentRunProcesses *self,
+                                                       gboolean              root_alive,
+                                                       int                   signum);
+void                  subagent_run_processes_free     (SubagentRunProcesses *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentRunProcesses, subagent_run_processes_free)
 
 G_END_DECLS

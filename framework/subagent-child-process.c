@@ -4,7 +4,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -215,85 +217,319 @@ subagent_pipe_writer_free (SubagentPipeWriter *self)
   g_free (self);
 }
 
+/* Finding what a run left behind.
+ *
+ * A run's processes are its child's descendants (linked by ppid while their
+ * parents live) and whatever carries the run's token in its environment
+ * (reparented orphans and daemons). Reading every process of the system for
+ * that is what made a short child cost several times a bare spawn, so a
+ * sweep only looks at processes that can belong to the run:
+ *
+ * - every one of them was created after the child, so its pid was allocated
+ *   after the child's. The kernel allocates pids cyclically, so they lie in
+ *   (child pid, last allocated pid], read from /proc/loadavg. That holds
+ *   while the allocation cursor has not gone all the way round since the
+ *   spawn; the cursor advances once per fork (counted by "processes" in
+ *   /proc/stat) plus once per pid in use it skips (at most three per
+ *   thread: pid, process group, session), so a sweep probes the range only
+ *   while forks + 3 × threads stay under half of pid_max and the range is
+ *   short. Otherwise it reads all of /proc, as before;
+ * - in either case a process that started before the child cannot be the
+ *   run's, so its environment is not read. */
+
+#define PROBE_MAX_PIDS 4096
+#define STAT_BUFFER 1024
+
+struct _SubagentRunProcesses
+{
+  char *tag;                    /* "SUBAGENT_RUN_TOKEN=<token>" */
+  int proc_fd;                  /* /proc, -1 if it could not be opened */
+  GPid root;                    /* the child; 0 before it is spawned */
+  guint64 root_start;           /* its start time in clock ticks; 0 if unknown */
+  guint64 forks_before;         /* "processes" of /proc/stat before the spawn */
+  guint64 threads_before;
+  guint64 pid_max;
+  gboolean counters_known;      /* the three above were read */
+};
+
 typedef struct {
   GPid pid;
   GPid ppid;
-  uid_t uid;
+  guint64 start;
 } ProcEntry;
 
-/* All processes with their parents, from /proc/<pid>/stat. */
-static GArray *
-list_processes (void)
+/* Reads a small /proc file relative to @dir_fd into @buffer (NUL-terminated). */
+static gssize
+read_small (int         dir_fd,
+            const char *path,
+            char       *buffer,
+            gsize       size)
 {
-  GArray *entries = g_array_new (FALSE, FALSE, sizeof (ProcEntry));
-  g_autoptr(GDir) dir = g_dir_open ("/proc", 0, NULL);
-  const char *name;
+  gssize n;
+  int fd = openat (dir_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
-  if (dir == NULL)
-    return entries;
-  while ((name = g_dir_read_name (dir)) != NULL)
+  if (fd < 0)
+    return -1;
+  do
+    n = read (fd, buffer, size - 1);
+  while (n < 0 && errno == EINTR);
+  close (fd);
+  if (n < 0)
+    return -1;
+  buffer[n] = '\0';
+  return n;
+}
+
+/* "pid (comm) state ppid ... starttime(22) ...": comm may hold spaces and
+ * parentheses, so fields are counted from the last ')'. */
+static gboolean
+parse_stat (const char *text,
+            GPid       *ppid,
+            guint64    *start)
+{
+  const char *p = strrchr (text, ')');
+  char state;
+  int parent;
+
+  if (p == NULL || sscanf (p + 1, " %c %d", &state, &parent) != 2)
+    return FALSE;
+  /* After ')' come fields 3..; starttime is field 22, 20 fields on. */
+  for (int field = 3; field <= 22 && p != NULL; field++)
+    p = strchr (p + 1, ' ');
+  if (p == NULL)
+    return FALSE;
+  *ppid = (GPid) parent;
+  *start = g_ascii_strtoull (p + 1, NULL, 10);
+  return TRUE;
+}
+
+static gboolean
+read_entry (int       proc_fd,
+            GPid      pid,
+            ProcEntry *entry)
+{
+  char path[32];
+  char buffer[STAT_BUFFER];
+
+  g_snprintf (path, sizeof path, "%d/stat", (int) pid);
+  if (read_small (proc_fd, path, buffer, sizeof buffer) <= 0 ||
+      !parse_stat (buffer, &entry->ppid, &entry->start))
+    return FALSE;
+  entry->pid = pid;
+  return TRUE;
+}
+
+/* The last pid allocated and the number of threads, from /proc/loadavg
+ * ("0.00 0.00 0.00 1/80 12345"), and the forks since boot from /proc/stat. */
+static gboolean
+read_counters (int      proc_fd,
+               GPid    *last_pid,
+               guint64 *threads,
+               guint64 *forks)
+{
+  char buffer[128];
+  char *p;
+  g_autofree char *stat = NULL;
+  gsize length = 0;
+
+  if (read_small (proc_fd, "loadavg", buffer, sizeof buffer) <= 0 ||
+      (p = strchr (buffer, '/')) == NULL)
+    return FALSE;
+  *threads = g_ascii_strtoull (p + 1, &p, 10);
+  *last_pid = (GPid) g_ascii_strtoll (p, NULL, 10);
+  if (*last_pid <= 0)
+    return FALSE;
+  /* /proc/stat outgrows a small buffer on many-CPU machines. */
+  if (!g_file_get_contents ("/proc/stat", &stat, &length, NULL) ||
+      (p = strstr (stat, "\nprocesses ")) == NULL)
+    return FALSE;
+  *forks = g_ascii_strtoull (p + strlen ("\nprocesses "), NULL, 10);
+  return *forks > 0;
+}
+
+/* Call before spawning the child: the fork count it reads must predate it. */
+SubagentRunProcesses *
+subagent_run_processes_new (const char *token)
+{
+  SubagentRunProcesses *self = g_new0 (SubagentRunProcesses, 1);
+  char buffer[64];
+  GPid last_pid;
+
+  self->tag = g_strdup_printf ("%s=%s", SUBAGENT_RUN_TOKEN_ENV, token);
+  self->proc_fd = open ("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (self->proc_fd >= 0 &&
+      read_small (self->proc_fd, "sys/kernel/pid_max", buffer, sizeof buffer) > 0 &&
+      (self->pid_max = g_ascii_strtoull (buffer, NULL, 10)) > 0 &&
+      read_counters (self->proc_fd, &last_pid, &self->threads_before, &self->forks_before))
+    self->counters_known = TRUE;
+  return self;
+}
+
+void
+subagent_run_processes_set_root (SubagentRunProcesses *self,
+                                 GPid                  root)
+{
+  ProcEntry entry;
+
+  self->root = root;
+  /* /proc of another pid namespace would not show our child under its pid. */
+  if (self->proc_fd >= 0 && root > 0 && read_entry (self->proc_fd, root, &entry) && entry.ppid == getpid ())
+    self->root_start = entry.start;
+  else
+    self->counters_known = FALSE;
+}
+
+void
+subagent_run_processes_free (SubagentRunProcesses *self)
+{
+  if (self == NULL)
+    return;
+  if (self->proc_fd >= 0)
+    close (self->proc_fd);
+  g_free (self->tag);
+  g_free (self);
+}
+
+/* The processes created since the child, or NULL when that range cannot be
+ * trusted (see above) and all of /proc must be read. */
+static GArray *
+probe_new_processes (SubagentRunProcesses *self)
+{
+  GArray *entries;
+  GPid last_pid;
+  guint64 threads, forks, span;
+
+  if (!self->counters_known || !read_counters (self->proc_fd, &last_pid, &threads, &forks) ||
+      forks < self->forks_before || (guint64) last_pid >= self->pid_max)
+    return NULL;
+  if ((forks - self->forks_before) + 3 * MAX (threads, self->threads_before) >= self->pid_max / 2)
+    return NULL;
+  span = last_pid >= self->root ? (guint64) (last_pid - self->root)
+                                : self->pid_max - (guint64) self->root + (guint64) last_pid;
+  if (span > PROBE_MAX_PIDS)
+    return NULL;
+
+  entries = g_array_new (FALSE, FALSE, sizeof (ProcEntry));
+  for (guint64 i = 1; i <= span; i++)
     {
-      g_autofree char *dir_path = NULL;
-      g_autofree char *path = NULL;
-      g_autofree char *text = NULL;
-      const char *close_paren;
-      struct stat st;
+      GPid pid = (GPid) (((guint64) self->root + i) % self->pid_max);
       ProcEntry entry;
-      char state;
-      int ppid;
 
-      if (!g_ascii_isdigit (name[0]))
-        continue;
-      dir_path = g_build_filename ("/proc", name, NULL);
-      path = g_build_filename (dir_path, "stat", NULL);
-      if (stat (dir_path, &st) != 0 || !g_file_get_contents (path, &text, NULL, NULL))
-        continue;
-      /* "pid (comm) state ppid ...": comm may hold spaces and parentheses. */
-      close_paren = strrchr (text, ')');
-      if (close_paren == NULL || sscanf (close_paren + 1, " %c %d", &state, &ppid) != 2)
-        continue;
-      entry.pid = (GPid) g_ascii_strtoll (name, NULL, 10);
-      entry.ppid = (GPid) ppid;
-      entry.uid = st.st_uid;
-      g_array_append_val (entries, entry);
+      /* Thread ids answer too; a thread stands for its process below. */
+      if (pid > 0 && read_entry (self->proc_fd, pid, &entry) && entry.start >= self->root_start)
+        g_array_append_val (entries, entry);
     }
   return entries;
 }
 
-static gboolean
-environ_has_entry (GPid        pid,
-                   const char *entry)
+/* Every process in /proc that started no earlier than the child. */
+static GArray *
+list_processes (SubagentRunProcesses *self)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/environ", (int) pid);
-  g_autofree char *data = NULL;
-  gsize length = 0;
+  GArray *entries = g_array_new (FALSE, FALSE, sizeof (ProcEntry));
+  /* A description of its own: a dup() would share the read position. */
+  int fd = self->proc_fd >= 0 ? openat (self->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  DIR *dir = fd >= 0 ? fdopendir (fd) : NULL;
+  struct dirent *dirent;
 
-  if (!g_file_get_contents (path, &data, &length, NULL))
+  if (dir == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return entries;
+    }
+  while ((dirent = readdir (dir)) != NULL)
+    {
+      ProcEntry entry;
+
+      if (!g_ascii_isdigit (dirent->d_name[0]))
+        continue;
+      if (read_entry (self->proc_fd, (GPid) g_ascii_strtoll (dirent->d_name, NULL, 10), &entry) &&
+          entry.start >= self->root_start)
+        g_array_append_val (entries, entry);
+    }
+  closedir (dir);
+  return entries;
+}
+
+/* Whether @pid runs as @uid and has @tag in its environment. */
+static gboolean
+environ_has_entry (int         proc_fd,
+                   GPid        pid,
+                   uid_t       uid,
+                   const char *tag)
+{
+  char path[32];
+  g_autoptr(GByteArray) data = g_byte_array_new ();
+  guint8 chunk[4096];
+  struct stat st;
+  gssize n;
+  int fd;
+
+  g_snprintf (path, sizeof path, "%d/environ", (int) pid);
+  fd = openat (proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
     return FALSE;
-  for (gsize i = 0; i < length; i += strlen (data + i) + 1)
-    if (g_str_equal (data + i, entry))
-      return TRUE;
+  /* Only our own processes: even root leaves other users' alone. */
+  if (fstat (fd, &st) != 0 || st.st_uid != uid)
+    {
+      close (fd);
+      return FALSE;
+    }
+  while ((n = read (fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0)
+      g_byte_array_append (data, chunk, (guint) n);
+  close (fd);
+  for (gsize i = 0; i < data->len; )
+    {
+      const char *entry = (const char *) data->data + i;
+      gsize len = strnlen (entry, data->len - i);
+
+      if (len == strlen (tag) && memcmp (entry, tag, len) == 0)
+        return TRUE;
+      i += len + 1;
+    }
   return FALSE;
 }
 
-guint
-subagent_signal_run_processes (GPid        root,
-                               const char *token,
-                               int         signum)
+/* A thread of this very process: its id answers in /proc but must never be signalled. */
+static gboolean
+is_own_thread (int  proc_fd,
+               GPid pid)
 {
-  g_autoptr(GArray) entries = list_processes ();
+  char path[48];
+
+  g_snprintf (path, sizeof path, "self/task/%d", (int) pid);
+  return faccessat (proc_fd, path, F_OK, 0) == 0;
+}
+
+guint
+subagent_run_processes_signal (SubagentRunProcesses *self,
+                               gboolean              root_alive,
+                               int                   signum)
+{
+  g_autoptr(GArray) entries = NULL;
   g_autoptr(GHashTable) targets = g_hash_table_new (NULL, NULL);
-  g_autofree char *tag = token ? g_strdup_printf ("%s=%s", SUBAGENT_RUN_TOKEN_ENV, token) : NULL;
   GPid self_pid = getpid ();
   uid_t self_uid = geteuid ();
   GHashTableIter iter;
   gpointer key;
   guint signalled = 0;
-  gboolean grew = root > 0;
+  gboolean grew;
 
-  /* Descendants of @root: grow the set until no entry joins it. */
-  if (root > 0)
-    g_hash_table_add (targets, GINT_TO_POINTER (root));
+  g_return_val_if_fail (self != NULL, 0);
+
+  if (self->proc_fd < 0)
+    return 0;
+  root_alive = root_alive && self->root > 0;
+  entries = probe_new_processes (self);
+  if (entries == NULL)
+    entries = list_processes (self);
+
+  /* Descendants of the live child: grow the set until no entry joins it. */
+  grew = root_alive;
+  if (root_alive)
+    g_hash_table_add (targets, GINT_TO_POINTER (self->root));
   while (grew)
     {
       grew = FALSE;
@@ -310,25 +546,23 @@ subagent_signal_run_processes (GPid        root,
         }
     }
 
-  if (tag != NULL)
-    for (guint i = 0; i < entries->len; i++)
-      {
-        ProcEntry *e = &g_array_index (entries, ProcEntry, i);
+  for (guint i = 0; i < entries->len; i++)
+    {
+      ProcEntry *e = &g_array_index (entries, ProcEntry, i);
 
-        /* Only our own processes: even root leaves other users' alone. */
-        if (e->pid != self_pid && e->uid == self_uid &&
-            !g_hash_table_contains (targets, GINT_TO_POINTER (e->pid)) &&
-            environ_has_entry (e->pid, tag))
-          g_hash_table_add (targets, GINT_TO_POINTER (e->pid));
-      }
+      if (e->pid != self_pid && e->pid != self->root &&
+          !g_hash_table_contains (targets, GINT_TO_POINTER (e->pid)) &&
+          environ_has_entry (self->proc_fd, e->pid, self_uid, self->tag))
+        g_hash_table_add (targets, GINT_TO_POINTER (e->pid));
+    }
 
-  g_hash_table_remove (targets, GINT_TO_POINTER (root));
+  g_hash_table_remove (targets, GINT_TO_POINTER (self->root));
   g_hash_table_iter_init (&iter, targets);
   while (g_hash_table_iter_next (&iter, &key, NULL))
     {
       GPid pid = GPOINTER_TO_INT (key);
 
-      if (pid > 1 && pid != self_pid && kill (pid, signum) == 0)
+      if (pid > 1 && pid != self_pid && !is_own_thread (self->proc_fd, pid) && kill (pid, signum) == 0)
         signalled++;
     }
   return signalled;

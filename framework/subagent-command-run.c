@@ -33,6 +33,7 @@ typedef struct {
   GSubprocess *process;
   GPid pid;                      /* 0 once reaped */
   char *token;
+  SubagentRunProcesses *processes;  /* what the run started */
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
@@ -92,6 +93,7 @@ run_state_free (RunState *state)
   g_free (state->final_answer);
   g_free (state->stop_message);
   g_free (state->label);
+  g_clear_pointer (&state->processes, subagent_run_processes_free);
   g_free (state->token);
   g_free (state);
 }
@@ -172,7 +174,7 @@ maybe_complete (GTask *task)
     return;
   state->completed = TRUE;
   /* A process caught mid-exec by the exit sweep shows no environment yet; look once more. */
-  subagent_signal_run_processes (0, state->token, SIGKILL);
+  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   clear_source (&state->timeout_source);
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
@@ -188,11 +190,11 @@ signal_child (RunState *state,
   if (state->pid != 0)
     {
       /* Descendants first, while they are still linked to the child. */
-      subagent_signal_run_processes (state->pid, state->token, signum);
+      subagent_run_processes_signal (state->processes, TRUE, signum);
       g_subprocess_send_signal (state->process, signum);
     }
   else
-    subagent_signal_run_processes (0, state->token, signum);
+    subagent_run_processes_signal (state->processes, FALSE, signum);
 }
 
 static gboolean
@@ -491,7 +493,7 @@ on_drain_tick (gpointer user_data)
 
   if (g_get_monotonic_time () < state->drain_deadline)
     {
-      subagent_signal_run_processes (0, state->token, SIGKILL);
+      subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
       return G_SOURCE_CONTINUE;
     }
   g_clear_pointer (&state->drain_source, g_source_unref);
@@ -518,7 +520,7 @@ on_exited (GObject      *source,
   /* Nobody is left to act on a verdict: cancel the requests still waiting. */
   subagent_command_approvals_stop (state->approvals);
   /* Whatever the child left running belongs to the finished run. */
-  subagent_signal_run_processes (0, state->token, SIGKILL);
+  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   if (!state->stdout_done || !state->stderr_done)
     {
       state->drain_deadline = g_get_monotonic_time () + DRAIN_MS * G_TIME_SPAN_MILLISECOND;
@@ -669,6 +671,7 @@ subagent_command_run_start (GTask              *task,
 
   stdin_text = build_stdin_text (context);
   envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
+  state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_isolation_context_spawnv (isolation, (const char * const *) argv,
                                                       (const char * const *) envp,
                                                       G_SUBPROCESS_FLAGS_STDIN_PIPE |
@@ -683,6 +686,7 @@ subagent_command_run_start (GTask              *task,
     }
   if (g_subprocess_get_identifier (state->process) != NULL)
     state->pid = (GPid) g_ascii_strtoll (g_subprocess_get_identifier (state->process), NULL, 10);
+  subagent_run_processes_set_root (state->processes, state->pid);
 
   state->stdin_writer = subagent_pipe_writer_new (g_subprocess_get_stdin_pipe (state->process),
                                                   g_task_get_context (task));

@@ -8,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-def-private.h"
+#include "subagent-json-private.h"
 
 /**
  * SubagentDef:
@@ -492,17 +493,6 @@ set_strv (JsonObject         *object,
   json_object_set_array_member (object, key, array);
 }
 
-static void
-set_nullable_string (JsonObject *object,
-                     const char *key,
-                     const char *value)
-{
-  if (value != NULL)
-    json_object_set_string_member (object, key, value);
-  else
-    json_object_set_null_member (object, key);
-}
-
 /**
  * subagent_def_to_json:
  * @self: a definition
@@ -524,7 +514,7 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_string_member (object, "name", self->name);
   json_object_set_string_member (object, "description", self->description);
   json_object_set_string_member (object, "system_prompt", self->system_prompt);
-  set_nullable_string (object, "model", self->model);
+  subagent_json_set_nullable_string (object, "model", self->model);
   json_object_set_string_member (object, "permission_mode", subagent_permission_mode_to_string (self->permission_mode));
   json_object_set_int_member (object, "max_iterations", self->max_iterations);
   json_object_set_int_member (object, "max_tool_calls", self->max_tool_calls);
@@ -533,16 +523,16 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_int_member (object, "max_depth", self->max_depth);
   json_object_set_string_member (object, "isolation", self->isolation);
   json_object_set_boolean_member (object, "background", self->background);
-  set_nullable_string (object, "effort", self->effort);
+  subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
   json_object_set_double_member (object, "cpu_quota", self->cpu_quota);
-  set_nullable_string (object, "memory_limit", self->memory_limit);
+  subagent_json_set_nullable_string (object, "memory_limit", self->memory_limit);
   json_object_set_int_member (object, "timeout_seconds", self->timeout_seconds);
   json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
-  set_nullable_string (object, "network", self->network);
-  set_nullable_string (object, "source_path", self->source_path);
+  subagent_json_set_nullable_string (object, "network", self->network);
+  subagent_json_set_nullable_string (object, "source_path", self->source_path);
   return object;
 }
 

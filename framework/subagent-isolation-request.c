@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 
 /**
  * SubagentIsolationRequest:
@@ -46,21 +47,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* A deep, sealed copy: the caller keeps its object mutable, ours never changes. */
-static JsonObject *
-copy_object_sealed (JsonObject *object)
-{
-  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
-  g_autofree char *text = json_to_string (node, FALSE);
-  g_autoptr(JsonNode) copy = json_from_string (text, NULL);
-  JsonObject *result;
-
-  g_assert (copy != NULL && JSON_NODE_HOLDS_OBJECT (copy));
-  result = json_node_dup_object (copy);
-  json_object_seal (result);
-  return result;
-}
 
 static void
 subagent_isolation_request_constructed (GObject *object)
@@ -165,7 +151,7 @@ subagent_isolation_request_set_property (GObject      *object,
     case PROP_OPTIONS:
       {
         JsonObject *options = g_value_get_boxed (value);
-        self->options = options ? copy_object_sealed (options) : NULL;
+        self->options = options ? subagent_json_object_sealed_copy (options) : NULL;
       }
       break;
     default:

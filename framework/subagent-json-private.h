@@ -15,6 +15,8 @@
 
 G_BEGIN_DECLS
 
+/* json_node_copy() shares objects and arrays; this copies all the way down,
+ * keeping the members' order. */
 static inline JsonNode *
 subagent_json_node_deep_copy (JsonNode *node)
 {
@@ -30,8 +32,8 @@ subagent_json_node_deep_copy (JsonNode *node)
         const char *name;
         JsonNode *member;
 
-        json_object_iter_init (&iter, src);
-        while (json_object_iter_next (&iter, &name, &member))
+        json_object_iter_init_ordered (&iter, src);
+        while (json_object_iter_next_ordered (&iter, &name, &member))
           json_object_set_member (dst, name, subagent_json_node_deep_copy (member));
         copy = json_node_init_object (json_node_alloc (), dst);
         break;

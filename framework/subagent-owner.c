@@ -13,6 +13,7 @@
 #include <glib/gstdio.h>
 
 #include "subagent-error.h"
+#include "subagent.h"
 #include "subagent-owner.h"
 
 /**
@@ -41,19 +42,6 @@
 #define MAX_RECORD_SIZE (1024 * 1024)
 
 static const char * const required_keys[] = { "kind", "resource", "session_key" };
-
-static gboolean
-key_is_valid (const char *key)
-{
-  gsize len = key ? strlen (key) : 0;
-
-  if (len == 0 || len > 128)
-    return FALSE;
-  for (const char *p = key; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
-      return FALSE;
-  return TRUE;
-}
 
 static gboolean
 kind_is_valid (const char *kind)
@@ -169,7 +157,7 @@ subagent_owner_record_path (const char *root,
 
   g_return_val_if_fail (root != NULL, NULL);
 
-  if (!key_is_valid (session_key))
+  if (!subagent_isolation_session_key_is_valid (session_key))
     return NULL;
   file = g_strconcat (session_key, ".json", NULL);
   return g_build_filename (root, OWNERS_DIR, file, NULL);
@@ -216,7 +204,7 @@ subagent_owner_record_save (const char  *root,
   g_return_val_if_fail (root != NULL, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!key_is_valid (session_key))
+  if (!subagent_isolation_session_key_is_valid (session_key))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "Invalid session key “%s” for an owner record: use 1 to 128 of [A-Za-z0-9_-]",
@@ -466,7 +454,7 @@ subagent_owner_record_list (const char  *root,
       if (!g_str_has_suffix (name, ".json"))
         continue;
       key = g_strndup (name, strlen (name) - strlen (".json"));
-      if (!key_is_valid (key))
+      if (!subagent_isolation_session_key_is_valid (key))
         continue;
       path = g_build_filename (dir_path, name, NULL);
       record = load_record_file (path, key, &record_error);
@@ -529,4 +517,87 @@ subagent_owner_is_alive (JsonObject *record)
     return (guint64) json_object_get_int_member (record, "pid_start_time") == start_time;
 
   return TRUE;
+}
+
+/**
+ * subagent_owner_marker_write:
+ * @dir: an existing directory a backend made for a session
+ * @marker_name: the marker's file name in @dir, such as `.subagent-snapshot`
+ * @session_key: the session @dir belongs to
+ * @parent_root: the parent workspace, for people reading the marker
+ * @error: return location for a #GError
+ *
+ * Writes the marker that proves @dir is ours: a JSON object with
+ * `session_key`, `parent_root` and `created_at` (ISO-8601, UTC). Only a
+ * directory holding the marker of its own session is ever removed; see
+ * subagent_owner_marker_matches().
+ *
+ * Returns: %TRUE on success; %FALSE with a #GFileError when the file could
+ *   not be written
+ */
+gboolean
+subagent_owner_marker_write (const char  *dir,
+                             const char  *marker_name,
+                             const char  *session_key,
+                             const char  *parent_root,
+                             GError     **error)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  g_autofree char *created_at = g_date_time_format_iso8601 (now);
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+
+  g_return_val_if_fail (dir != NULL, FALSE);
+  g_return_val_if_fail (marker_name != NULL, FALSE);
+  g_return_val_if_fail (session_key != NULL, FALSE);
+  g_return_val_if_fail (parent_root != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  json_builder_begin_object (builder);
+  json_builder_set_member_name (builder, "session_key");
+  json_builder_add_string_value (builder, session_key);
+  json_builder_set_member_name (builder, "parent_root");
+  json_builder_add_string_value (builder, parent_root);
+  json_builder_set_member_name (builder, "created_at");
+  json_builder_add_string_value (builder, created_at);
+  json_builder_end_object (builder);
+  node = json_builder_get_root (builder);
+  text = json_to_string (node, TRUE);
+  path = g_build_filename (dir, marker_name, NULL);
+  return g_file_set_contents (path, text, -1, error);
+}
+
+/**
+ * subagent_owner_marker_matches:
+ * @dir: a directory that may be a backend's
+ * @marker_name: the marker's file name in @dir
+ * @session_key: the session it should belong to
+ *
+ * Whether @dir holds a marker written by subagent_owner_marker_write() for
+ * @session_key. A missing, unreadable or malformed marker does not match.
+ *
+ * Returns: %TRUE if @dir is verifiably the directory of @session_key
+ */
+gboolean
+subagent_owner_marker_matches (const char *dir,
+                               const char *marker_name,
+                               const char *session_key)
+{
+  g_autofree char *path = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  JsonNode *root;
+
+  g_return_val_if_fail (dir != NULL, FALSE);
+  g_return_val_if_fail (marker_name != NULL, FALSE);
+
+  path = g_build_filename (dir, marker_name, NULL);
+  if (!json_parser_load_from_file (parser, path, NULL))
+    return FALSE;
+  root = json_parser_get_root (parser);
+  return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
+         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (root),
+                                                                "session_key", NULL),
+                    session_key) == 0;
 }

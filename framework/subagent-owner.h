@@ -52,5 +52,13 @@ gboolean    subagent_owner_is_alive      (JsonObject  *record);
 gboolean    subagent_owner_get_process_start_time (GPid     pid,
                                                    guint64 *out_start_time,
                                                    GError **error);
+gboolean    subagent_owner_marker_write   (const char  *dir,
+                                           const char  *marker_name,
+                                           const char  *session_key,
+                                           const char  *parent_root,
+                                           GError     **error);
+gboolean    subagent_owner_marker_matches (const char  *dir,
+                                           const char  *marker_name,
+                                           const char  *session_key);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "subagent-error.h"
+#include "subagent.h"
 #include "subagent-review.h"
 #include "subagent-review-private.h"
 
@@ -454,19 +455,6 @@ subagent_review_new_from_json (JsonObject  *object,
 /* ---------------------------------------------------------------------- */
 /* Capture                                                                 */
 
-static gboolean
-key_is_valid (const char *key)
-{
-  gsize len = key ? strlen (key) : 0;
-
-  if (len == 0 || len > 128)
-    return FALSE;
-  for (const char *p = key; *p; p++)
-    if (!g_ascii_isalnum (*p) && *p != '-' && *p != '_')
-      return FALSE;
-  return TRUE;
-}
-
 static char *
 real_dir (const char  *path,
           const char  *what,
@@ -553,7 +541,7 @@ subagent_review_capture (const char    *root,
   g_return_val_if_fail (child_root != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!key_is_valid (session_key))
+  if (!subagent_isolation_session_key_is_valid (session_key))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "Invalid session key “%s” for a review: use 1 to 128 of [A-Za-z0-9_-]",

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 
 /**
  * SubagentTool:
@@ -42,21 +43,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* A deep, sealed copy: the caller keeps its object mutable, ours never changes. */
-static JsonObject *
-copy_object_sealed (JsonObject *object)
-{
-  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
-  g_autofree char *text = json_to_string (node, FALSE);
-  g_autoptr(JsonNode) copy = json_from_string (text, NULL);
-  JsonObject *result;
-
-  g_assert (copy != NULL && JSON_NODE_HOLDS_OBJECT (copy));
-  result = json_node_dup_object (copy);
-  json_object_seal (result);
-  return result;
-}
 
 /**
  * subagent_tool_name_is_valid:
@@ -157,7 +143,7 @@ subagent_tool_set_property (GObject      *object,
     case PROP_INPUT_SCHEMA:
       {
         JsonObject *schema = g_value_get_boxed (value);
-        self->input_schema = schema ? copy_object_sealed (schema) : NULL;
+        self->input_schema = schema ? subagent_json_object_sealed_copy (schema) : NULL;
       }
       break;
     case PROP_DESTRUCTIVE:

@@ -665,6 +665,101 @@ test_watch_thread_default_context (Fixture       *f,
 }
 
 
+/* Threads of one process saving and deciding on one run at once: the store
+ * coalesces them into shared writes, and each call must still get exactly
+ * its own result (one winner per compare-and-set, no lost save). */
+#define RACERS 8
+
+typedef struct {
+  SubagentApprovalSink *sink;
+  const char *shared_id;
+  SubagentApprovalRequest *own;
+  SubagentApprovalStatus verdict;
+  gboolean won;
+  GMutex *mutex;
+  GCond *cond;
+  gboolean *go;
+} Racer;
+
+static gpointer
+racer_thread (gpointer data)
+{
+  Racer *r = data;
+  g_autoptr(GError) error = NULL;
+
+  g_mutex_lock (r->mutex);
+  while (!*r->go)
+    g_cond_wait (r->cond, r->mutex);
+  g_mutex_unlock (r->mutex);
+
+  ats_save_one (r->sink, RUN, r->own);
+  r->won = subagent_approval_sink_update_status (r->sink, RUN, r->shared_id, r->verdict, "racing", "racer", &error);
+  g_assert_no_error (error);
+  g_assert_true (subagent_approval_sink_update_status (r->sink, RUN, subagent_approval_request_get_request_id (r->own),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "racer", &error));
+  g_assert_no_error (error);
+  return NULL;
+}
+
+static void
+test_group_commit_threads (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) shared = ats_make_request (RUN, "delete_file", "/shared");
+  g_autoptr(GPtrArray) requests = NULL;
+  g_auto(GStrv) entries = NULL;
+  Racer racers[RACERS];
+  GThread *threads[RACERS];
+  GMutex mutex;
+  GCond cond;
+  gboolean go = FALSE;
+  guint winners = 0;
+
+  g_mutex_init (&mutex);
+  g_cond_init (&cond);
+  ats_save_one (f->sink, RUN, shared);
+  for (guint i = 0; i < RACERS; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/own/%u", i);
+
+      racers[i] = (Racer) { f->sink, subagent_approval_request_get_request_id (shared),
+                            ats_make_request (RUN, "delete_file", path),
+                            i % 2 ? SUBAGENT_APPROVAL_STATUS_DENIED : SUBAGENT_APPROVAL_STATUS_APPROVED,
+                            FALSE, &mutex, &cond, &go };
+      threads[i] = g_thread_new ("racer", racer_thread, &racers[i]);
+    }
+  /* All start together, so their calls meet in the store's queue. */
+  g_mutex_lock (&mutex);
+  go = TRUE;
+  g_cond_broadcast (&cond);
+  g_mutex_unlock (&mutex);
+  for (guint i = 0; i < RACERS; i++)
+    g_thread_join (threads[i]);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, RACERS + 1);
+  for (guint i = 0; i < RACERS; i++)
+    {
+      SubagentApprovalRequest *own = ats_find (requests, subagent_approval_request_get_request_id (racers[i].own));
+
+      g_assert_nonnull (own);
+      g_assert_cmpint (subagent_approval_request_get_status (own), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+      if (racers[i].won)
+        {
+          winners++;
+          g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, racers[0].shared_id)), ==,
+                           racers[i].verdict);
+        }
+      g_object_unref (racers[i].own);
+    }
+  g_assert_cmpuint (winners, ==, 1);
+  /* Only the run's file and its lock: no temp file of a coalesced write. */
+  entries = ats_dir_entries (f->dir);
+  g_assert_cmpuint (g_strv_length (entries), ==, 2);
+  g_cond_clear (&cond);
+  g_mutex_clear (&mutex);
+}
+
 #define ADD(path, func, key) \
   g_test_add ("/approval-file/" path, Fixture, key, ats_fixture_set_up, func, ats_fixture_tear_down)
 
@@ -682,6 +777,7 @@ main (int   argc,
   ADD ("store/save-merges-and-stored-verdicts-win", test_save_merges, NULL);
   ADD ("store/save-without-changes-does-not-rewrite", test_save_unchanged_does_not_rewrite, NULL);
   ADD ("store/update-status-is-compare-and-set", test_update_status_cas, NULL);
+  ADD ("store/threads-share-writes-and-keep-compare-and-set", test_group_commit_threads, NULL);
   ADD ("store/prune-keeps-pending-and-unverifiable", test_prune_keeps_pending_and_unverifiable, NULL);
   ADD ("store/list-runs-is-sorted-and-skips-strangers", test_list_runs, NULL);
   ADD ("store/symlinked-directory-is-refused", test_symlinked_dir_refused, NULL);

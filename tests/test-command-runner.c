@@ -514,6 +514,25 @@ test_leftover_process_killed (Fixture       *f,
   assert_process_ends (atoi (pid_text));
 }
 
+/* A daemon that left the child's process tree and closed its stdio is still
+ * the run's: the exit sweep finds it by the run's token. */
+static void
+test_daemon_killed (Fixture       *f,
+                    gconstpointer  data)
+{
+  g_autoptr(SubagentDef) def = new_def ("daemonizer", "daemon.sh", NULL, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, "t", 0, 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = run_and_wait (f, context, NULL, &error);
+  g_autofree char *pid_text = sat_read_file (f->root, "daemon.pid");
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
+  g_assert_nonnull (pid_text);
+  g_assert_cmpint (atoi (pid_text), >, 1);
+  assert_process_ends (atoi (pid_text));
+}
+
 static void
 test_interactive_stdin_closed_after_final (Fixture       *f,
                                            gconstpointer  data)
@@ -682,6 +701,7 @@ main (int argc, char *argv[])
   ADD ("/command-runner/limits/max-turns-on-tool-calls", test_max_turns_tool_calls);
   ADD ("/command-runner/limits/budget", test_budget_stop);
   ADD ("/command-runner/cleanup/leftover-process-killed", test_leftover_process_killed);
+  ADD ("/command-runner/cleanup/reparented-daemon-killed", test_daemon_killed);
   ADD ("/command-runner/stdin/interactive-closed-after-final", test_interactive_stdin_closed_after_final);
   ADD ("/command-runner/command/default-command-and-missing", test_default_command);
   ADD ("/command-runner/command/spawn-failure-is-error", test_spawn_failure_is_error);

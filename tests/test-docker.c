@@ -11,6 +11,9 @@
  */
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "docker-test-support.h"
@@ -133,7 +136,7 @@ test_errors_bad_memory_and_options (gconstpointer data)
     { "network", "-x", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“-x”" },
     { "user", "a b", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“a b”" },
     { "binary", "docker 'unclosed", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "not a command line" },
-    { "workspace", "worktree", SUBAGENT_ISOLATION_ERROR_NOT_IMPLEMENTED, "workspace: snapshot" },
+    { "workspace", "overlay", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "snapshot (the default) or worktree" },
     { "workspace_dir", "relative/dir", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "absolute" },
   };
 
@@ -525,6 +528,162 @@ test_manager_cancelled_child (gconstpointer data)
   sat_rm_rf (root);
 }
 
+/* ---- workspace: worktree ------------------------------------------------- */
+
+static char *
+git_output (const char *repo,
+            const char *first_arg,
+            ...)
+{
+  g_autoptr(GPtrArray) args = g_ptr_array_new ();
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status = -1;
+  va_list ap;
+
+  g_ptr_array_add (args, (char *) "git");
+  g_ptr_array_add (args, (char *) "-C");
+  g_ptr_array_add (args, (char *) repo);
+  va_start (ap, first_arg);
+  for (const char *a = first_arg; a != NULL; a = va_arg (ap, const char *))
+    g_ptr_array_add (args, (char *) a);
+  va_end (ap);
+  g_ptr_array_add (args, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) args->pdata, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               &out, &err, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  return g_strdup (g_strstrip (out));
+}
+
+/* No container, no worktree (directory or git's record), no subagent/
+ * branch, no owner record, no docker workspace. */
+static void
+assert_no_worktree_left (DtsEngine  *e,
+                         const char *label,
+                         const char *root)
+{
+  g_autofree char *worktrees = g_build_filename (root, ".subagent", "worktrees", NULL);
+  g_autofree char *branches = git_output (root, "branch", "--list", "subagent/*", NULL);
+  g_autofree char *listed = git_output (root, "worktree", "list", "--porcelain", NULL);
+
+  dts_assert_nothing_left (e, label, root);
+  g_assert_cmpuint (dts_count_entries (worktrees), ==, 0);
+  g_assert_cmpstr (branches, ==, "");
+  g_assert_null (strstr (listed, ".subagent/worktrees"));
+}
+
+static char *
+make_git_root (DtsEngine  *e,
+               const char *def_name,
+               const char *script)
+{
+  char *root = sat_make_git_repo ("existing.txt", "first line\n", "sub/nested.txt", "nested\n", NULL);
+  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", binary: \"%s\", workspace: worktree }\n",
+                                             dts_image (), e->binary);
+  g_autofree char *def = g_strdup_printf ("name: %s\nisolation: docker\ntimeout_seconds: 300\n"
+                                          "command: [\"sh\", \"-c\", \"%s\"]\n", def_name, script);
+  g_autofree char *def_path = g_strdup_printf (".subagent/agents/%s.yaml", def_name);
+
+  sat_write_file (root, ".subagent/config.yaml", config);
+  sat_write_file (root, def_path, def);
+  return root;
+}
+
+static void
+test_worktree_review_patch (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = make_git_root (e, "wt-writer",
+                                         "echo hello from the worktree > /workspace/new.txt; "
+                                         "echo second line >> /workspace/existing.txt; echo finished");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *label = NULL;
+  JsonObject *review;
+
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "wt-writer", NULL, NULL);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (patch, "new.txt"));
+  g_assert_nonnull (strstr (patch, "+hello from the worktree"));
+  g_assert_nonnull (strstr (patch, "+second line"));
+  g_assert_null (strstr (patch, "nested.txt"));
+  g_assert_false (dts_file_exists (root, "new.txt"));
+
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  assert_no_worktree_left (e, label, root);
+  sat_rm_rf (root);
+}
+
+static void
+test_worktree_context (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = sat_make_git_repo ("existing.txt", "first line\n", NULL);
+  g_autofree char *head = git_output (root, "rev-parse", "HEAD", NULL);
+  g_autoptr(SubagentIsolationRequest) request =
+    dts_make_request (e, root, "wt-ctx-1", 0, NULL, "workspace", "worktree", NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *real_root = realpath (root, NULL);
+  const char *base_commit = NULL, *common_dir = NULL;
+  GVariant *backend;
+  int status = -1;
+
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_str_has_prefix (subagent_isolation_context_get_child_root (context), real_root));
+  g_assert_nonnull (strstr (subagent_isolation_context_get_child_root (context), "/.subagent/worktrees/"));
+  backend = subagent_isolation_context_get_backend_data (context);
+  g_assert_true (g_variant_lookup (backend, "base-commit", "&s", &base_commit));
+  g_assert_cmpstr (base_commit, ==, head);
+  g_assert_true (g_variant_lookup (backend, "common-dir", "&s", &common_dir));
+  g_assert_true (g_str_has_prefix (common_dir, real_root));
+  /* The child writes its worktree but not the `.git` file of the host's
+   * review; git's own files are not mounted. */
+  out = dts_run_in (context, NULL, NULL, &status,
+                    "id -u; echo made > /workspace/made.txt && cat /workspace/existing.txt; "
+                    "if echo 'gitdir: /tmp' > /workspace/.git; then echo git-file-writable; fi; "
+                    "test -e \"$(sed 's/^gitdir: //' /workspace/.git)\" || echo no-git-dir");
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "65534"));
+  g_assert_nonnull (strstr (out, "first line"));
+  g_assert_null (strstr (out, "git-file-writable"));
+  g_assert_nonnull (strstr (out, "no-git-dir"));
+  g_assert_true (dts_file_exists (subagent_isolation_context_get_child_root (context), "made.txt"));
+  g_assert_false (dts_file_exists (root, "made.txt"));
+
+  subagent_isolation_context_cleanup (context);
+  subagent_isolation_context_cleanup (context);
+  assert_no_worktree_left (e, "io.subagent.session=wt-ctx-1", root);
+  sat_rm_rf (root);
+}
+
+/* `run` refuses the container after the worktree was made: both go. */
+static void
+test_worktree_failed_run_leaves_nothing (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = sat_make_git_repo ("existing.txt", "first line\n", NULL);
+  g_autoptr(SubagentIsolationRequest) request =
+    dts_make_request (e, root, "wt-fail-1", 0, NULL, "workspace", "worktree", "network", "no-such-network-h14", NULL);
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+
+  context = dts_prepare (request, &error);
+  g_assert_null (context);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
+  assert_no_worktree_left (e, "io.subagent.session=wt-fail-1", root);
+  sat_rm_rf (root);
+}
+
 static void
 test_prune_after_sigkill (gconstpointer data)
 {
@@ -662,6 +821,9 @@ add_engine_tests (DtsEngine  *e)
     { "manager/failing-child-leaves-nothing", test_manager_failing_child },
     { "manager/cancelled-child-leaves-nothing", test_manager_cancelled_child },
     { "prune/sigkill-leftover-reclaimed-nothing-else", test_prune_after_sigkill },
+    { "worktree/context-base-commit-and-read-only-git-file", test_worktree_context },
+    { "worktree/failed-run-leaves-no-worktree", test_worktree_failed_run_leaves_nothing },
+    { "worktree/manager-review-patch-and-nothing-left", test_worktree_review_patch },
   };
   g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
   g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);

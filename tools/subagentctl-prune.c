@@ -110,22 +110,6 @@ extra_string (JsonObject *record,
 /* ---- snapshots ------------------------------------------------------- */
 
 static gboolean
-marker_matches (const char *base,
-                const char *key)
-{
-  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonNode *node;
-
-  if (!json_parser_load_from_file (parser, path, NULL))
-    return FALSE;
-  node = json_parser_get_root (parser);
-  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) &&
-         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node),
-                                                                "session_key", NULL), key) == 0;
-}
-
-static gboolean
 unmount_snapshot_tree (const char  *base,
                        char       **reason)
 {
@@ -170,7 +154,7 @@ reclaim_snapshot (Pruner      *pruner,
       *reason = g_strdup ("already gone");
       return OUTCOME_REMOVED;
     }
-  if (!S_ISDIR (st.st_mode) || !marker_matches (base, key))
+  if (!S_ISDIR (st.st_mode) || !subagent_owner_marker_matches (base, SNAPSHOT_MARKER, key))
     {
       *reason = g_strdup_printf ("%s has no snapshot marker for this session", base);
       return OUTCOME_SKIPPED;
@@ -487,10 +471,7 @@ reclaim_container_workspace (Pruner      *pruner,
 {
   const char *key = json_object_get_string_member (record, "session_key");
   const char *workspace = extra_string (record, "workspace");
-  g_autofree char *marker = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
-  JsonNode *node;
   struct stat st;
 
   if (workspace == NULL)
@@ -502,11 +483,7 @@ reclaim_container_workspace (Pruner      *pruner,
     }
   if (lstat (workspace, &st) != 0 && errno == ENOENT)
     return OUTCOME_REMOVED;
-  marker = g_build_filename (workspace, CONTAINER_WORKSPACE_MARKER, NULL);
-  if (!S_ISDIR (st.st_mode) || !json_parser_load_from_file (parser, marker, NULL) ||
-      (node = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (node) ||
-      g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (node), "session_key", NULL),
-                 key) != 0)
+  if (!S_ISDIR (st.st_mode) || !subagent_owner_marker_matches (workspace, CONTAINER_WORKSPACE_MARKER, key))
     {
       *reason = g_strdup_printf ("container removed; %s has no workspace marker for this session, left alone",
                                  workspace);

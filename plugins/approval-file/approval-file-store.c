@@ -32,6 +32,8 @@ typedef struct {
 } CacheEntry;
 
 #define CACHE_MAX_RUNS 32
+
+static void run_queue_free (gpointer data);
 #define LOCKED_PARSE_AFTER 3
 
 static void
@@ -52,6 +54,9 @@ struct _AfsStore
   gpointer report_data;
   GMutex mutex;
   GHashTable *cache;       /* run id → CacheEntry; guarded by mutex */
+  GMutex commit_mutex;
+  GCond commit_cond;
+  GHashTable *queues;      /* run id → RunQueue; guarded by commit_mutex */
 };
 
 AfsStore *
@@ -68,12 +73,18 @@ afs_store_new (const char       *dir,
   self->report_data = report_data;
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cache_entry_free);
+  g_mutex_init (&self->commit_mutex);
+  g_cond_init (&self->commit_cond);
+  self->queues = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, run_queue_free);
   return self;
 }
 
 void
 afs_store_free (AfsStore *self)
 {
+  g_hash_table_unref (self->queues);
+  g_cond_clear (&self->commit_cond);
+  g_mutex_clear (&self->commit_mutex);
   g_hash_table_unref (self->cache);
   g_mutex_clear (&self->mutex);
   g_clear_pointer (&self->key, g_bytes_unref);
@@ -327,49 +338,57 @@ lock_and_read (AfsStore    *self,
     }
 }
 
-gboolean
-afs_store_save (AfsStore    *self,
-                const char  *parent_run_id,
-                GPtrArray   *requests,
-                GError     **error)
+/* Group commit. Saves and verdicts of one run that meet in this process
+ * share one locked read-modify-write and one fsync'd atomic write: the
+ * first caller becomes the writer and takes every operation queued so far,
+ * applies them in order to the version it read under the lock, writes once
+ * and completes each with its own result. Callers that arrive meanwhile
+ * queue up for the next write. Each operation sees exactly the state the
+ * ones before it left, as if they had run one by one, so the
+ * compare-and-set of every verdict stays exact. */
+typedef enum { OP_QUEUED, OP_TAKEN, OP_DONE } OpState;
+
+typedef struct {
+  /* save */
+  GPtrArray *requests;
+  /* update_status */
+  const char *request_id;
+  SubagentApprovalStatus status;
+  const char *reason;
+  const char *actor;
+  /* out */
+  OpState state;
+  gboolean result;
+  gboolean changed;        /* it changed the version being written */
+  GError *error;
+} Op;
+
+typedef struct {
+  GPtrArray *queued;       /* Op*, in arrival order */
+  gboolean writing;        /* a writer holds (or is taking) the run's lock */
+} RunQueue;
+
+static void
+run_queue_free (gpointer data)
 {
-  g_autoptr(GPtrArray) stored = NULL;
-  g_autoptr(GPtrArray) merged = NULL;
-  g_autoptr(GError) local_error = NULL;
-  gboolean changed = FALSE, ok = TRUE;
-  int lock_fd;
+  RunQueue *queue = data;
 
-  lock_fd = lock_and_read (self, parent_run_id, &stored, &local_error);
-  if (lock_fd < 0)
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
-  if (stored == NULL)
-    {
-      if (!g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
-        {
-          afs_unlock (lock_fd);
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-      /* Nothing of an untrusted file is kept (so nothing of it gets signed):
-       * the caller's requests replace it. */
-      report_integrity (self, parent_run_id, local_error);
-      stored = g_ptr_array_new_with_free_func (g_object_unref);
-      changed = TRUE;
-    }
+  g_ptr_array_unref (queue->queued);
+  g_free (queue);
+}
 
-  merged = share_requests (stored);
-
-  for (guint i = 0; i < requests->len; i++)
+static void
+apply_save (GPtrArray *working,
+            Op        *op)
+{
+  for (guint i = 0; i < op->requests->len; i++)
     {
-      SubagentApprovalRequest *given = requests->pdata[i];
+      SubagentApprovalRequest *given = op->requests->pdata[i];
       SubagentApprovalRequest *old;
       g_autofree char *new_text = NULL;
       guint slot = 0;
 
-      old = find_request (merged, subagent_approval_request_get_request_id (given), &slot);
+      old = find_request (working, subagent_approval_request_get_request_id (given), &slot);
       /* A stored verdict is final: whatever the caller holds loses. */
       if (old != NULL && subagent_approval_request_get_status (old) != SUBAGENT_APPROVAL_STATUS_PENDING)
         continue;
@@ -378,18 +397,14 @@ afs_store_save (AfsStore    *self,
           new_text = request_canonical (given);
           if (g_str_equal (afs_request_text (old, TRUE), new_text))
             continue;
-          g_object_unref (merged->pdata[slot]);
-          merged->pdata[slot] = subagent_approval_request_copy (given);
+          g_object_unref (working->pdata[slot]);
+          working->pdata[slot] = subagent_approval_request_copy (given);
         }
       else
-        g_ptr_array_add (merged, subagent_approval_request_copy (given));
-      changed = TRUE;
+        g_ptr_array_add (working, subagent_approval_request_copy (given));
+      op->changed = TRUE;
     }
-
-  if (changed)
-    ok = write_requests (self, parent_run_id, merged, error);
-  afs_unlock (lock_fd);
-  return ok && (!changed || afs_sync_dir (self->dir, error));
+  op->result = TRUE;
 }
 
 /* Whether @request_id is in @requests and pending; *slot gets its index. */
@@ -403,13 +418,177 @@ is_pending (GPtrArray  *requests,
   return target != NULL && subagent_approval_request_get_status (target) == SUBAGENT_APPROVAL_STATUS_PENDING;
 }
 
+static void
+apply_update (GPtrArray *working,
+              Op        *op)
+{
+  g_autoptr(SubagentApprovalRequest) decided = NULL;
+  guint slot = 0;
+
+  if (!is_pending (working, op->request_id, &slot))
+    return;
+  decided = subagent_approval_request_copy (working->pdata[slot]);
+  if (!subagent_approval_request_transition (decided, op->status, op->reason, op->actor))
+    return;
+  g_object_unref (working->pdata[slot]);
+  working->pdata[slot] = g_steal_pointer (&decided);
+  op->result = op->changed = TRUE;
+}
+
+static void
+fail_ops (GPtrArray    *ops,
+          const GError *error,
+          gboolean      only_changed)
+{
+  for (guint i = 0; i < ops->len; i++)
+    {
+      Op *op = ops->pdata[i];
+
+      /* A save that changed nothing may still rest on an earlier one of
+       * the batch (the same request), so every save fails with the write. */
+      if (only_changed && !op->changed && op->requests == NULL)
+        continue;
+      op->result = FALSE;
+      g_clear_error (&op->error);
+      op->error = g_error_copy (error);
+    }
+}
+
+/* One locked read-modify-write for @ops, in order. */
+static void
+write_batch (AfsStore   *self,
+             const char *run_id,
+             GPtrArray  *ops)
+{
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GPtrArray) working = NULL;
+  g_autoptr(GError) read_error = NULL;
+  g_autoptr(GError) write_error = NULL;
+  gboolean changed = FALSE;
+  int lock_fd;
+
+  lock_fd = lock_and_read (self, run_id, &stored, &read_error);
+  if (lock_fd < 0 || (stored == NULL
+                      && !g_error_matches (read_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY)))
+    {
+      afs_unlock (lock_fd);
+      fail_ops (ops, read_error, FALSE);
+      return;
+    }
+  if (stored != NULL)
+    working = share_requests (stored);
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      Op *op = ops->pdata[i];
+
+      if (working == NULL && op->requests == NULL)
+        {
+          /* Rewriting an untrusted file would sign what someone else wrote. */
+          report_integrity (self, run_id, read_error);
+          op->error = g_error_copy (read_error);
+          continue;
+        }
+      if (working == NULL)
+        {
+          /* Nothing of an untrusted file is kept (so nothing of it gets
+           * signed): the caller's requests replace it. */
+          report_integrity (self, run_id, read_error);
+          working = g_ptr_array_new_with_free_func (g_object_unref);
+          changed = TRUE;
+        }
+      if (op->requests != NULL)
+        apply_save (working, op);
+      else
+        apply_update (working, op);
+      changed |= op->changed;
+    }
+
+  if (changed && !write_requests (self, run_id, working, &write_error))
+    changed = FALSE;
+  afs_unlock (lock_fd);
+  /* The directory fsync comes after unlocking: other processes' writes
+   * overlap it. */
+  if (write_error == NULL && changed)
+    afs_sync_dir (self->dir, &write_error);
+  if (write_error != NULL)
+    fail_ops (ops, write_error, TRUE);
+}
+
+static gboolean
+commit_op (AfsStore    *self,
+           const char  *run_id,
+           Op          *op,
+           GError     **error)
+{
+  g_mutex_lock (&self->commit_mutex);
+  {
+    RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
+
+    if (queue == NULL)
+      {
+        queue = g_new0 (RunQueue, 1);
+        queue->queued = g_ptr_array_new ();
+        g_hash_table_insert (self->queues, g_strdup (run_id), queue);
+      }
+    g_ptr_array_add (queue->queued, op);
+  }
+  while (op->state != OP_DONE)
+    {
+      RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
+      g_autoptr(GPtrArray) batch = NULL;
+
+      /* Our operation is queued (the queue exists) or taken by a writer. */
+      if (op->state != OP_QUEUED || queue->writing)
+        {
+          g_cond_wait (&self->commit_cond, &self->commit_mutex);
+          continue;
+        }
+      queue->writing = TRUE;
+      batch = g_steal_pointer (&queue->queued);
+      queue->queued = g_ptr_array_new ();
+      for (guint i = 0; i < batch->len; i++)
+        ((Op *) batch->pdata[i])->state = OP_TAKEN;
+      g_mutex_unlock (&self->commit_mutex);
+
+      write_batch (self, run_id, batch);
+
+      g_mutex_lock (&self->commit_mutex);
+      queue = g_hash_table_lookup (self->queues, run_id);
+      queue->writing = FALSE;
+      if (queue->queued->len == 0)
+        g_hash_table_remove (self->queues, run_id);
+      for (guint i = 0; i < batch->len; i++)
+        ((Op *) batch->pdata[i])->state = OP_DONE;
+      g_cond_broadcast (&self->commit_cond);
+    }
+  g_mutex_unlock (&self->commit_mutex);
+
+  if (op->error != NULL)
+    {
+      g_propagate_error (error, op->error);
+      return FALSE;
+    }
+  return op->result;
+}
+
+gboolean
+afs_store_save (AfsStore    *self,
+                const char  *parent_run_id,
+                GPtrArray   *requests,
+                GError     **error)
+{
+  Op op = { .requests = requests };
+
+  return commit_op (self, parent_run_id, &op, error);
+}
+
 static gboolean
 update_failed (AfsStore    *self,
                const char  *run_id,
                GError      *local_error,
                GError     **error)
 {
-  /* Rewriting an untrusted file would sign what someone else wrote. */
   if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
     report_integrity (self, run_id, local_error);
   g_propagate_error (error, local_error);
@@ -426,13 +605,10 @@ afs_store_update_status (AfsStore                *self,
                          GError                 **error)
 {
   g_autoptr(GPtrArray) stored = NULL;
-  g_autoptr(GPtrArray) updated = NULL;
-  g_autoptr(SubagentApprovalRequest) decided = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *path = NULL;
-  gboolean ok;
+  Op op = { .request_id = request_id, .status = status, .reason = reason, .actor = actor };
   guint slot = 0;
-  int lock_fd;
 
   path = afs_run_file_path (self->dir, parent_run_id);
   /* No file, no request: leave no lock file behind for a mistyped run. */
@@ -447,32 +623,7 @@ afs_store_update_status (AfsStore                *self,
     return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);
   if (!is_pending (stored, request_id, &slot))
     return FALSE;
-  g_clear_pointer (&stored, g_ptr_array_unref);
-
-  lock_fd = lock_and_read (self, parent_run_id, &stored, &local_error);
-  if (stored == NULL)
-    {
-      afs_unlock (lock_fd);
-      return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);
-    }
-  if (!is_pending (stored, request_id, &slot))
-    {
-      afs_unlock (lock_fd);
-      return FALSE;
-    }
-
-  decided = subagent_approval_request_copy (stored->pdata[slot]);
-  if (!subagent_approval_request_transition (decided, status, reason, actor))
-    {
-      afs_unlock (lock_fd);
-      return FALSE;
-    }
-  updated = share_requests (stored);
-  g_object_unref (updated->pdata[slot]);
-  updated->pdata[slot] = g_steal_pointer (&decided);
-  ok = write_requests (self, parent_run_id, updated, error);
-  afs_unlock (lock_fd);
-  return ok && afs_sync_dir (self->dir, error);
+  return commit_op (self, parent_run_id, &op, error);
 }
 
 static int

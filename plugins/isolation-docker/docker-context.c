@@ -1,6 +1,6 @@
 /* docker-context.c: what a prepared docker workspace does: run processes
  * inside its container (`exec -i`), and go away again (`rm -f`, then the
- * workspace and the owner record).
+ * workspace and the owner record, then a worktree's own cleanup).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -151,4 +151,9 @@ docker_context_cleanup (SubagentIsolationProvider *provider,
     }
   if (complete && parent != NULL && key != NULL)
     subagent_owner_record_remove (parent, key);
+  /* A worktree goes only once no container has it mounted; otherwise it
+   * keeps its own owner record, and prune reclaims both. */
+  g_clear_error (&error);
+  if (complete && parent != NULL && !docker_worktree_cleanup (parent, data, &error))
+    g_message ("Could not clean up the worktree of container workspace %s: %s", key, error->message);
 }

@@ -24,18 +24,21 @@
  *
  * Request options: `image` (required), `binary` (the engine command line,
  * default `docker`), `host` (overrides DOCKER_HOST), `context`, `network`,
- * `user`, `workspace` (`snapshot`; `worktree` is not implemented),
- * `workspace_dir` (default `$XDG_CACHE_HOME/subagent/docker`).
+ * `user`, `workspace` (`snapshot`, or `worktree`: docker-worktree.c, with
+ * the worktree options `keep_branch`, `include_dirty`, `pool_size`),
+ * `workspace_dir` (default `$XDG_CACHE_HOME/subagent/docker`; snapshot only).
  *
  * An owner record (kind `container`, resource = the container's name,
- * extra: `binary`, `global_args`, `host`, `workspace`) is written before
+ * extra: `binary`, `global_args`, `host`, `workspace` (snapshot only)) is written before
  * the container is started, so a process killed at any point leaves
  * something `subagentctl prune` can find; cleanup removes it last.
  *
  * Backend data (a{sv}) of a context: `engine-argv` (as), `engine-host` (s,
  * when set), `container-name` (s), `workspace-base` (s), `image` (s),
  * `user` (s), `network` (s), `copy-strategy` (s), `workspace-copy-usec`
- * (x). Cleanup needs only the engine, the container and the workspace, so
+ * (x); with a worktree, `workspace` = `worktree`, `base-commit` and
+ * `common-dir` (the review diffs the commit) and `worktree-*` (cleanup
+ * rebuilds the worktree's context from them). Cleanup needs only the engine, the container and the workspace, so
  * it works from any thread, after the engine restarted, or after the
  * container died.
  *
@@ -175,6 +178,7 @@ typedef struct {
   const char *user;
   const char *memory;
   double cpus;
+  gboolean worktree;    /* workspace: worktree (base stays NULL) */
   char *parent;
   char *base;
   char *tree;
@@ -273,16 +277,11 @@ read_plan (SubagentDockerIsolation   *self,
                    "Invalid user “%s”: use uid[:gid] or a user name of the image", plan->user);
       return FALSE;
     }
-  if (g_ascii_strcasecmp (workspace, "worktree") == 0)
-    {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_NOT_IMPLEMENTED,
-                   "Docker option workspace: worktree is not implemented yet; use workspace: snapshot (the default)");
-      return FALSE;
-    }
-  if (g_ascii_strcasecmp (workspace, "snapshot") != 0)
+  plan->worktree = g_ascii_strcasecmp (workspace, "worktree") == 0;
+  if (!plan->worktree && g_ascii_strcasecmp (workspace, "snapshot") != 0)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
-                   "Unknown docker workspace “%s”: use snapshot", workspace);
+                   "Unknown docker workspace “%s”: use snapshot (the default) or worktree", workspace);
       return FALSE;
     }
 
@@ -297,6 +296,9 @@ read_plan (SubagentDockerIsolation   *self,
                    parent_option ? parent_option : "(no parent root)");
       return FALSE;
     }
+  plan->name = g_strconcat ("subagent-", plan->key, NULL);
+  if (plan->worktree)
+    return TRUE;   /* the worktree backend decides where the tree goes */
   if (dir_option == NULL)
     dir_option = default_dir = g_build_filename (g_get_user_cache_dir (), "subagent", "docker", NULL);
   if (!g_path_is_absolute (dir_option))
@@ -331,7 +333,6 @@ read_plan (SubagentDockerIsolation   *self,
 
   plan->base = g_build_filename (dir, plan->key, NULL);
   plan->tree = g_build_filename (plan->base, DOCKER_TREE, NULL);
-  plan->name = g_strconcat ("subagent-", plan->key, NULL);
   return TRUE;
 }
 
@@ -417,7 +418,8 @@ save_owner (Plan    *plan,
   g_autoptr(JsonObject) extra = docker_cli_to_owner_extra (plan->cli);
   g_autoptr(GError) local_error = NULL;
 
-  json_object_set_string_member (extra, "workspace", plan->base);
+  if (plan->base != NULL)
+    json_object_set_string_member (extra, "workspace", plan->base);
   if (!subagent_owner_record_save (plan->parent, plan->key, SUBAGENT_OWNER_KIND_CONTAINER, plan->name,
                                    plan->parent_run_id, extra, &local_error))
     {
@@ -463,6 +465,13 @@ start_container (Plan          *plan,
       ADD ("--memory"); ADD (plan->memory);
     }
   ADD ("--volume"); ADD_PRINTF ("%s:%s", plan->tree, DOCKER_WORKDIR);
+  /* A worktree's `.git` file points at the parent's git dir, which is not
+   * mounted: git inside does not work on it, and read-only the child
+   * cannot point the host's review at a repository of its own. */
+  if (plan->worktree)
+    {
+      ADD ("--volume"); ADD_PRINTF ("%s/.git:%s/.git:ro", plan->tree, DOCKER_WORKDIR);
+    }
   ADD ("--workdir"); ADD (DOCKER_WORKDIR);
   /* Whatever the image's entrypoint, PID 1 only waits for `exec`. */
   ADD ("--entrypoint"); ADD ("sleep");
@@ -504,10 +513,11 @@ start_in_thread (gpointer data)
   return NULL;
 }
 
-/* Undoes a half-made workspace: container, directory, record. */
+/* Undoes a half-made workspace: container, directory, record, worktree. */
 static void
-undo_prepare (Plan     *plan,
-              gboolean  container_started)
+undo_prepare (Plan                     *plan,
+              gboolean                  container_started,
+              SubagentIsolationContext *worktree)
 {
   g_autoptr(GError) error = NULL;
   gboolean complete = TRUE;
@@ -518,14 +528,22 @@ undo_prepare (Plan     *plan,
       g_clear_error (&error);
       complete = FALSE;
     }
-  if (!docker_workspace_remove (plan->base, plan->key, &error))
+  if (plan->base != NULL && !docker_workspace_remove (plan->base, plan->key, &error))
     {
       g_message ("Could not remove workspace %s of a failed prepare: %s", plan->base, error->message);
       complete = FALSE;
     }
-  /* What could not go keeps its record, so prune retries it. */
+  /* What could not go keeps its record, so prune retries it; a worktree
+   * still mounted in a container stays for prune too. */
   if (complete)
     subagent_owner_record_remove (plan->parent, plan->key);
+  if (complete && worktree != NULL)
+    {
+      g_clear_error (&error);
+      if (!docker_workspace_take_back (plan->tree, &error))
+        g_message ("Could not take worktree %s back: %s", plan->tree, error->message);
+      subagent_isolation_context_cleanup (worktree);
+    }
 }
 
 static SubagentIsolationContext *
@@ -539,6 +557,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
   g_autofree char *container_id = NULL;
+  g_autoptr(SubagentIsolationContext) worktree = NULL;
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   gboolean started = FALSE;
   gboolean world_writable = FALSE;
@@ -546,13 +565,38 @@ docker_prepare (SubagentIsolationProvider  *provider,
   StartJob job = { 0 };
   GThread *thread;
   GVariantBuilder data;
-  gint64 copy_start, copy_usec;
+  gint64 copy_start, copy_usec = 0;
 
   if (!read_plan (self, request, &plan, error))
     return NULL;
   /* Nothing exists yet: a missing image or a dead engine leaves nothing. */
   if (!check_image_cached (self, &plan, cancellable, error))
     return NULL;
+  job.plan = &plan;
+  job.cancellable = cancellable;
+
+  if (plan.worktree)
+    {
+      worktree = docker_worktree_prepare (request, cancellable, error);
+      if (worktree == NULL)
+        return NULL;
+      plan.tree = g_strdup (subagent_isolation_context_get_child_root (worktree));
+      if (strpbrk (plan.tree, ":,") != NULL)
+        {
+          g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                       "Worktree %s holds ':' or ',' and cannot be bind-mounted; use workspace: snapshot",
+                       plan.tree);
+          goto failed;
+        }
+      if (!save_owner (&plan, &local_error))
+        goto failed;
+      started = TRUE;
+      copied = docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error) &&
+               (world_writable || docker_worktree_keep_ownership (plan.tree, &local_error));
+      if (copied)
+        start_in_thread (&job);
+      goto container_done;
+    }
 
   if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
     return NULL;
@@ -573,8 +617,6 @@ docker_prepare (SubagentIsolationProvider  *provider,
   /* The container starts while the tree is copied into its bind mount;
    * nothing runs in it before both are done. */
   started = TRUE;   /* even a failed or cancelled `run` may have made it */
-  job.plan = &plan;
-  job.cancellable = cancellable;
   thread = g_thread_try_new ("subagent-docker-run", start_in_thread, &job, NULL);
   copy_start = g_get_monotonic_time ();
   copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
@@ -586,6 +628,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
     g_thread_join (thread);
   else
     start_in_thread (&job);
+container_done:
   container_id = g_steal_pointer (&job.container_id);
   if (!copied)
     {
@@ -609,6 +652,9 @@ docker_prepare (SubagentIsolationProvider  *provider,
         }
       goto failed;
     }
+  if (worktree != NULL)
+    for (const char * const *w = subagent_isolation_context_get_warnings (worktree); *w != NULL; w++)
+      g_ptr_array_add (warnings, g_strdup (*w));
   if (world_writable)
     g_ptr_array_add (warnings, g_strdup_printf ("The workspace %s is writable for everyone on the host: "
                                                 "user “%s” could not be given it by id", plan.tree, plan.user));
@@ -617,13 +663,19 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
   docker_cli_add_to_data (plan.cli, &data);
   g_variant_builder_add (&data, "{sv}", "container-name", g_variant_new_string (plan.name));
-  g_variant_builder_add (&data, "{sv}", "workspace-base", g_variant_new_string (plan.base));
   g_variant_builder_add (&data, "{sv}", "image", g_variant_new_string (plan.image));
   g_variant_builder_add (&data, "{sv}", "user", g_variant_new_string (plan.user));
   g_variant_builder_add (&data, "{sv}", "network", g_variant_new_string (plan.network));
-  g_variant_builder_add (&data, "{sv}", "copy-strategy",
-                         g_variant_new_string (subagent_copy_strategy_to_string (copy_used)));
-  g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
+  g_variant_builder_add (&data, "{sv}", "workspace", g_variant_new_string (worktree ? "worktree" : "snapshot"));
+  if (worktree != NULL)
+    docker_worktree_add_to_data (worktree, &data);
+  else
+    {
+      g_variant_builder_add (&data, "{sv}", "workspace-base", g_variant_new_string (plan.base));
+      g_variant_builder_add (&data, "{sv}", "copy-strategy",
+                             g_variant_new_string (subagent_copy_strategy_to_string (copy_used)));
+      g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
+    }
   g_debug ("Container %s (%s) of %s ready, workspace %s", plan.name, container_id, plan.parent, plan.tree);
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
@@ -634,6 +686,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
                        "session-key", plan.key,
                        "container-path", plan.tree,
                        "container-id", container_id,
+                       "worktree-path", worktree ? plan.tree : NULL,
+                       "branch", worktree ? subagent_isolation_context_get_branch (worktree) : NULL,
                        "cpu-quota", plan.cpus,
                        "memory-limit", plan.memory,
                        "warnings", (char **) warnings->pdata,
@@ -641,7 +695,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
                        NULL);
 
 failed:
-  undo_prepare (&plan, started);
+  undo_prepare (&plan, started, worktree);
   if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
       local_error->domain == SUBAGENT_ISOLATION_ERROR)
     g_propagate_error (error, g_steal_pointer (&local_error));

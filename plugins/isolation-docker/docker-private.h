@@ -77,8 +77,6 @@ gboolean docker_workspace_create        (const char  *base,
                                          const char  *session_key,
                                          const char  *parent_root,
                                          GError     **error);
-gboolean docker_workspace_marker_matches (const char *base,
-                                          const char *session_key);
 gboolean docker_workspace_give_to_user  (const char  *tree,
                                          const char  *user,
                                          gboolean    *out_world_writable,
@@ -86,5 +84,22 @@ gboolean docker_workspace_give_to_user  (const char  *tree,
 gboolean docker_workspace_remove        (const char  *base,
                                          const char  *session_key,
                                          GError     **error);
+gboolean docker_workspace_take_back     (const char  *tree,
+                                         GError     **error);
+
+/* docker-worktree.c: `workspace: worktree`, a worktree of the worktree
+ * backend (through the plugin registry) bind-mounted at DOCKER_WORKDIR. */
+#define DOCKER_WORKTREE_KEY_SUFFIX "-docker"
+
+SubagentIsolationContext *docker_worktree_prepare     (SubagentIsolationRequest  *request,
+                                                       GCancellable              *cancellable,
+                                                       GError                   **error);
+gboolean                  docker_worktree_keep_ownership (const char *tree,
+                                                          GError    **error);
+void                      docker_worktree_add_to_data (SubagentIsolationContext  *worktree,
+                                                       GVariantBuilder           *builder);
+gboolean                  docker_worktree_cleanup     (const char                *parent_root,
+                                                       GVariant                  *backend_data,
+                                                       GError                   **error);
 
 G_END_DECLS

@@ -35,12 +35,6 @@ docker_workspace_create (const char  *base,
                          const char  *parent_root,
                          GError     **error)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
-  g_autofree char *created_at = g_date_time_format_iso8601 (now);
-  g_autofree char *path = g_build_filename (base, DOCKER_MARKER, NULL);
-  g_autofree char *text = NULL;
   g_autoptr(GError) local_error = NULL;
 
   if (mkdir (base, 0700) != 0)
@@ -52,17 +46,7 @@ docker_workspace_create (const char  *base,
       return FALSE;
     }
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "session_key");
-  json_builder_add_string_value (builder, session_key);
-  json_builder_set_member_name (builder, "parent_root");
-  json_builder_add_string_value (builder, parent_root);
-  json_builder_set_member_name (builder, "created_at");
-  json_builder_add_string_value (builder, created_at);
-  json_builder_end_object (builder);
-  node = json_builder_get_root (builder);
-  text = json_to_string (node, TRUE);
-  if (!g_file_set_contents (path, text, -1, &local_error))
+  if (!subagent_owner_marker_write (base, DOCKER_MARKER, session_key, parent_root, &local_error))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
                    "Could not write the workspace marker: %s", local_error->message);
@@ -70,24 +54,6 @@ docker_workspace_create (const char  *base,
       return FALSE;
     }
   return TRUE;
-}
-
-/* Whether base holds our marker for session_key: nothing else is removed. */
-gboolean
-docker_workspace_marker_matches (const char *base,
-                                 const char *session_key)
-{
-  g_autofree char *path = g_build_filename (base, DOCKER_MARKER, NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonNode *root;
-
-  if (!json_parser_load_from_file (parser, path, NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
-         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (root),
-                                                                "session_key", NULL),
-                    session_key) == 0;
 }
 
 /* ---- handing the tree to the container's user --------------------------- */
@@ -209,6 +175,47 @@ parse_numeric_user (const char *user,
   return TRUE;
 }
 
+static gboolean
+hand_over_tree (Handover    *h,
+                const char  *tree,
+                GError     **error)
+{
+  g_autofree char *parent = NULL;
+  g_autofree char *name = NULL;
+  int parent_fd, fd;
+  gboolean ok;
+
+  parent = g_path_get_dirname (tree);
+  name = g_path_get_basename (tree);
+  parent_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (parent_fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not open %s: %s", parent, g_strerror (saved));
+      return FALSE;
+    }
+  ok = hand_over_entry (h, parent_fd, name, tree, error);
+  if (ok)
+    {
+      fd = openat (parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd < 0)
+        {
+          int saved = errno;
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                       "Could not open %s: %s", tree, g_strerror (saved));
+          ok = FALSE;
+        }
+      else
+        {
+          ok = hand_over_dir (h, fd, tree, error);
+          close (fd);
+        }
+    }
+  close (parent_fd);
+  return ok;
+}
+
 /**
  * docker_workspace_give_to_user:
  * @tree: the copied tree
@@ -230,10 +237,6 @@ docker_workspace_give_to_user (const char  *tree,
                                GError     **error)
 {
   Handover h = { 0 };
-  g_autofree char *parent = NULL;
-  g_autofree char *name = NULL;
-  int parent_fd, fd;
-  gboolean ok;
 
   *out_world_writable = FALSE;
   if (g_str_equal (user, "0") || g_str_equal (user, "root") || g_str_has_prefix (user, "0:") ||
@@ -242,35 +245,30 @@ docker_workspace_give_to_user (const char  *tree,
 
   h.chown = geteuid () == 0 && parse_numeric_user (user, &h.uid, &h.gid);
   *out_world_writable = !h.chown;
-  parent = g_path_get_dirname (tree);
-  name = g_path_get_basename (tree);
-  parent_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (parent_fd < 0)
-    {
-      int saved = errno;
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                   "Could not open %s: %s", parent, g_strerror (saved));
-      return FALSE;
-    }
-  ok = hand_over_entry (&h, parent_fd, name, tree, error);
-  if (ok)
-    {
-      fd = openat (parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd < 0)
-        {
-          int saved = errno;
-          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                       "Could not open %s: %s", tree, g_strerror (saved));
-          ok = FALSE;
-        }
-      else
-        {
-          ok = hand_over_dir (&h, fd, tree, error);
-          close (fd);
-        }
-    }
-  close (parent_fd);
-  return ok;
+  return hand_over_tree (&h, tree, error);
+}
+
+/**
+ * docker_workspace_take_back:
+ * @tree: a tree docker_workspace_give_to_user() handed over
+ * @error: return location for a #GError
+ *
+ * Gives @tree, and whatever the container's user made in it, back to this
+ * process's user (as root only; otherwise nothing was chowned), so that
+ * the tree can be reused (a worktree pool) or inspected without ownership
+ * checks getting in the way. Symbolic links are never followed.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+docker_workspace_take_back (const char  *tree,
+                            GError     **error)
+{
+  Handover h = { TRUE, geteuid (), getegid () };
+
+  if (h.uid != 0 || !g_file_test (tree, G_FILE_TEST_IS_DIR))
+    return TRUE;
+  return hand_over_tree (&h, tree, error);
 }
 
 /**
@@ -292,7 +290,7 @@ docker_workspace_remove (const char  *base,
 {
   if (!g_file_test (base, G_FILE_TEST_EXISTS))
     return TRUE;
-  if (!docker_workspace_marker_matches (base, session_key))
+  if (!subagent_owner_marker_matches (base, DOCKER_MARKER, session_key))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
                    "Not removing %s: it has no container-workspace marker for session %s", base, session_key);

@@ -133,49 +133,15 @@ write_marker (const char  *base,
               const char  *parent_root,
               GError     **error)
 {
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(JsonNode) node = NULL;
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
-  g_autofree char *created_at = g_date_time_format_iso8601 (now);
-  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
-  g_autofree char *text = NULL;
   g_autoptr(GError) local_error = NULL;
 
-  json_builder_begin_object (builder);
-  json_builder_set_member_name (builder, "session_key");
-  json_builder_add_string_value (builder, session_key);
-  json_builder_set_member_name (builder, "parent_root");
-  json_builder_add_string_value (builder, parent_root);
-  json_builder_set_member_name (builder, "created_at");
-  json_builder_add_string_value (builder, created_at);
-  json_builder_end_object (builder);
-  node = json_builder_get_root (builder);
-  text = json_to_string (node, TRUE);
-  if (!g_file_set_contents (path, text, -1, &local_error))
+  if (!subagent_owner_marker_write (base, SNAPSHOT_MARKER, session_key, parent_root, &local_error))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
                    "Could not write the snapshot marker: %s", local_error->message);
       return FALSE;
     }
   return TRUE;
-}
-
-/* Whether base holds our marker for session_key: nothing else is removed. */
-static gboolean
-marker_matches (const char *base,
-                const char *session_key)
-{
-  g_autofree char *path = g_build_filename (base, SNAPSHOT_MARKER, NULL);
-  g_autoptr(JsonParser) parser = json_parser_new ();
-  JsonNode *root;
-
-  if (!json_parser_load_from_file (parser, path, NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&
-         g_strcmp0 (json_object_get_string_member_with_default (json_node_get_object (root),
-                                                                "session_key", NULL),
-                    session_key) == 0;
 }
 
 /* Unmounts and removes a snapshot base; logs what it cannot remove. The
@@ -391,7 +357,7 @@ snapshot_cleanup (SubagentIsolationProvider *provider,
     return;
   if (g_file_test (base, G_FILE_TEST_EXISTS))
     {
-      if (!marker_matches (base, key))
+      if (!subagent_owner_marker_matches (base, SNAPSHOT_MARKER, key))
         {
           g_message ("Not removing %s: it has no snapshot marker for session %s", base, key);
           return;
