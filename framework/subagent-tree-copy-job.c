@@ -28,6 +28,9 @@ typedef struct {
 
 enum { REFLINK_UNTRIED, REFLINK_WORKS, REFLINK_REFUSED };
 
+/* How many queued files a worker takes at once. */
+#define COPY_CLAIM 32
+
 typedef struct {
   const char *source;
   const char *dest;
@@ -361,13 +364,19 @@ copy_worker (gpointer data)
 {
   CopyJob *job = data;
 
+  /* Files are queued in walk order, so a run of them mostly shares a
+   * directory: claiming runs keeps workers out of each other's directory
+   * lock, which creating files takes. */
   for (;;)
     {
-      guint i = (guint) g_atomic_int_add (&job->next_file, 1);
+      guint first = (guint) g_atomic_int_add (&job->next_file, COPY_CLAIM);
 
-      if (i >= job->files->len || job_should_stop (job))
-        break;
-      copy_one_file (job, g_ptr_array_index (job->files, i));
+      for (guint i = first; i < first + COPY_CLAIM; i++)
+        {
+          if (i >= job->files->len || job_should_stop (job))
+            return NULL;
+          copy_one_file (job, g_ptr_array_index (job->files, i));
+        }
     }
   return NULL;
 }
