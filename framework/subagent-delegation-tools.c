@@ -18,7 +18,7 @@ typedef enum {
 } ToolKind;
 
 typedef struct {
-  SubagentSupervisor *supervisor;
+  GWeakRef supervisor;  /* SubagentSupervisor */
   ToolKind kind;
   char *def_name;
 } ToolData;
@@ -28,7 +28,7 @@ tool_data_free (gpointer data)
 {
   ToolData *tool = data;
 
-  g_clear_object (&tool->supervisor);
+  g_weak_ref_clear (&tool->supervisor);
   g_free (tool->def_name);
   g_free (tool);
 }
@@ -328,15 +328,25 @@ project_entry (SubagentSupervisor *self,
 
 /* ---- the tools ---- */
 
+/* A node that owns @object (json_node_init_object() would add a ref). */
 static JsonNode *
-run_single (ToolData      *tool,
+node_taking (JsonObject *object)
+{
+  JsonNode *node = json_node_init (json_node_alloc (), JSON_NODE_OBJECT);
+
+  json_node_take_object (node, object);
+  return node;
+}
+
+static JsonNode *
+run_single (SubagentSupervisor *self,
+           ToolData      *tool,
             const char    *tool_name,
             JsonObject    *arguments,
             GCancellable  *cancellable,
             GError       **error)
 {
   static const char * const allowed[] = { "task", "max_iterations", "max_tool_calls", "isolation", NULL };
-  SubagentSupervisor *self = tool->supervisor;
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(SubagentRunResult) result = NULL;
   g_autofree char *run_id = NULL;
@@ -358,17 +368,17 @@ run_single (ToolData      *tool,
       g_set_error_literal (error, SUBAGENT_TOOL_ERROR, SUBAGENT_TOOL_ERROR_FAILED, failure->message);
       return NULL;
     }
-  return json_node_init_object (json_node_alloc (), subagent_supervisor_project_result (self, result));
+  return node_taking (subagent_supervisor_project_result (self, result));
 }
 
 static JsonNode *
-run_batch (ToolData      *tool,
+run_batch (SubagentSupervisor *self,
+          ToolData      *tool,
            JsonObject    *arguments,
            GCancellable  *cancellable,
            GError       **error)
 {
   static const char * const allowed[] = { "tasks", "max_iterations", "max_tool_calls", "isolation", NULL };
-  SubagentSupervisor *self = tool->supervisor;
   g_autoptr(SubagentRunOptions) shared = subagent_run_options_new ();
   g_autoptr(GPtrArray) parsed = NULL;
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
@@ -411,18 +421,18 @@ run_batch (ToolData      *tool,
     JsonObject *object = json_object_new ();
 
     json_object_set_array_member (object, "results", entries);
-    return json_node_init_object (json_node_alloc (), object);
+    return node_taking (object);
   }
 }
 
 static JsonNode *
-run_team (ToolData      *tool,
+run_team (SubagentSupervisor *self,
+         ToolData      *tool,
           JsonObject    *arguments,
           GCancellable  *cancellable,
           GError       **error)
 {
   static const char * const allowed[] = { "task", "team_name", "max_iterations", "max_tool_calls", "isolation", NULL };
-  SubagentSupervisor *self = tool->supervisor;
   g_autoptr(SubagentRunOptions) shared = subagent_run_options_new ();
   g_autoptr(SubagentTeam) team = NULL;
   g_autoptr(GPtrArray) member_items = NULL;
@@ -499,7 +509,7 @@ run_team (ToolData      *tool,
       json_object_set_string_member (object, "output", output->str);
       g_string_free (output, TRUE);
     }
-  return json_node_init_object (json_node_alloc (), object);
+  return node_taking (object);
 }
 
 static JsonNode *
@@ -510,20 +520,28 @@ invoke (SubagentTool  *tool,
         GError       **error)
 {
   ToolData *data = user_data;
+  g_autoptr(SubagentSupervisor) supervisor = g_weak_ref_get (&data->supervisor);
   g_autoptr(JsonObject) empty = NULL;
 
+  if (supervisor == NULL)
+    {
+      g_set_error (error, SUBAGENT_TOOL_ERROR, SUBAGENT_TOOL_ERROR_FAILED,
+                   "Tool %s cannot delegate: its supervisor was shut down and freed",
+                   subagent_tool_get_name (tool));
+      return NULL;
+    }
   if (arguments == NULL)
     arguments = empty = json_object_new ();
   switch (data->kind)
     {
     case TOOL_GENERIC:
     case TOOL_NAMED:
-      return run_single (data, subagent_tool_get_name (tool), arguments, cancellable, error);
+      return run_single (supervisor, data, subagent_tool_get_name (tool), arguments, cancellable, error);
     case TOOL_BATCH:
-      return run_batch (data, arguments, cancellable, error);
+      return run_batch (supervisor, data, arguments, cancellable, error);
     case TOOL_TEAM:
     default:
-      return run_team (data, arguments, cancellable, error);
+      return run_team (supervisor, data, arguments, cancellable, error);
     }
 }
 
@@ -538,7 +556,9 @@ make_tool (SubagentSupervisor *supervisor,
   g_autoptr(JsonObject) schema = schema_in;
   ToolData *data = g_new0 (ToolData, 1);
 
-  data->supervisor = g_object_ref (supervisor);
+  /* Weak: the supervisor's manager usually holds the registry these tools
+   * go into, and a strong ref would make a cycle. */
+  g_weak_ref_init (&data->supervisor, supervisor);
   data->kind = kind;
   data->def_name = g_strdup (def_name);
   return subagent_tool_new (name, description, schema, FALSE, invoke, data, tool_data_free);

@@ -61,6 +61,17 @@ fixture_close (Fixture *f)
   g_free (f->root);
 }
 
+/* The registry keeps its own reference: the test only looks. */
+static SubagentTool *
+borrow_tool (SubagentSimpleToolRegistry *registry,
+             const char                 *name)
+{
+  g_autoptr(SubagentTool) tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (registry), name);
+
+  g_assert_nonnull (tool);
+  return tool;
+}
+
 static JsonObject *
 args (const char *json)
 {
@@ -112,20 +123,20 @@ test_registers_tools_with_schemas (void)
 
   for (guint i = 0; names[i] != NULL; i++)
     {
-      tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (f.registry), names[i]);
+      tool = borrow_tool (f.registry, names[i]);
       schema = subagent_tool_get_input_schema (tool);
       assert_shared_inputs (json_object_get_object_member (schema, "properties"));
       g_assert_false (subagent_tool_get_destructive (tool));
     }
-  tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (f.registry), "subagent");
+  tool = borrow_tool (f.registry, "subagent");
   assert_required (subagent_tool_get_input_schema (tool), (const char * const []) { "task", NULL });
-  tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (f.registry), "subagent_code_reviewer");
+  tool = borrow_tool (f.registry, "subagent_code_reviewer");
   g_assert_cmpstr (subagent_tool_get_description (tool), ==, "Reviews code for bugs");
   assert_required (subagent_tool_get_input_schema (tool), (const char * const []) { "task", NULL });
-  tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (f.registry), "team");
+  tool = borrow_tool (f.registry, "team");
   assert_required (subagent_tool_get_input_schema (tool), (const char * const []) { "task", "team_name", NULL });
 
-  tool = subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (f.registry), "subagent_batch");
+  tool = borrow_tool (f.registry, "subagent_batch");
   schema = subagent_tool_get_input_schema (tool);
   assert_required (schema, (const char * const []) { "tasks", NULL });
   items = json_object_get_object_member (json_object_get_object_member (json_object_get_object_member (schema, "properties"),

@@ -358,7 +358,8 @@ sactl_cmd_team (int    argc,
   members = subagent_team_result_get_member_results (result);
   if (json)
     {
-      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), subagent_team_result_to_json (result));
+      g_autoptr(JsonObject) object = subagent_team_result_to_json (result);
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
 
       sactl_print_json (node);
     }
@@ -507,7 +508,8 @@ sactl_cmd_follow_up (int    argc,
 
   if (json)
     {
-      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), subagent_run_result_to_json (result));
+      g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
 
       sactl_print_json (node);
     }
