@@ -19,6 +19,10 @@
  *                             first and "STATE n a" after each committed step
  *   verdict ROOT RUN ID       prints the monotonic time, approves ID; exit 0 if won
  *
+ * No mode waits without bound: submit, contend and read give up (exit 1,
+ * saying what they waited for) after STALL_SECONDS without any change to
+ * the run, so a lost wake-up fails the test instead of hanging it.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <stdarg.h>
@@ -27,6 +31,10 @@
 #include <unistd.h>
 
 #include <subagent.h>
+
+/* Far above any pause between two writes of a run, even under ASan on a
+ * loaded machine. */
+#define STALL_SECONDS 120
 
 G_NORETURN static void die (const char *format,
                             ...) G_GNUC_PRINTF (1, 2);
@@ -100,6 +108,7 @@ typedef struct {
   GHashTable *seen;        /* request id → its verdict's name once seen (submit), or NULL */
   GMainLoop *loop;
   gboolean done;
+  gint64 last_change;      /* monotonic time of the last "changed" */
 } Worker;
 
 static void
@@ -169,6 +178,7 @@ on_changed (SubagentApprovalSink *sink,
             const char           *run,
             Worker               *w)
 {
+  w->last_change = g_get_monotonic_time ();
   /* Done may come while the submitter still iterates between saves. */
   if (w->done)
     return;
@@ -178,13 +188,49 @@ on_changed (SubagentApprovalSink *sink,
     contend_step (w);
 }
 
+static guint
+count_decided (GPtrArray *requests)
+{
+  guint decided = 0;
+
+  for (guint i = 0; i < requests->len; i++)
+    if (subagent_approval_request_get_status (requests->pdata[i]) != SUBAGENT_APPROVAL_STATUS_PENDING)
+      decided++;
+  return decided;
+}
+
+/* The bound on waiting for "changed". When it is hit, one more step tells
+ * a missed notification (the file had what we waited for) from others
+ * that stopped writing. */
+static gboolean
+check_stalled (gpointer user_data)
+{
+  Worker *w = user_data;
+  g_autoptr(GPtrArray) requests = NULL;
+
+  if (w->done || g_get_monotonic_time () - w->last_change < STALL_SECONDS * G_USEC_PER_SEC)
+    return G_SOURCE_CONTINUE;
+  requests = load_or_die (w->sink, w->run);
+  if (w->index == G_MAXUINT)
+    submit_step (w);
+  else
+    contend_step (w);
+  if (w->done)
+    die ("no \"changed\" for run %s in %d s although the file had what this %s waited for: "
+         "a change notification was lost", w->run, STALL_SECONDS, w->index == G_MAXUINT ? "submitter" : "contender");
+  die ("no change to run %s in %d s; the file holds %u of %u requests, %u decided: "
+       "the other processes stopped (see their errors above)", w->run, STALL_SECONDS,
+       requests->len, w->n, count_decided (requests));
+}
+
 static int
 run_worker (SubagentApprovalSink *sink,
             const char           *run,
             guint                 n,
             guint                 index)
 {
-  Worker w = { sink, run, n, index, NULL, g_main_loop_new (NULL, FALSE), FALSE };
+  Worker w = { sink, run, n, index, NULL, g_main_loop_new (NULL, FALSE), FALSE, g_get_monotonic_time () };
+  guint stall_id;
 
   w.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_signal_connect (sink, "changed", G_CALLBACK (on_changed), &w);
@@ -207,8 +253,10 @@ run_worker (SubagentApprovalSink *sink,
       }
 
   on_changed (sink, run, &w);
+  stall_id = g_timeout_add_seconds (1, check_stalled, &w);
   if (!w.done)
     g_main_loop_run (w.loop);
+  g_source_remove (stall_id);
   g_main_loop_unref (w.loop);
   g_hash_table_unref (w.seen);
   return 0;
@@ -221,10 +269,12 @@ run_reader (SubagentApprovalSink *sink,
 {
   guint64 reads = 0;
   guint decided = 0;
+  gint64 last_progress = g_get_monotonic_time ();
 
   while (decided < n)
     {
       g_autoptr(GPtrArray) requests = NULL;
+      guint now_decided;
 
       /* Reads at arbitrary moments, racing the writers' renames, but leaves
        * the CPU to them between reads. */
@@ -232,10 +282,13 @@ run_reader (SubagentApprovalSink *sink,
       requests = load_or_die (sink, run);
 
       reads++;
-      decided = 0;
-      for (guint i = 0; i < requests->len; i++)
-        if (subagent_approval_request_get_status (requests->pdata[i]) != SUBAGENT_APPROVAL_STATUS_PENDING)
-          decided++;
+      now_decided = count_decided (requests);
+      if (now_decided != decided)
+        last_progress = g_get_monotonic_time ();
+      else if (g_get_monotonic_time () - last_progress > STALL_SECONDS * G_USEC_PER_SEC)
+        die ("no new verdict in run %s for %d s (%u of %u decided): the other processes stopped "
+             "(see their errors above)", run, STALL_SECONDS, decided, n);
+      decided = now_decided;
     }
   printf ("READS %" G_GUINT64_FORMAT "\n", reads);
   return 0;

@@ -134,6 +134,17 @@ ats_dir_entries (const char *dir)
   return names;
 }
 
+/* $ASAN_OPTIONS with the fast malloc unwinder (a later flag wins). */
+static char *
+helper_asan_options (void)
+{
+  const char *options = g_getenv ("ASAN_OPTIONS");
+
+  if (options == NULL || options[0] == '\0')
+    return g_strdup ("fast_unwind_on_malloc=1");
+  return g_strconcat (options, ":fast_unwind_on_malloc=1", NULL);
+}
+
 GSubprocess *
 ats_spawn_helper (GSubprocessFlags   flags,
                   GError           **error,
@@ -141,6 +152,8 @@ ats_spawn_helper (GSubprocessFlags   flags,
                   ...)
 {
   g_autofree char *helper = g_test_build_filename (G_TEST_BUILT, "approval-stress-helper", NULL);
+  g_autofree char *asan_options = helper_asan_options ();
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (flags);
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   va_list ap;
 
@@ -150,5 +163,84 @@ ats_spawn_helper (GSubprocessFlags   flags,
     g_ptr_array_add (argv, (gpointer) a);
   va_end (ap);
   g_ptr_array_add (argv, NULL);
-  return g_subprocess_newv ((const char * const *) argv->pdata, flags, error);
+  g_subprocess_launcher_setenv (launcher, "ASAN_OPTIONS", asan_options, TRUE);
+  return g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, error);
+}
+
+typedef struct {
+  char **outputs;
+  GError **errors;
+  guint pending;
+} CommunicateAll;
+
+typedef struct {
+  CommunicateAll *all;
+  guint index;
+} CommunicateOne;
+
+static void
+on_communicated (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
+{
+  CommunicateOne *one = user_data;
+
+  g_subprocess_communicate_utf8_finish (G_SUBPROCESS (source), result, &one->all->outputs[one->index], NULL,
+                                        &one->all->errors[one->index]);
+  one->all->pending--;
+  g_free (one);
+}
+
+static gboolean
+on_deadline (gpointer user_data)
+{
+  *(gboolean *) user_data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+char **
+ats_communicate_all (GPtrArray          *procs,
+                     const char * const *names,
+                     guint               timeout_seconds)
+{
+  CommunicateAll all = { g_new0 (char *, procs->len + 1), g_new0 (GError *, procs->len), procs->len };
+  gboolean expired = FALSE;
+  guint deadline_id = g_timeout_add_seconds (timeout_seconds, on_deadline, &expired);
+
+  for (guint i = 0; i < procs->len; i++)
+    {
+      CommunicateOne *one = g_new0 (CommunicateOne, 1);
+
+      one->all = &all;
+      one->index = i;
+      g_subprocess_communicate_utf8_async (procs->pdata[i], NULL, NULL, on_communicated, one);
+    }
+  while (all.pending > 0 && !expired)
+    g_main_context_iteration (NULL, TRUE);
+
+  if (expired)
+    {
+      g_autoptr(GString) running = g_string_new (NULL);
+
+      for (guint i = 0; i < procs->len; i++)
+        if (all.outputs[i] == NULL && all.errors[i] == NULL)
+          {
+            g_string_append_printf (running, " %s", names[i]);
+            g_subprocess_force_exit (procs->pdata[i]);
+          }
+      /* Let the killed ones' reads finish before their buffers go. */
+      while (all.pending > 0)
+        g_main_context_iteration (NULL, TRUE);
+      g_error ("still running after %u s (killed):%s", timeout_seconds, running->str);
+    }
+  g_source_remove (deadline_id);
+
+  for (guint i = 0; i < procs->len; i++)
+    {
+      g_assert_no_error (all.errors[i]);
+      if (!g_subprocess_get_successful (procs->pdata[i]))
+        g_error ("%s failed (see its stderr above)", names[i]);
+    }
+  g_free (all.errors);
+  return all.outputs;
 }

@@ -44,10 +44,24 @@ SubagentApprovalStatus   ats_stored_status     (SubagentApprovalSink    *sink,
                                                 SubagentApprovalRequest *request);
 /* The names in @dir, sorted. */
 char                   **ats_dir_entries       (const char *dir);
-/* Starts approval-stress-helper (from the test build dir) with the arguments. */
+/* Starts approval-stress-helper (from the test build dir) with the arguments.
+ * Under ASan its mallocs record stacks with the fast unwinder whatever
+ * $ASAN_OPTIONS says: the helpers are load, and the slow unwinder made each
+ * of their many parses ~10× slower, enough to run the stress test past
+ * its timeout. Every ASan and UBSan check still applies. */
 GSubprocess             *ats_spawn_helper      (GSubprocessFlags   flags,
                                                 GError           **error,
                                                 const char        *first_arg,
                                                 ...) G_GNUC_NULL_TERMINATED;
+
+/* Reads the stdout of every process of @procs (GSubprocess, started with
+ * G_SUBPROCESS_FLAGS_STDOUT_PIPE) at once, so that none blocks on a full
+ * pipe while another is read, and waits for all to exit. Fails the test
+ * if one fails, or if any is still running after @timeout_seconds (it is
+ * then killed). @names names each process in messages. Returns their
+ * outputs in the order of @procs. */
+char                   **ats_communicate_all   (GPtrArray          *procs,
+                                                const char * const *names,
+                                                guint               timeout_seconds);
 
 G_END_DECLS

@@ -310,11 +310,16 @@ afs_store_load (AfsStore    *self,
 /* Takes the run's lock and reads the file under it. A version written while
  * we waited for the lock is parsed with the lock let go again, so that the
  * writers queued behind us do not wait for our parsing; after a few rounds
- * we parse under the lock. Returns the lock's fd, with *stored set or (an
- * unreadable or untrusted file) @error set; or -1 with @error set. */
+ * we parse under the lock. Every version parsed on the way is offered to
+ * @settle, which returns TRUE once it has nothing left to write: then no
+ * lock is taken and -1 is returned with neither *stored nor @error set.
+ * Otherwise returns the lock's fd, with *stored set or (an unreadable or
+ * untrusted file) @error set; or -1 with @error set. */
 static int
 lock_and_read (AfsStore    *self,
                const char  *run_id,
+               gboolean   (*settle) (GPtrArray *version, gpointer data),
+               gpointer     settle_data,
                GPtrArray  **stored,
                GError     **error)
 {
@@ -323,8 +328,11 @@ lock_and_read (AfsStore    *self,
     {
       g_autoptr(GPtrArray) parsed_unlocked = read_requests (self, run_id, TRUE, NULL);
       GError *local_error = NULL;
-      int fd = afs_lock (self->dir, run_id, error);
+      int fd;
 
+      if (parsed_unlocked != NULL && settle (parsed_unlocked, settle_data))
+        return -1;
+      fd = afs_lock (self->dir, run_id, error);
       if (fd < 0)
         return -1;
       *stored = read_requests (self, run_id, round >= LOCKED_PARSE_AFTER, &local_error);
@@ -358,6 +366,7 @@ typedef struct {
   const char *actor;
   /* out */
   OpState state;
+  gboolean lost;           /* a verdict whose request some version showed decided */
   gboolean result;
   gboolean changed;        /* it changed the version being written */
   GError *error;
@@ -454,6 +463,36 @@ fail_ops (GPtrArray    *ops,
     }
 }
 
+/* A verdict is final, so an update whose request @version already shows
+ * decided has lost its compare-and-set in every later version too: it is
+ * settled without the lock. Without this, the losers of a race queue on
+ * the flock behind the winner only to find the request decided, each one
+ * parsing the winner's version while it holds the lock (a convoy that
+ * grows with the number of deciders). A request missing from @version is
+ * not settled: a save earlier in the batch may add it. Returns whether
+ * every operation is settled. */
+static gboolean
+settle_lost_updates (GPtrArray *version,
+                     gpointer   data)
+{
+  GPtrArray *ops = data;
+  gboolean all = TRUE;
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      Op *op = ops->pdata[i];
+      SubagentApprovalRequest *request;
+      guint slot = 0;
+
+      if (op->requests == NULL && !op->lost
+          && (request = find_request (version, op->request_id, &slot)) != NULL
+          && subagent_approval_request_get_status (request) != SUBAGENT_APPROVAL_STATUS_PENDING)
+        op->lost = TRUE;
+      all &= op->lost;
+    }
+  return all;
+}
+
 /* One locked read-modify-write for @ops, in order. */
 static void
 write_batch (AfsStore   *self,
@@ -467,7 +506,9 @@ write_batch (AfsStore   *self,
   gboolean changed = FALSE;
   int lock_fd;
 
-  lock_fd = lock_and_read (self, run_id, &stored, &read_error);
+  lock_fd = lock_and_read (self, run_id, settle_lost_updates, ops, &stored, &read_error);
+  if (lock_fd < 0 && read_error == NULL)
+    return;
   if (lock_fd < 0 || (stored == NULL
                       && !g_error_matches (read_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY)))
     {
@@ -482,6 +523,8 @@ write_batch (AfsStore   *self,
     {
       Op *op = ops->pdata[i];
 
+      if (op->lost)
+        continue;
       if (working == NULL && op->requests == NULL)
         {
           /* Rewriting an untrusted file would sign what someone else wrote. */
