@@ -76,19 +76,29 @@ subagent_json_node_deep_copy (JsonNode *node)
 }
 
 /* A deep copy that nobody can change afterwards: value objects hand out
- * (transfer none) pointers to it and must stay immutable. */
+ * (transfer none) pointers to it and must stay immutable. Always a copy,
+ * even of a sealed object: json-glib's reference counts are not atomic, and
+ * value objects (approval requests above all) cross threads, so sharing one
+ * JsonObject between two of them races on its count. */
 static inline JsonObject *
 subagent_json_object_sealed_copy (JsonObject *object)
 {
-  g_autoptr(JsonNode) node = NULL;
   g_autoptr(JsonNode) copy = NULL;
+
+  g_autoptr(JsonObject) dst = NULL;
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
 
   if (object == NULL)
     return NULL;
-  if (json_object_is_immutable (object))
-    return json_object_ref (object);
-  node = json_node_init_object (json_node_alloc (), object);
-  copy = subagent_json_node_deep_copy (node);
+  /* Read @object without taking a reference to it: another thread may be
+   * copying the same object at this moment. */
+  dst = json_object_new ();
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &name, &member))
+    json_object_set_member (dst, name, subagent_json_node_deep_copy (member));
+  copy = json_node_init_object (json_node_alloc (), dst);
   json_node_seal (copy);
   return json_object_ref (json_node_get_object (copy));
 }
