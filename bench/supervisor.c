@@ -8,7 +8,8 @@
  *     session record, audit line, events file).
  *  2. 1,000 command children running `true` through a supervisor (batch,
  *     max-parallel 4) — against 1,000 plain GSubprocess spawns of `true`,
- *     4 at a time. Target: ≤ 1.2×.
+ *     4 at a time. Target: ≤ 1.2×. For scale, also 1,000 bare posix_spawn()s
+ *     (what the command runner uses on the host; GSubprocess forks).
  *
  * Usage: supervisor [--children N] [--parallel P]
  *
@@ -16,6 +17,11 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 #include <subagent.h>
 
@@ -96,6 +102,26 @@ remove_tree (const char *root)
 
   if (rm != NULL)
     g_subprocess_wait (rm, NULL, NULL);
+}
+
+/* CPU seconds used so far by this process (all threads) and its reaped
+ * children: tells work apart from waiting. */
+static double
+cpu_seconds (void)
+{
+  struct rusage self, children;
+  double total = 0;
+
+  getrusage (RUSAGE_SELF, &self);
+  getrusage (RUSAGE_CHILDREN, &children);
+  for (guint i = 0; i < 2; i++)
+    {
+      const struct rusage *usage = i == 0 ? &self : &children;
+
+      total += usage->ru_utime.tv_sec + usage->ru_utime.tv_usec / 1e6;
+      total += usage->ru_stime.tv_sec + usage->ru_stime.tv_usec / 1e6;
+    }
+  return total;
 }
 
 typedef struct {
@@ -246,6 +272,51 @@ spawn_more (Spawns *spawns)
     spawns->done = TRUE;
 }
 
+static void spawn_more_posix (Spawns *spawns);
+
+static void
+posix_exited (GPid pid, int status, gpointer user_data)
+{
+  Spawns *spawns = user_data;
+
+  if (!WIFEXITED (status) || WEXITSTATUS (status) != 0)
+    die ("true (posix_spawn)", NULL);
+  spawns->running--;
+  spawn_more_posix (spawns);
+}
+
+static void
+spawn_more_posix (Spawns *spawns)
+{
+  while (spawns->left > 0 && spawns->running < spawns->parallel)
+    {
+      char *argv[] = { (char *) "true", NULL };
+      pid_t pid;
+
+      if (posix_spawnp (&pid, "true", NULL, NULL, argv, environ) != 0)
+        die ("posix_spawn", NULL);
+      spawns->left--;
+      spawns->running++;
+      g_child_watch_add (pid, posix_exited, spawns);
+    }
+  if (spawns->left == 0 && spawns->running == 0)
+    spawns->done = TRUE;
+}
+
+/* Seconds for @n bare posix_spawn()s of `true`, @parallel at a time: the
+ * primitive the command runner uses for a child on the host, for scale. */
+static double
+posix_spawns (guint n,
+              guint parallel)
+{
+  Spawns spawns = { n, 0, parallel, FALSE };
+  gint64 start = g_get_monotonic_time ();
+
+  spawn_more_posix (&spawns);
+  spin (&spawns.done);
+  return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
+}
+
 /* Seconds for @n plain spawns of `true`, @parallel at a time. */
 static double
 plain_spawns (guint n,
@@ -277,6 +348,7 @@ main (int argc, char *argv[])
   g_autoptr(SubagentManager) command = NULL;
   g_autoptr(BenchRunner) runner = NULL;
   double sup, man, man1, cmd, cmd_man, plain;
+  double cpu[5], bare;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -300,9 +372,15 @@ main (int argc, char *argv[])
   if ((command = subagent_manager_new (command_root, &error)) == NULL)
     die ("manager", error);
   plain_spawns (50, parallel);
+  cpu[0] = cpu_seconds ();
   plain = plain_spawns (children, parallel);
+  cpu[1] = cpu_seconds ();
   cmd_man = through_manager (command, children, parallel);
+  cpu[2] = cpu_seconds ();
   cmd = through_supervisor (command, children, parallel);
+  cpu[3] = cpu_seconds ();
+  bare = posix_spawns (children, parallel);
+  cpu[4] = cpu_seconds ();
 
   printf ("# supervisor bench: %d children, max-parallel %d\n", children, parallel);
   printf ("in-process runner, shared isolation:\n");
@@ -311,11 +389,14 @@ main (int argc, char *argv[])
   printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child (target <= 0.5)\n", sup, 1000 * sup / children);
   printf ("  supervisor over the manager             %+7.3f ms/child\n", 1000 * (sup - man) / children);
   printf ("command children running `true`, %d at a time:\n", parallel);
-  printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child\n", plain, 1000 * plain / children);
-  printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx\n", cmd_man, 1000 * cmd_man / children,
-          cmd_man / plain);
-  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child  %5.2fx (target <= 1.2)\n", cmd, 1000 * cmd / children,
-          cmd / plain);
+  printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", plain,
+          1000 * plain / children, 1000 * (cpu[1] - cpu[0]) / children);
+  printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child\n", cmd_man,
+          1000 * cmd_man / children, cmd_man / plain, 1000 * (cpu[2] - cpu[1]) / children);
+  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child (target <= 1.2x)\n",
+          cmd, 1000 * cmd / children, cmd / plain, 1000 * (cpu[3] - cpu[2]) / children);
+  printf ("  for scale: bare posix_spawn   %7.3f s  %7.3f ms/child         cpu %6.3f ms/child; supervisor %.2fx of it\n",
+          bare, 1000 * bare / children, 1000 * (cpu[4] - cpu[3]) / children, cmd / bare);
   g_clear_object (&trivial);
   g_clear_object (&command);
   remove_tree (trivial_root);

@@ -15,6 +15,7 @@
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
+#include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
 
 /* Bounds on what an untrusted child can make the host keep. */
@@ -30,7 +31,7 @@
 typedef struct {
   SubagentRunContext *context;
   char *label;                   /* “name” for messages */
-  GSubprocess *process;
+  SubagentHostProcess *process;
   GPid pid;                      /* 0 once reaped */
   char *token;
   SubagentRunProcesses *processes;  /* what the run started */
@@ -86,7 +87,7 @@ run_state_free (RunState *state)
   g_clear_object (&state->stdout_stream);
   g_clear_object (&state->stderr_stream);
   g_clear_object (&state->io_cancellable);
-  g_clear_object (&state->process);
+  g_clear_pointer (&state->process, subagent_host_process_free);
   g_clear_object (&state->context);
   g_string_free (state->output, TRUE);
   g_byte_array_unref (state->stderr_tail);
@@ -124,18 +125,18 @@ build_outcome (RunState *state)
 
   if (reason != NULL)
     message = g_strdup (state->stop_message);
-  else if (g_subprocess_get_if_exited (state->process) && g_subprocess_get_exit_status (state->process) == 0)
+  else if (subagent_host_process_get_if_exited (state->process) && subagent_host_process_get_exit_status (state->process) == 0)
     reason = SUBAGENT_STOP_REASON_COMPLETE;
   else
     {
       reason = SUBAGENT_STOP_REASON_ERROR;
-      if (g_subprocess_get_if_signaled (state->process))
+      if (subagent_host_process_get_if_signaled (state->process))
         message = g_strdup_printf ("Child %s was killed by signal %d (%s)", state->label,
-                                   g_subprocess_get_term_sig (state->process),
-                                   g_strsignal (g_subprocess_get_term_sig (state->process)));
+                                   subagent_host_process_get_term_sig (state->process),
+                                   g_strsignal (subagent_host_process_get_term_sig (state->process)));
       else
         message = g_strdup_printf ("Child %s exited with status %d", state->label,
-                                   g_subprocess_get_exit_status (state->process));
+                                   subagent_host_process_get_exit_status (state->process));
     }
 
   /* The parent needs the child's last words to understand a failure. */
@@ -191,7 +192,7 @@ signal_child (RunState *state,
     {
       /* Descendants first, while they are still linked to the child. */
       subagent_run_processes_signal (state->processes, TRUE, signum);
-      g_subprocess_send_signal (state->process, signum);
+      subagent_host_process_send_signal (state->process, signum);
     }
   else
     subagent_run_processes_signal (state->processes, FALSE, signum);
@@ -503,14 +504,11 @@ on_drain_tick (gpointer user_data)
 }
 
 static void
-on_exited (GObject      *source,
-           GAsyncResult *result,
-           gpointer      user_data)
+on_exited (gpointer user_data)
 {
-  g_autoptr(GTask) task = user_data;
+  GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
 
-  g_subprocess_wait_finish (G_SUBPROCESS (source), result, NULL);
   state->exited = TRUE;
   state->pid = 0;
   clear_source (&state->timeout_source);
@@ -672,23 +670,18 @@ subagent_command_run_start (GTask              *task,
   stdin_text = build_stdin_text (context);
   envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
   state->processes = subagent_run_processes_new (state->token);
-  state->process = subagent_isolation_context_spawnv (isolation, (const char * const *) argv,
-                                                      (const char * const *) envp,
-                                                      G_SUBPROCESS_FLAGS_STDIN_PIPE |
-                                                      G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                      G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                                                      &error);
+  state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
+                                                (const char * const *) envp, &error);
   if (state->process == NULL)
     {
       g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
                                "Could not start child %s: %s", state->label, error->message);
       return;
     }
-  if (g_subprocess_get_identifier (state->process) != NULL)
-    state->pid = (GPid) g_ascii_strtoll (g_subprocess_get_identifier (state->process), NULL, 10);
+  state->pid = subagent_host_process_get_pid (state->process);
   subagent_run_processes_set_root (state->processes, state->pid);
 
-  state->stdin_writer = subagent_pipe_writer_new (g_subprocess_get_stdin_pipe (state->process),
+  state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
                                                   g_task_get_context (task));
   subagent_pipe_writer_write (state->stdin_writer, stdin_text);
   if (!state->interactive_stdin)
@@ -696,13 +689,13 @@ subagent_command_run_start (GTask              *task,
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
-  state->stdout_stream = g_data_input_stream_new (g_subprocess_get_stdout_pipe (state->process));
+  state->stdout_stream = g_data_input_stream_new (subagent_host_process_get_stdout (state->process));
   g_data_input_stream_set_newline_type (state->stdout_stream, G_DATA_STREAM_NEWLINE_TYPE_LF);
-  state->stderr_stream = g_object_ref (g_subprocess_get_stderr_pipe (state->process));
+  state->stderr_stream = g_object_ref (subagent_host_process_get_stderr (state->process));
   read_next_line (task);
   g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
                                    state->io_cancellable, on_stderr_chunk, g_object_ref (task));
-  g_subprocess_wait_async (state->process, NULL, on_exited, g_object_ref (task));
+  subagent_host_process_wait (state->process, g_task_get_context (task), on_exited, g_object_ref (task), g_object_unref);
 
   timeout = subagent_run_context_get_timeout_seconds (context);
   if (timeout > 0)

@@ -13,6 +13,7 @@ G_GNUC_INTERNAL GSubprocess *_subagent_isolation_spawn_on_host (SubagentIsolatio
                                                                 const char * const        *envp,
                                                                 GSubprocessFlags           flags,
                                                                 GError                   **error);
+G_GNUC_INTERNAL gboolean _subagent_isolation_provider_spawns_on_host (SubagentIsolationProvider *provider);
 
 /**
  * SubagentIsolationContext:
@@ -553,6 +554,19 @@ subagent_isolation_context_cleanup (SubagentIsolationContext *self)
       g_atomic_int_set (&self->cleaned_up, TRUE);
     }
   g_rec_mutex_unlock (&self->cleanup_lock);
+}
+
+/* Whether spawnv() would start the process on the host, in the child root,
+ * with nothing else around it: the command runner may then start it itself.
+ * Also FALSE once the context is cleaned up (spawnv() says why). */
+G_GNUC_INTERNAL gboolean
+_subagent_isolation_context_spawns_on_host (SubagentIsolationContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_CONTEXT (self), FALSE);
+
+  if (g_atomic_int_get (&self->cleaned_up) || self->child_root == NULL)
+    return FALSE;
+  return self->provider == NULL || _subagent_isolation_provider_spawns_on_host (self->provider);
 }
 
 /**

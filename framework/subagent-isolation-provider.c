@@ -110,6 +110,15 @@ subagent_isolation_provider_real_spawnv (SubagentIsolationProvider  *self,
   return _subagent_isolation_spawn_on_host (context, argv, envp, flags, error);
 }
 
+G_GNUC_INTERNAL gboolean _subagent_isolation_provider_spawns_on_host (SubagentIsolationProvider *provider);
+
+/* TRUE when @provider keeps the default spawnv (a process on the host). */
+G_GNUC_INTERNAL gboolean
+_subagent_isolation_provider_spawns_on_host (SubagentIsolationProvider *provider)
+{
+  return SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (provider)->spawnv == subagent_isolation_provider_real_spawnv;
+}
+
 static void
 subagent_isolation_provider_default_init (SubagentIsolationProviderInterface *iface)
 {

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -217,6 +219,72 @@ test_plain_stdout_answer (Fixture       *f,
   g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, "plain answer");
   g_assert_cmpstr (subagent_run_outcome_get_output (outcome), ==, "  plain answer  ");
   g_assert_cmpstr (subagent_run_outcome_get_message (outcome), ==, "");
+}
+
+/* A child on the host starts in the child root, with an empty signal mask
+ * and no ignored signals whatever the host does, and a command name is
+ * looked up in PATH. */
+static void
+test_host_child_starts_clean (Fixture       *f,
+                              gconstpointer  data)
+{
+  const char *argv[] = { "sh", "-c", "pwd; grep -E '^Sig(Blk|Ign)' /proc/$$/status", NULL };
+  g_autoptr(SubagentDef) def = g_object_new (SUBAGENT_TYPE_DEF, "name", "clean", "command", argv, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, "Report", 0, 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = NULL;
+  g_autofree char *root = realpath (f->root, NULL);
+  g_autofree char *expected = NULL;
+  void (*old_pipe) (int) = signal (SIGPIPE, SIG_IGN);
+  sigset_t block, old_mask;
+  const char *answer;
+  guint64 ignored;
+
+  sigemptyset (&block);
+  sigaddset (&block, SIGUSR1);
+  pthread_sigmask (SIG_BLOCK, &block, &old_mask);
+  outcome = run_and_wait (f, context, NULL, &error);
+  pthread_sigmask (SIG_SETMASK, &old_mask, NULL);
+  signal (SIGPIPE, old_pipe);
+
+  g_assert_no_error (error);
+  g_assert_cmpint (subagent_run_outcome_get_status (outcome), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  answer = subagent_run_outcome_get_final_answer (outcome);
+  expected = g_strdup_printf ("%s\nSigBlk:\t0000000000000000\nSigIgn:\t", root);
+  g_assert_true (g_str_has_prefix (answer, expected));
+  /* glibc's posix_spawn leaves its two reserved signals (32, 33: bits 31
+   * and 32) ignored; nothing a program may use. */
+  ignored = g_ascii_strtoull (answer + strlen (expected), NULL, 16);
+  g_assert_cmphex (ignored & ~(G_GUINT64_CONSTANT (3) << 31), ==, 0);
+}
+
+/* With the host's own standard streams closed, the pipes' descriptors are
+ * the low ones; the child still gets each pipe on the right stream. */
+static void
+test_host_child_with_std_streams_closed (Fixture       *f,
+                                         gconstpointer  data)
+{
+  if (g_test_subprocess ())
+    {
+      g_autoptr(SubagentDef) def = new_def ("plain", "echo-task.sh", NULL, NULL);
+      g_autoptr(SubagentRunContext) context = new_context (f, def, "Closed streams", 0, 0);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SubagentRunOutcome) outcome = NULL;
+      g_autofree char *stdin_text = NULL;
+
+      close (STDIN_FILENO);
+      close (STDOUT_FILENO);
+      outcome = run_and_wait (f, context, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, "plain answer");
+      stdin_text = sat_read_file (f->root, "stdin.txt");
+      g_assert_cmpstr (stdin_text, ==, "Closed streams\n");
+      g_printerr ("child ok\n");
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_test_trap_assert_stderr ("*child ok*");
 }
 
 static void
@@ -689,6 +757,8 @@ main (int argc, char *argv[])
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("/command-runner/answer/plain-stdout-trimmed", test_plain_stdout_answer);
   ADD ("/command-runner/stdin/system-prompt-prefix", test_system_prompt_prefix);
+  ADD ("/command-runner/spawn/host-child-starts-clean", test_host_child_starts_clean);
+  ADD ("/command-runner/spawn/host-std-streams-closed", test_host_child_with_std_streams_closed);
   ADD ("/command-runner/protocol/usage-and-final", test_json_usage_and_final);
   ADD ("/command-runner/environment/run-variables-no-hmac-key", test_environment);
   ADD ("/command-runner/exit/nonzero-is-error-with-stderr", test_nonzero_exit);

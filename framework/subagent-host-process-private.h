@@ -1,0 +1,46 @@
+/* subagent-host-process-private.h: a child process of the command runner.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "subagent-isolation-context.h"
+
+G_BEGIN_DECLS
+
+typedef struct _SubagentHostProcess SubagentHostProcess;
+
+/* Called once, in the main context given to subagent_host_process_wait(),
+ * after the process has exited and been reaped. */
+typedef void (*SubagentHostProcessExited) (gpointer user_data);
+
+SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContext  *isolation,
+                                                         const char * const        *argv,
+                                                         const char * const        *envp,
+                                                         GError                   **error);
+GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
+GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess       *self);
+GInputStream        *subagent_host_process_get_stderr   (SubagentHostProcess       *self);
+GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);
+gboolean             subagent_host_process_is_spawned_directly (SubagentHostProcess *self);
+void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
+                                                         int                        signum);
+void                 subagent_host_process_wait         (SubagentHostProcess       *self,
+                                                         GMainContext              *context,
+                                                         SubagentHostProcessExited  callback,
+                                                         gpointer                   user_data,
+                                                         GDestroyNotify             destroy);
+gboolean             subagent_host_process_get_if_exited   (SubagentHostProcess    *self);
+int                  subagent_host_process_get_exit_status (SubagentHostProcess    *self);
+gboolean             subagent_host_process_get_if_signaled (SubagentHostProcess    *self);
+int                  subagent_host_process_get_term_sig    (SubagentHostProcess    *self);
+void                 subagent_host_process_free         (SubagentHostProcess       *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentHostProcess, subagent_host_process_free)
+
+/* Defined in subagent-isolation-context.c. */
+gboolean _subagent_isolation_context_spawns_on_host (SubagentIsolationContext *self);
+
+G_END_DECLS
