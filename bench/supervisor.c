@@ -330,76 +330,104 @@ plain_spawns (guint n,
   return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
 }
 
+/* 1. In-process children, shared isolation. */
+static void
+bench_in_process (guint children,
+                  guint parallel)
+{
+  g_autofree char *root = make_root ("name: bench\nisolation: shared\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  g_autoptr(BenchRunner) runner = g_object_new (BENCH_TYPE_RUNNER, NULL);
+  double man1, man, sup, cpu[4];
+
+  if (manager == NULL)
+    die ("manager", error);
+  subagent_manager_set_runner (manager, SUBAGENT_RUNNER (runner));
+  through_manager (manager, 50, 1);  /* warm up: thread pool, page cache */
+  cpu[0] = cpu_seconds ();
+  man1 = through_manager (manager, children, 1);
+  cpu[1] = cpu_seconds ();
+  man = through_manager (manager, children, parallel);
+  cpu[2] = cpu_seconds ();
+  sup = through_supervisor (manager, children, parallel);
+  cpu[3] = cpu_seconds ();
+  g_clear_object (&manager);
+  remove_tree (root);
+
+  printf ("in-process runner, shared isolation:\n");
+  printf ("  manager alone, 1 at a time    %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", man1,
+          1000 * man1 / children, 1000 * (cpu[1] - cpu[0]) / children);
+  printf ("  manager alone, %u at a time    %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", parallel, man,
+          1000 * man / children, 1000 * (cpu[2] - cpu[1]) / children);
+  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child         cpu %6.3f ms/child (target <= 0.5 ms)\n",
+          sup, 1000 * sup / children, 1000 * (cpu[3] - cpu[2]) / children);
+  printf ("  supervisor over the manager             %+7.3f ms/child\n", 1000 * (sup - man) / children);
+}
+
+/* 2. Command children running `true`. */
+static void
+bench_commands (guint children,
+                guint parallel)
+{
+  g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  double plain, man, sup, bare, cpu[5];
+
+  if (manager == NULL)
+    die ("manager", error);
+  plain_spawns (50, parallel);
+  cpu[0] = cpu_seconds ();
+  plain = plain_spawns (children, parallel);
+  cpu[1] = cpu_seconds ();
+  man = through_manager (manager, children, parallel);
+  cpu[2] = cpu_seconds ();
+  sup = through_supervisor (manager, children, parallel);
+  cpu[3] = cpu_seconds ();
+  bare = posix_spawns (children, parallel);
+  cpu[4] = cpu_seconds ();
+  g_clear_object (&manager);
+  remove_tree (root);
+
+  printf ("command children running `true`, %u at a time:\n", parallel);
+  printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", plain,
+          1000 * plain / children, 1000 * (cpu[1] - cpu[0]) / children);
+  printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child\n", man,
+          1000 * man / children, man / plain, 1000 * (cpu[2] - cpu[1]) / children);
+  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child (target <= 1.2x)\n",
+          sup, 1000 * sup / children, sup / plain, 1000 * (cpu[3] - cpu[2]) / children);
+  printf ("  for scale: bare posix_spawn   %7.3f s  %7.3f ms/child         cpu %6.3f ms/child; supervisor %.2fx of it\n",
+          bare, 1000 * bare / children, 1000 * (cpu[4] - cpu[3]) / children, sup / bare);
+}
+
 int
 main (int argc, char *argv[])
 {
   int children = 1000;
   int parallel = 4;
+  g_autofree char *only = NULL;
   const GOptionEntry entries[] = {
     { "children", 'n', 0, G_OPTION_ARG_INT, &children, "Children per measurement (default 1000)", "N" },
     { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only in-process or command children", "in-process|command" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("— supervisor overhead");
   g_autoptr(GError) error = NULL;
-  g_autofree char *trivial_root = NULL;
-  g_autofree char *command_root = NULL;
-  g_autoptr(SubagentManager) trivial = NULL;
-  g_autoptr(SubagentManager) command = NULL;
-  g_autoptr(BenchRunner) runner = NULL;
-  double sup, man, man1, cmd, cmd_man, plain;
-  double cpu[5], bare;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     die ("options", error);
   if (children < 1 || parallel < 1)
     die ("--children and --parallel must be at least 1", NULL);
-
-  /* 1. In-process children, shared isolation. */
-  trivial_root = make_root ("name: bench\nisolation: shared\n");
-  if ((trivial = subagent_manager_new (trivial_root, &error)) == NULL)
-    die ("manager", error);
-  runner = g_object_new (BENCH_TYPE_RUNNER, NULL);
-  subagent_manager_set_runner (trivial, SUBAGENT_RUNNER (runner));
-  through_manager (trivial, 50, 1);  /* warm up: thread pool, page cache */
-  man1 = through_manager (trivial, children, 1);
-  man = through_manager (trivial, children, parallel);
-  sup = through_supervisor (trivial, children, parallel);
-
-  /* 2. Command children running `true`. */
-  command_root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
-  if ((command = subagent_manager_new (command_root, &error)) == NULL)
-    die ("manager", error);
-  plain_spawns (50, parallel);
-  cpu[0] = cpu_seconds ();
-  plain = plain_spawns (children, parallel);
-  cpu[1] = cpu_seconds ();
-  cmd_man = through_manager (command, children, parallel);
-  cpu[2] = cpu_seconds ();
-  cmd = through_supervisor (command, children, parallel);
-  cpu[3] = cpu_seconds ();
-  bare = posix_spawns (children, parallel);
-  cpu[4] = cpu_seconds ();
+  if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command"))
+    die ("--only takes in-process or command", NULL);
 
   printf ("# supervisor bench: %d children, max-parallel %d\n", children, parallel);
-  printf ("in-process runner, shared isolation:\n");
-  printf ("  manager alone, 1 at a time    %7.3f s  %7.3f ms/child\n", man1, 1000 * man1 / children);
-  printf ("  manager alone, %d at a time    %7.3f s  %7.3f ms/child\n", parallel, man, 1000 * man / children);
-  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child (target <= 0.5)\n", sup, 1000 * sup / children);
-  printf ("  supervisor over the manager             %+7.3f ms/child\n", 1000 * (sup - man) / children);
-  printf ("command children running `true`, %d at a time:\n", parallel);
-  printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", plain,
-          1000 * plain / children, 1000 * (cpu[1] - cpu[0]) / children);
-  printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child\n", cmd_man,
-          1000 * cmd_man / children, cmd_man / plain, 1000 * (cpu[2] - cpu[1]) / children);
-  printf ("  supervisor (batch)            %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child (target <= 1.2x)\n",
-          cmd, 1000 * cmd / children, cmd / plain, 1000 * (cpu[3] - cpu[2]) / children);
-  printf ("  for scale: bare posix_spawn   %7.3f s  %7.3f ms/child         cpu %6.3f ms/child; supervisor %.2fx of it\n",
-          bare, 1000 * bare / children, 1000 * (cpu[4] - cpu[3]) / children, cmd / bare);
-  g_clear_object (&trivial);
-  g_clear_object (&command);
-  remove_tree (trivial_root);
-  remove_tree (command_root);
+  if (only == NULL || g_str_equal (only, "in-process"))
+    bench_in_process (children, parallel);
+  if (only == NULL || g_str_equal (only, "command"))
+    bench_commands (children, parallel);
   return 0;
 }
