@@ -13,8 +13,8 @@
  * @session_id: a child's session id (its run id)
  * @error: return location for a #GError
  *
- * Finds a session record: one this process kept, else
- * `<root>/.subagent/sessions/<session_id>.json`.
+ * Finds a session record: one this process kept, else the latest record
+ * of it in `<root>/.subagent/sessions/` (see #SubagentSessionLog).
  *
  * Returns: (transfer full) (nullable): the session, or %NULL with @error
  *   set (%SUBAGENT_ERROR_INVALID_ARGUMENT for an id outside
@@ -26,8 +26,7 @@ subagent_supervisor_find_session (SubagentSupervisor  *self,
                                   GError             **error)
 {
   SubagentSession *session;
-  g_autofree char *file = NULL;
-  g_autofree char *path = NULL;
+  g_autofree char *dir = NULL;
 
   g_return_val_if_fail (SUBAGENT_IS_SUPERVISOR (self), NULL);
 
@@ -41,15 +40,8 @@ subagent_supervisor_find_session (SubagentSupervisor  *self,
   if ((session = subagent_manager_get_session (self->manager, session_id)) != NULL)
     return session;
 
-  file = g_strconcat (session_id, ".json", NULL);
-  path = g_build_filename (subagent_manager_get_root (self->manager), ".subagent", "sessions", file, NULL);
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
-                   "No session %s: %s does not exist (subagentctl sessions lists the kept ones)", session_id, path);
-      return NULL;
-    }
-  return subagent_session_load (path, error);
+  dir = g_build_filename (subagent_manager_get_root (self->manager), ".subagent", "sessions", NULL);
+  return subagent_session_log_lookup (dir, session_id, error);
 }
 
 /* Everything a follow-up needs, or why it is refused. */

@@ -576,7 +576,7 @@ keep_session (RunState          *state,
 {
   SubagentManager *self = state->manager;
   g_autoptr(GDateTime) completed = g_date_time_new_now_utc ();
-  g_autofree char *sessions_dir = g_build_filename (self->root, ".subagent", "sessions", NULL);
+  g_autoptr(SubagentSessionLog) log = NULL;
   g_autoptr(SubagentSession) session = NULL;
   g_autoptr(GError) error = NULL;
   /* A follow-up continues its session: usage adds up (reference 003). */
@@ -607,7 +607,17 @@ keep_session (RunState          *state,
                           "workspace-kept", workspace_kept,
                           "child-root", subagent_isolation_context_get_child_root (state->context),
                           NULL);
-  if (!subagent_session_save (session, sessions_dir, &error))
+  /* One log per manager: concurrent children share its writes. */
+  g_mutex_lock (&self->lock);
+  if (self->session_log == NULL)
+    {
+      g_autofree char *sessions_dir = g_build_filename (self->root, ".subagent", "sessions", NULL);
+
+      self->session_log = subagent_session_log_new (sessions_dir, self->run_id, &error);
+    }
+  log = self->session_log ? g_object_ref (self->session_log) : NULL;
+  g_mutex_unlock (&self->lock);
+  if (log == NULL || !subagent_session_log_append (log, session, &error))
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 
   g_mutex_lock (&self->lock);

@@ -84,6 +84,7 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->approval_sink);
   g_mutex_clear (&self->approval_lock);
   g_hash_table_unref (self->sessions);
+  g_clear_object (&self->session_log);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_manager_parent_class)->finalize (object);
 }

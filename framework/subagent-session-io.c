@@ -430,11 +430,18 @@ subagent_session_save_finish (SubagentSession  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-/* Reads a regular file of bounded size without blocking on a FIFO. */
-static char *
-read_record (const char  *path,
-             gsize       *length,
-             GError     **error)
+G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
+                                                   gsize        max_bytes,
+                                                   gsize       *length,
+                                                   GError     **error);
+
+/* Reads a regular file of bounded size without blocking on a FIFO (also
+ * the session logs' reader). */
+G_GNUC_INTERNAL char *
+_subagent_session_read_file (const char  *path,
+                             gsize        max_bytes,
+                             gsize       *length,
+                             GError     **error)
 {
   g_autofree char *data = NULL;
   struct stat st;
@@ -450,12 +457,12 @@ read_record (const char  *path,
                    "Could not open session file %s: %s", path, g_strerror (saved));
       return NULL;
     }
-  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || st.st_size > SESSION_FILE_MAX_BYTES)
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode) || (gsize) st.st_size > max_bytes)
     {
       close (fd);
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                   "%s is not a session record: expected a regular file of at most %d bytes",
-                   path, SESSION_FILE_MAX_BYTES);
+                   "%s is not a session record: expected a regular file of at most %" G_GSIZE_FORMAT " bytes",
+                   path, max_bytes);
       return NULL;
     }
   data = g_malloc ((gsize) st.st_size + 1);
@@ -511,7 +518,7 @@ subagent_session_load (const char  *path,
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  data = read_record (path, &length, error);
+  data = _subagent_session_read_file (path, SESSION_FILE_MAX_BYTES, &length, error);
   if (data == NULL)
     return NULL;
   parser = json_parser_new_immutable ();

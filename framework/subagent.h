@@ -38,6 +38,7 @@
 #include "subagent-command-runner.h"
 #include "subagent-session.h"
 #include "subagent-session-io.h"
+#include "subagent-session-log.h"
 #include "subagent-run-result.h"
 #include "subagent-audit-log.h"
 #include "subagent-config.h"

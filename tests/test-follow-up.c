@@ -118,7 +118,6 @@ test_shared_resumes_session (void)
   g_autoptr(SubagentSession) on_disk = NULL;
   g_autoptr(JsonObject) envelope = NULL;
   g_autofree char *path = NULL;
-  g_autofree char *file = NULL;
   SubagentEvent *accepted = NULL;
 
   fixture_open (&f, FALSE);
@@ -137,10 +136,12 @@ test_shared_resumes_session (void)
   g_assert_cmpstr (subagent_session_get_task (session), ==, "first");
   g_assert_cmpstr (subagent_session_get_final_answer (session), ==, "answer to second");
 
-  file = g_strconcat (id, ".json", NULL);
-  path = g_build_filename (f.root, ".subagent", "sessions", file, NULL);
-  on_disk = subagent_session_load (path, NULL);
+  /* On disk, the follow-up's record supersedes the first one. */
+  path = g_build_filename (f.root, ".subagent", "sessions", NULL);
+  on_disk = subagent_session_log_lookup (path, id, NULL);
+  g_assert_nonnull (on_disk);
   g_assert_cmpuint (subagent_session_get_follow_ups (on_disk), ==, 1);
+  g_assert_cmpstr (subagent_session_get_final_answer (on_disk), ==, "answer to second");
 
   /* Its events say which follow-up it is. */
   sst_flush_main ();

@@ -8,6 +8,10 @@ import subprocess
 import sys
 import tempfile
 
+import gi
+gi.require_version("Subagent", "1.0")
+from gi.repository import Subagent  # noqa: E402
+
 example = sys.argv[1]
 root = tempfile.mkdtemp(prefix="subagent-gi-")
 failures = 0
@@ -31,8 +35,8 @@ try:
     check("reference keys in order",
           list(result) == ["run_id", "status", "iterations", "tool_calls", "cost_cents",
                            "final_answer", "lineage", "message"])
-    check("session record on disk",
-          os.path.exists(os.path.join(root, ".subagent", "sessions", result.get("run_id", "x") + ".json")))
+    on_disk = Subagent.SessionLog.lookup(os.path.join(root, ".subagent", "sessions"), result.get("run_id", "x"))
+    check("session record on disk", on_disk.get_session_id() == result.get("run_id"))
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
 finally:

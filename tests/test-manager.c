@@ -375,14 +375,20 @@ test_session_record (Fixture *f, gconstpointer data)
   g_autoptr(SubagentRunResult) result = run (f, "writer", "shared", 0);
   const char *run_id = subagent_run_result_get_run_id (result);
   g_autoptr(SubagentSession) session = subagent_manager_get_session (f->manager, run_id);
-  g_autofree char *path = g_strdup_printf ("%s/.subagent/sessions/%s.json", f->root, run_id);
+  g_autofree char *dir = g_strdup_printf ("%s/.subagent/sessions", f->root);
   g_autoptr(GPtrArray) all = subagent_manager_list_sessions (f->manager);
+  g_autoptr(SubagentSession) on_disk = NULL;
+  g_autoptr(GError) error = NULL;
 
   g_assert_nonnull (session);
   g_assert_cmpstr (subagent_session_get_def_name (session), ==, "writer");
   g_assert_cmpuint (subagent_session_get_tool_calls (session), ==, 2);
-  g_assert_true (g_file_test (path, G_FILE_TEST_IS_REGULAR));
   g_assert_cmpuint (all->len, ==, 1);
+  /* On disk once the result is out, in the parent run's log. */
+  on_disk = subagent_session_log_lookup (dir, run_id, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_session_get_def_name (on_disk), ==, "writer");
+  g_assert_cmpuint (subagent_session_get_tool_calls (on_disk), ==, 2);
 }
 
 static void

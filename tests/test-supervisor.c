@@ -559,13 +559,14 @@ test_budget_refuses_spent_parent (void)
   g_assert_cmpuint (gate_runner_get_n_started (f.gate), ==, n_started);
   sessions = g_build_filename (f.root, ".subagent", "sessions", NULL);
   {
-    g_autoptr(GDir) dir = g_dir_open (sessions, 0, NULL);
-    guint n = 0;
+    g_auto(GStrv) skipped = NULL;
+    g_autoptr(GError) read_error = NULL;
+    g_autoptr(GPtrArray) kept = subagent_session_log_read_dir (sessions, &skipped, &read_error);
 
-    g_assert_nonnull (dir);
-    while (g_dir_read_name (dir) != NULL)
-      n++;
-    g_assert_cmpuint (n, ==, 1);  /* the first child's only */
+    g_assert_no_error (read_error);
+    g_assert_cmpuint (g_strv_length (skipped), ==, 0);
+    g_assert_cmpuint (kept->len, ==, 1);  /* the first child's only */
+    g_assert_cmpstr (subagent_session_get_session_id (kept->pdata[0]), ==, first);
   }
   fixture_close (&f);
 }

@@ -376,18 +376,6 @@ sactl_cmd_team (int    argc,
   return ok ? 0 : 1;
 }
 
-static gint
-compare_sessions (gconstpointer a,
-                  gconstpointer b)
-{
-  GDateTime *ta = subagent_session_get_started_at (*(SubagentSession **) a);
-  GDateTime *tb = subagent_session_get_started_at (*(SubagentSession **) b);
-
-  if (ta == NULL || tb == NULL)
-    return (ta == NULL) - (tb == NULL);
-  return g_date_time_compare (ta, tb);
-}
-
 int
 sactl_cmd_sessions (int    argc,
                     char **argv)
@@ -401,11 +389,10 @@ sactl_cmd_sessions (int    argc,
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("— list the kept session records of child runs");
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) sessions = NULL;
+  g_auto(GStrv) skipped = NULL;
   g_autofree char *root = NULL;
   g_autofree char *dir_path = NULL;
-  g_autoptr(GDir) dir = NULL;
-  const char *entry;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -416,25 +403,11 @@ sactl_cmd_sessions (int    argc,
     return sactl_fail (error);
 
   dir_path = g_build_filename (root, ".subagent", "sessions", NULL);
-  if (g_file_test (dir_path, G_FILE_TEST_IS_DIR) && (dir = g_dir_open (dir_path, 0, &error)) == NULL)
+  sessions = subagent_session_log_read_dir (dir_path, &skipped, &error);
+  if (sessions == NULL)
     return sactl_fail (error);
-  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
-    {
-      g_autofree char *path = NULL;
-      g_autoptr(GError) bad = NULL;
-      SubagentSession *session;
-
-      if (!g_str_has_suffix (entry, ".json"))
-        continue;
-      path = g_build_filename (dir_path, entry, NULL);
-      if ((session = subagent_session_load (path, &bad)) == NULL)
-        {
-          fprintf (stderr, "subagentctl: skipping %s: %s\n", path, bad->message);
-          continue;
-        }
-      g_ptr_array_add (sessions, session);
-    }
-  g_ptr_array_sort (sessions, compare_sessions);
+  for (guint i = 0; skipped[i] != NULL; i++)
+    fprintf (stderr, "subagentctl: skipping %s\n", skipped[i]);
 
   if (json)
     {

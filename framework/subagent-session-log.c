@@ -1,0 +1,576 @@
+/* subagent-session-log.c: an append-only, group-committed file of session records.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "subagent.h"
+
+/* A log holds one line per finished run; anything bigger is not one. */
+#define SESSION_LOG_MAX_BYTES (256 * 1024 * 1024)
+#define SESSION_LOG_SUFFIX ".jsonl"
+
+/* Defined in subagent-session-io.c. */
+G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
+                                                   gsize        max_bytes,
+                                                   gsize       *length,
+                                                   GError     **error);
+
+/**
+ * SubagentSessionLog:
+ *
+ * The session records of one parent run, as lines of JSON appended to
+ * `<sessions_dir>/<log_id>.jsonl`.
+ *
+ * A record is durable when subagent_session_log_append() returns: its line
+ * is written and the file `fdatasync()`ed. Records appended at the same time
+ * from several threads share one `write()` and one `fdatasync()` (group
+ * commit), and no file is created per record. Both matter on a busy
+ * filesystem, where creating a file and syncing it cost far more than
+ * the run of a small child (docs/performance.md).
+ *
+ * A later record of the same session (a follow-up) supersedes the earlier
+ * one; subagent_session_log_read_dir() and subagent_session_log_lookup()
+ * read every log of a directory, together with single-record files written
+ * by subagent_session_save(), and return the latest record of each session.
+ * A line torn by a crash is skipped and reported, never fatal.
+ */
+
+/* One append waiting for its line to be on disk. Lives on the caller's stack. */
+typedef struct {
+  GString *line;
+  GError *error;
+  gboolean done;
+} Waiter;
+
+struct _SubagentSessionLog
+{
+  GObject parent_instance;
+
+  char *dir;
+  char *path;
+
+  GMutex lock;
+  GCond written;
+  GQueue pending;               /* of Waiter *, in arrival order */
+  gboolean writing;             /* a caller is writing a batch */
+  int fd;                       /* -1 until the first append */
+  gboolean needs_newline;       /* the file ends in a torn line */
+};
+
+G_DEFINE_FINAL_TYPE (SubagentSessionLog, subagent_session_log, G_TYPE_OBJECT)
+
+static void
+subagent_session_log_finalize (GObject *object)
+{
+  SubagentSessionLog *self = SUBAGENT_SESSION_LOG (object);
+
+  if (self->fd >= 0)
+    close (self->fd);
+  g_free (self->dir);
+  g_free (self->path);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->written);
+  G_OBJECT_CLASS (subagent_session_log_parent_class)->finalize (object);
+}
+
+static void
+subagent_session_log_class_init (SubagentSessionLogClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = subagent_session_log_finalize;
+}
+
+static void
+subagent_session_log_init (SubagentSessionLog *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->written);
+  g_queue_init (&self->pending);
+  self->fd = -1;
+}
+
+/**
+ * subagent_session_log_new:
+ * @sessions_dir: the directory of session records
+ * @log_id: names the log file: 1–128 characters of `[A-Za-z0-9_-]`, normally
+ *   the parent's run id
+ * @error: return location for a #GError
+ *
+ * Nothing is created until the first append.
+ *
+ * Returns: (transfer full): the log, or %NULL with @error set
+ *   (%SUBAGENT_ERROR_INVALID_ARGUMENT) for an invalid @log_id
+ */
+SubagentSessionLog *
+subagent_session_log_new (const char  *sessions_dir,
+                          const char  *log_id,
+                          GError     **error)
+{
+  SubagentSessionLog *self;
+  g_autofree char *file = NULL;
+
+  g_return_val_if_fail (sessions_dir != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!subagent_session_id_is_valid (log_id))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "“%s” cannot name a session log: use 1–128 characters of [A-Za-z0-9_-]",
+                   log_id ? log_id : "(null)");
+      return NULL;
+    }
+  self = g_object_new (SUBAGENT_TYPE_SESSION_LOG, NULL);
+  self->dir = g_strdup (sessions_dir);
+  file = g_strconcat (log_id, SESSION_LOG_SUFFIX, NULL);
+  self->path = g_build_filename (sessions_dir, file, NULL);
+  return self;
+}
+
+/**
+ * subagent_session_log_get_path:
+ * @self: a #SubagentSessionLog
+ *
+ * Returns: the log file's path (it may not exist yet)
+ */
+const char *
+subagent_session_log_get_path (SubagentSessionLog *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), NULL);
+  return self->path;
+}
+
+static gboolean
+set_errno_error (GError     **error,
+                 int          saved,
+                 const char  *what,
+                 const char  *path)
+{
+  g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Could not %s %s: %s", what, path,
+               g_strerror (saved));
+  return FALSE;
+}
+
+/* Opens the log for appending; a new file's directory entry is synced. A
+ * file that ends mid-line (a crash during a write) gets a newline first, so
+ * the torn line stays alone and every later record reads back. */
+static gboolean
+open_log (SubagentSessionLog  *self,
+          GError             **error)
+{
+  struct stat st;
+  char last;
+  int dir_fd;
+
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (self->fd >= 0)
+    {
+      if (fstat (self->fd, &st) == 0 && st.st_size > 0)
+        {
+          int reader = open (self->path, O_RDONLY | O_CLOEXEC);
+
+          if (reader >= 0 && pread (reader, &last, 1, st.st_size - 1) == 1 && last != '\n')
+            self->needs_newline = TRUE;
+          if (reader >= 0)
+            close (reader);
+        }
+      return TRUE;
+    }
+  if (errno != ENOENT)
+    return set_errno_error (error, errno, "open the session log", self->path);
+  if (g_mkdir_with_parents (self->dir, 0700) != 0)
+    return set_errno_error (error, errno, "create the sessions directory", self->dir);
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (self->fd < 0)
+    return set_errno_error (error, errno, "create the session log", self->path);
+  dir_fd = open (self->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0)
+    {
+      (void) fsync (dir_fd);
+      close (dir_fd);
+    }
+  return TRUE;
+}
+
+/* Writes @text with one write() where the kernel allows (so concurrent
+ * appenders never interleave within it) and makes it durable. */
+static gboolean
+write_batch (SubagentSessionLog  *self,
+             GString             *text,
+             GError             **error)
+{
+  gsize done = 0;
+
+  if (self->fd < 0 && !open_log (self, error))
+    return FALSE;
+  if (self->needs_newline)
+    g_string_prepend_c (text, '\n');
+  while (done < text->len)
+    {
+      gssize n = write (self->fd, text->str + done, text->len - done);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+
+          /* What reached the file may end mid-line. */
+          self->needs_newline = done > 0 || self->needs_newline;
+          return set_errno_error (error, saved, "append to the session log", self->path);
+        }
+      done += (gsize) n;
+    }
+  self->needs_newline = FALSE;
+  if (fdatasync (self->fd) != 0)
+    return set_errno_error (error, errno, "flush the session log", self->path);
+  return TRUE;
+}
+
+/**
+ * subagent_session_log_append:
+ * @self: a #SubagentSessionLog
+ * @session: the record to append
+ * @error: return location for a #GError
+ *
+ * Appends @session and returns once it is on disk. Blocks: call it from a
+ * worker thread, or use subagent_session_log_append_async(). Calls from
+ * several threads at once share writes.
+ *
+ * Returns: %TRUE on success; %FALSE with @error set (a #GIOErrorEnum, or
+ *   %SUBAGENT_ERROR_INVALID_ARGUMENT for a session whose id is invalid)
+ */
+gboolean
+subagent_session_log_append (SubagentSessionLog  *self,
+                             SubagentSession     *session,
+                             GError             **error)
+{
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+  Waiter waiter = { NULL, NULL, FALSE };
+
+  g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (session), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!subagent_session_id_is_valid (subagent_session_get_session_id (session)))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Refusing to log session “%s”: a session id must be 1–128 characters of [A-Za-z0-9_-]",
+                   subagent_session_get_session_id (session));
+      return FALSE;
+    }
+  node = json_node_init_object (json_node_alloc (), subagent_session_to_json (session));
+  json_object_unref (json_node_get_object (node));
+  text = json_to_string (node, FALSE);   /* compact: strings escape their newlines */
+  waiter.line = g_string_new (text);
+  g_string_append_c (waiter.line, '\n');
+
+  g_mutex_lock (&self->lock);
+  g_queue_push_tail (&self->pending, &waiter);
+  while (!waiter.done)
+    {
+      g_autoptr(GString) batch = NULL;
+      g_autoptr(GError) batch_error = NULL;
+      GQueue taken = G_QUEUE_INIT;
+      gboolean ok;
+
+      if (self->writing)
+        {
+          g_cond_wait (&self->written, &self->lock);
+          continue;
+        }
+      /* Lead: write everything queued so far, ours included. */
+      self->writing = TRUE;
+      taken = self->pending;
+      g_queue_init (&self->pending);
+      g_mutex_unlock (&self->lock);
+
+      batch = g_string_new (NULL);
+      for (GList *l = taken.head; l != NULL; l = l->next)
+        g_string_append_len (batch, ((Waiter *) l->data)->line->str, ((Waiter *) l->data)->line->len);
+      ok = write_batch (self, batch, &batch_error);
+
+      g_mutex_lock (&self->lock);
+      for (GList *l = taken.head; l != NULL; l = l->next)
+        {
+          Waiter *each = l->data;
+
+          if (!ok)
+            each->error = g_error_copy (batch_error);
+          each->done = TRUE;
+        }
+      g_queue_clear (&taken);
+      self->writing = FALSE;
+      g_cond_broadcast (&self->written);
+    }
+  g_mutex_unlock (&self->lock);
+
+  g_string_free (waiter.line, TRUE);
+  if (waiter.error != NULL)
+    {
+      g_propagate_error (error, waiter.error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+append_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  GError *error = NULL;
+
+  if (subagent_session_log_append (source_object, task_data, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/**
+ * subagent_session_log_append_async:
+ * @self: a #SubagentSessionLog
+ * @session: the record to append
+ * @cancellable: (nullable): a #GCancellable; an append that has started completes
+ * @callback: (scope async): called once the record is on disk, or failed
+ * @user_data: (closure): data for @callback
+ *
+ * Runs subagent_session_log_append() in a worker thread.
+ */
+void
+subagent_session_log_append_async (SubagentSessionLog  *self,
+                                   SubagentSession     *session,
+                                   GCancellable        *cancellable,
+                                   GAsyncReadyCallback  callback,
+                                   gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (SUBAGENT_IS_SESSION_LOG (self));
+  g_return_if_fail (SUBAGENT_IS_SESSION (session));
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, subagent_session_log_append_async);
+  g_task_set_task_data (task, g_object_ref (session), g_object_unref);
+  g_task_run_in_thread (task, append_thread);
+}
+
+/**
+ * subagent_session_log_append_finish:
+ * @self: a #SubagentSessionLog
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes subagent_session_log_append_async().
+ *
+ * Returns: %TRUE when the record is on disk
+ */
+gboolean
+subagent_session_log_append_finish (SubagentSessionLog  *self,
+                                    GAsyncResult        *result,
+                                    GError             **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* The latest record of a session: by completion time, then by reading order. */
+static gboolean
+supersedes (SubagentSession *candidate,
+            SubagentSession *current)
+{
+  GDateTime *a = subagent_session_get_completed_at (candidate);
+  GDateTime *b = subagent_session_get_completed_at (current);
+
+  if (a == NULL || b == NULL)
+    return b == NULL;
+  return g_date_time_compare (a, b) >= 0;
+}
+
+static void
+keep_latest (GHashTable      *latest,
+             SubagentSession *session)
+{
+  SubagentSession *current = g_hash_table_lookup (latest, subagent_session_get_session_id (session));
+
+  if (current == NULL || supersedes (session, current))
+    g_hash_table_replace (latest, g_strdup (subagent_session_get_session_id (session)), g_object_ref (session));
+}
+
+static void
+read_log (const char *path,
+          GHashTable *latest,
+          GPtrArray  *skipped)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *data = NULL;
+  gsize length = 0;
+  guint line_number = 0;
+  char *line, *next;
+
+  data = _subagent_session_read_file (path, SESSION_LOG_MAX_BYTES, &length, &error);
+  if (data == NULL)
+    {
+      g_ptr_array_add (skipped, g_strdup_printf ("%s: %s", path, error->message));
+      return;
+    }
+  for (line = data; line < data + length; line = next)
+    {
+      g_autoptr(JsonParser) parser = NULL;
+      g_autoptr(SubagentSession) session = NULL;
+      g_autoptr(GError) line_error = NULL;
+      char *end = memchr (line, '\n', (gsize) (data + length - line));
+      JsonNode *root;
+
+      line_number++;
+      next = end ? end + 1 : data + length;
+      if (end == NULL)
+        end = data + length;
+      if (end == line)
+        continue;
+      parser = json_parser_new_immutable ();
+      if (!json_parser_load_from_data (parser, line, end - line, &line_error) ||
+          (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+          (session = subagent_session_new_from_json (json_node_get_object (root), &line_error)) == NULL)
+        {
+          g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record%s%s", path, line_number,
+                                                     line_error ? ": " : " (not a JSON object)",
+                                                     line_error ? line_error->message : ""));
+          continue;
+        }
+      keep_latest (latest, session);
+    }
+}
+
+static gint
+compare_started (gconstpointer a,
+                 gconstpointer b)
+{
+  GDateTime *ta = subagent_session_get_started_at (*(SubagentSession **) a);
+  GDateTime *tb = subagent_session_get_started_at (*(SubagentSession **) b);
+
+  if (ta == NULL || tb == NULL)
+    return (ta == NULL) - (tb == NULL);
+  return g_date_time_compare (ta, tb);
+}
+
+/**
+ * subagent_session_log_read_dir:
+ * @sessions_dir: the directory of session records
+ * @skipped: (out) (optional) (transfer full): what could not be read, one
+ *   message per file or line, naming it
+ * @error: return location for a #GError
+ *
+ * Reads every session log (`*.jsonl`) and single-record file (`*.json`) in
+ * @sessions_dir. A directory that does not exist holds no sessions.
+ *
+ * Returns: (transfer container) (element-type SubagentSession): the latest
+ *   record of each session, oldest start first; %NULL with @error set when
+ *   the directory cannot be listed
+ */
+GPtrArray *
+subagent_session_log_read_dir (const char  *sessions_dir,
+                               GStrv       *skipped,
+                               GError     **error)
+{
+  g_autoptr(GHashTable) latest = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GDir) dir = NULL;
+  GPtrArray *sessions;
+  GHashTableIter iter;
+  gpointer value;
+  const char *entry;
+
+  g_return_val_if_fail (sessions_dir != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  dir = g_dir_open (sessions_dir, 0, &local_error);
+  if (dir == NULL && !g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+    {
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return NULL;
+    }
+  while (dir != NULL && (entry = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+
+      if (entry[0] == '.')
+        continue;  /* a temporary file of subagent_session_save() */
+      path = g_build_filename (sessions_dir, entry, NULL);
+      if (g_str_has_suffix (entry, SESSION_LOG_SUFFIX))
+        read_log (path, latest, problems);
+      else if (g_str_has_suffix (entry, ".json"))
+        {
+          g_autoptr(GError) bad = NULL;
+          g_autoptr(SubagentSession) session = subagent_session_load (path, &bad);
+
+          if (session != NULL)
+            keep_latest (latest, session);
+          else
+            g_ptr_array_add (problems, g_strdup (bad->message));
+        }
+    }
+
+  sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  g_hash_table_iter_init (&iter, latest);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (sessions, g_object_ref (value));
+  g_ptr_array_sort (sessions, compare_started);
+  if (skipped != NULL)
+    {
+      g_ptr_array_add (problems, NULL);
+      *skipped = (GStrv) g_ptr_array_free (g_steal_pointer (&problems), FALSE);
+    }
+  return sessions;
+}
+
+/**
+ * subagent_session_log_lookup:
+ * @sessions_dir: the directory of session records
+ * @session_id: the session (a child's run id)
+ * @error: return location for a #GError
+ *
+ * Finds the latest record of @session_id among the logs and files of
+ * @sessions_dir.
+ *
+ * Returns: (transfer full): the session, or %NULL with @error set
+ *   (%SUBAGENT_ERROR_NOT_FOUND when no record names it,
+ *   %SUBAGENT_ERROR_INVALID_ARGUMENT for an invalid id)
+ */
+SubagentSession *
+subagent_session_log_lookup (const char  *sessions_dir,
+                             const char  *session_id,
+                             GError     **error)
+{
+  g_autoptr(GPtrArray) sessions = NULL;
+
+  g_return_val_if_fail (sessions_dir != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!subagent_session_id_is_valid (session_id))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "“%s” is not a session id: use the run id of a child (1–128 characters of [A-Za-z0-9_-])",
+                   session_id ? session_id : "(null)");
+      return NULL;
+    }
+  sessions = subagent_session_log_read_dir (sessions_dir, NULL, error);
+  if (sessions == NULL)
+    return NULL;
+  for (guint i = 0; i < sessions->len; i++)
+    if (g_str_equal (subagent_session_get_session_id (sessions->pdata[i]), session_id))
+      return g_object_ref (sessions->pdata[i]);
+  g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
+               "No session %s in %s (subagentctl sessions lists the kept ones)", session_id, sessions_dir);
+  return NULL;
+}

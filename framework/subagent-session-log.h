@@ -1,0 +1,43 @@
+/* subagent-session-log.h: an append-only, group-committed file of session records.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SUBAGENT_INSIDE) && !defined(SUBAGENT_COMPILATION)
+#error "Only <subagent.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "subagent-session.h"
+
+G_BEGIN_DECLS
+
+#define SUBAGENT_TYPE_SESSION_LOG (subagent_session_log_get_type ())
+G_DECLARE_FINAL_TYPE (SubagentSessionLog, subagent_session_log, SUBAGENT, SESSION_LOG, GObject)
+
+SubagentSessionLog *subagent_session_log_new            (const char           *sessions_dir,
+                                                         const char           *log_id,
+                                                         GError              **error);
+const char         *subagent_session_log_get_path       (SubagentSessionLog   *self);
+gboolean            subagent_session_log_append         (SubagentSessionLog   *self,
+                                                         SubagentSession      *session,
+                                                         GError              **error);
+void                subagent_session_log_append_async   (SubagentSessionLog   *self,
+                                                         SubagentSession      *session,
+                                                         GCancellable         *cancellable,
+                                                         GAsyncReadyCallback   callback,
+                                                         gpointer              user_data);
+gboolean            subagent_session_log_append_finish  (SubagentSessionLog   *self,
+                                                         GAsyncResult         *result,
+                                                         GError              **error);
+
+GPtrArray          *subagent_session_log_read_dir       (const char           *sessions_dir,
+                                                         GStrv                *skipped,
+                                                         GError              **error);
+SubagentSession    *subagent_session_log_lookup         (const char           *sessions_dir,
+                                                         const char           *session_id,
+                                                         GError              **error);
+
+G_END_DECLS
