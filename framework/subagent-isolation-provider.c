@@ -369,10 +369,33 @@ shared_isolation_prepare (SubagentIsolationProvider  *provider,
                        NULL);
 }
 
+/* Nothing to create: resolving the root is two metadata calls on a
+ * directory the host already works in, cheaper than a hop to a worker
+ * thread and back, which would cost most of a trivial child's run. */
+static void
+shared_isolation_prepare_async (SubagentIsolationProvider *provider,
+                                SubagentIsolationRequest  *request,
+                                GCancellable              *cancellable,
+                                GAsyncReadyCallback        callback,
+                                gpointer                   user_data)
+{
+  g_autoptr(GTask) task = g_task_new (provider, cancellable, callback, user_data);
+  GError *error = NULL;
+  SubagentIsolationContext *context;
+
+  g_task_set_source_tag (task, shared_isolation_prepare_async);
+  context = subagent_isolation_provider_prepare (provider, request, cancellable, &error);
+  if (context == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, context, g_object_unref);
+}
+
 static void
 shared_isolation_iface_init (SubagentIsolationProviderInterface *iface)
 {
   iface->prepare = shared_isolation_prepare;
+  iface->prepare_async = shared_isolation_prepare_async;
   /* cleanup stays NULL: the parent's root is never removed. */
 }
 
