@@ -303,29 +303,18 @@ spawn_more_posix (Spawns *spawns)
     spawns->done = TRUE;
 }
 
-/* Seconds for @n bare posix_spawn()s of `true`, @parallel at a time: the
- * primitive the command runner uses for a child on the host, for scale. */
+/* Seconds for @n spawns of `true`, @parallel at a time, each started by
+ * @more: plain GSubprocess, or bare posix_spawn() (the primitive the command
+ * runner uses for a child on the host), for scale. */
 static double
-posix_spawns (guint n,
-              guint parallel)
+timed_spawns (guint   n,
+              guint   parallel,
+              void  (*more) (Spawns *spawns))
 {
   Spawns spawns = { n, 0, parallel, FALSE };
   gint64 start = g_get_monotonic_time ();
 
-  spawn_more_posix (&spawns);
-  spin (&spawns.done);
-  return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
-}
-
-/* Seconds for @n plain spawns of `true`, @parallel at a time. */
-static double
-plain_spawns (guint n,
-              guint parallel)
-{
-  Spawns spawns = { n, 0, parallel, FALSE };
-  gint64 start = g_get_monotonic_time ();
-
-  spawn_more (&spawns);
+  more (&spawns);
   spin (&spawns.done);
   return (g_get_monotonic_time () - start) / (double) G_USEC_PER_SEC;
 }
@@ -377,15 +366,15 @@ bench_commands (guint children,
 
   if (manager == NULL)
     die ("manager", error);
-  plain_spawns (50, parallel);
+  timed_spawns (50, parallel, spawn_more);
   cpu[0] = cpu_seconds ();
-  plain = plain_spawns (children, parallel);
+  plain = timed_spawns (children, parallel, spawn_more);
   cpu[1] = cpu_seconds ();
   man = through_manager (manager, children, parallel);
   cpu[2] = cpu_seconds ();
   sup = through_supervisor (manager, children, parallel);
   cpu[3] = cpu_seconds ();
-  bare = posix_spawns (children, parallel);
+  bare = timed_spawns (children, parallel, spawn_more_posix);
   cpu[4] = cpu_seconds ();
   g_clear_object (&manager);
   remove_tree (root);
