@@ -28,12 +28,15 @@ G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
  * The session records of one parent run, as lines of JSON appended to
  * `<sessions_dir>/<log_id>.jsonl`.
  *
- * A record is durable when subagent_session_log_append() returns: its line
- * is written and the file `fdatasync()`ed. Records appended at the same time
- * from several threads share one `write()` and one `fdatasync()` (group
- * commit), and no file is created per record. Both matter on a busy
- * filesystem, where creating a file and syncing it cost far more than
- * the run of a small child (docs/performance.md).
+ * When subagent_session_log_append() returns, the record is in the file:
+ * other processes read it, and it survives the host's crash. It reaches the
+ * disk moments later: a thread of the log `fdatasync()`s whatever was
+ * appended since its last sync, so records that arrive together share one
+ * sync, and no child waits for one. subagent_session_log_sync() waits until
+ * everything appended so far is on disk; dropping the last reference to the
+ * log does too. No file is created per record. Both matter on a busy
+ * filesystem, where creating a file and syncing it cost far more than the
+ * run of a small child (docs/performance.md).
  *
  * A later record of the same session (a follow-up) supersedes the earlier
  * one; subagent_session_log_read_dir() and subagent_session_log_lookup()
@@ -41,13 +44,6 @@ G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
  * by subagent_session_save(), and return the latest record of each session.
  * A line torn by a crash is skipped and reported, never fatal.
  */
-
-/* One append waiting for its line to be on disk. Lives on the caller's stack. */
-typedef struct {
-  GString *line;
-  GError *error;
-  gboolean done;
-} Waiter;
 
 struct _SubagentSessionLog
 {
@@ -57,11 +53,14 @@ struct _SubagentSessionLog
   char *path;
 
   GMutex lock;
-  GCond written;
-  GQueue pending;               /* of Waiter *, in arrival order */
-  gboolean writing;             /* a caller is writing a batch */
+  GCond cond;
   int fd;                       /* -1 until the first append */
   gboolean needs_newline;       /* the file ends in a torn line */
+  guint64 appended;             /* records written so far */
+  guint64 synced;               /* of those, known to be on disk */
+  GThread *syncer;              /* started with the first append */
+  gboolean quit;
+  GError *sync_error;           /* a failed sync: sticky, since the kernel reports a lost write once */
 };
 
 G_DEFINE_FINAL_TYPE (SubagentSessionLog, subagent_session_log, G_TYPE_OBJECT)
@@ -71,12 +70,22 @@ subagent_session_log_finalize (GObject *object)
 {
   SubagentSessionLog *self = SUBAGENT_SESSION_LOG (object);
 
+  /* The syncer makes the last records durable before it leaves. */
+  if (self->syncer != NULL)
+    {
+      g_mutex_lock (&self->lock);
+      self->quit = TRUE;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+      g_thread_join (self->syncer);
+    }
   if (self->fd >= 0)
     close (self->fd);
+  g_clear_error (&self->sync_error);
   g_free (self->dir);
   g_free (self->path);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->written);
+  g_cond_clear (&self->cond);
   G_OBJECT_CLASS (subagent_session_log_parent_class)->finalize (object);
 }
 
@@ -90,8 +99,7 @@ static void
 subagent_session_log_init (SubagentSessionLog *self)
 {
   g_mutex_init (&self->lock);
-  g_cond_init (&self->written);
-  g_queue_init (&self->pending);
+  g_cond_init (&self->cond);
   self->fd = -1;
 }
 
@@ -197,12 +205,49 @@ open_log (SubagentSessionLog  *self,
   return TRUE;
 }
 
-/* Writes @text with one write() where the kernel allows (so concurrent
- * appenders never interleave within it) and makes it durable. */
+/* Syncs what was appended, as long as the log lives; one sync covers
+ * every record written before it starts. */
+static gpointer
+sync_thread (gpointer data)
+{
+  SubagentSessionLog *self = data;
+
+  g_mutex_lock (&self->lock);
+  for (;;)
+    {
+      guint64 target;
+      int saved = 0;
+
+      while (self->synced == self->appended && !self->quit)
+        g_cond_wait (&self->cond, &self->lock);
+      if (self->synced == self->appended)
+        break;
+      target = self->appended;
+      g_mutex_unlock (&self->lock);
+
+      if (fdatasync (self->fd) != 0)
+        saved = errno;
+
+      g_mutex_lock (&self->lock);
+      if (saved != 0)
+        {
+          g_clear_error (&self->sync_error);
+          set_errno_error (&self->sync_error, saved, "flush the session log", self->path);
+          g_warning ("%s", self->sync_error->message);
+        }
+      self->synced = target;
+      g_cond_broadcast (&self->cond);
+    }
+  g_mutex_unlock (&self->lock);
+  return NULL;
+}
+
+/* Writes @text with one write() where the kernel allows, so that
+ * concurrent appenders never interleave within it. Called locked. */
 static gboolean
-write_batch (SubagentSessionLog  *self,
-             GString             *text,
-             GError             **error)
+write_record (SubagentSessionLog  *self,
+              GString             *text,
+              GError             **error)
 {
   gsize done = 0;
 
@@ -227,8 +272,6 @@ write_batch (SubagentSessionLog  *self,
       done += (gsize) n;
     }
   self->needs_newline = FALSE;
-  if (fdatasync (self->fd) != 0)
-    return set_errno_error (error, errno, "flush the session log", self->path);
   return TRUE;
 }
 
@@ -238,9 +281,10 @@ write_batch (SubagentSessionLog  *self,
  * @session: the record to append
  * @error: return location for a #GError
  *
- * Appends @session and returns once it is on disk. Blocks: call it from a
- * worker thread, or use subagent_session_log_append_async(). Calls from
- * several threads at once share writes.
+ * Appends @session. It is in the file when this returns and on disk soon
+ * after (see subagent_session_log_sync()). It may block briefly on the
+ * filesystem; call it from a worker thread, or use
+ * subagent_session_log_append_async().
  *
  * Returns: %TRUE on success; %FALSE with @error set (a #GIOErrorEnum, or
  *   %SUBAGENT_ERROR_INVALID_ARGUMENT for a session whose id is invalid)
@@ -251,8 +295,9 @@ subagent_session_log_append (SubagentSessionLog  *self,
                              GError             **error)
 {
   g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GString) line = NULL;
   g_autofree char *text = NULL;
-  Waiter waiter = { NULL, NULL, FALSE };
+  gboolean ok;
 
   g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
   g_return_val_if_fail (SUBAGENT_IS_SESSION (session), FALSE);
@@ -268,56 +313,53 @@ subagent_session_log_append (SubagentSessionLog  *self,
   node = json_node_init_object (json_node_alloc (), subagent_session_to_json (session));
   json_object_unref (json_node_get_object (node));
   text = json_to_string (node, FALSE);   /* compact: strings escape their newlines */
-  waiter.line = g_string_new (text);
-  g_string_append_c (waiter.line, '\n');
+  line = g_string_new (text);
+  g_string_append_c (line, '\n');
 
   g_mutex_lock (&self->lock);
-  g_queue_push_tail (&self->pending, &waiter);
-  while (!waiter.done)
+  ok = write_record (self, line, error);
+  if (ok)
     {
-      g_autoptr(GString) batch = NULL;
-      g_autoptr(GError) batch_error = NULL;
-      GQueue taken = G_QUEUE_INIT;
-      gboolean ok;
-
-      if (self->writing)
-        {
-          g_cond_wait (&self->written, &self->lock);
-          continue;
-        }
-      /* Lead: write everything queued so far, ours included. */
-      self->writing = TRUE;
-      taken = self->pending;
-      g_queue_init (&self->pending);
-      g_mutex_unlock (&self->lock);
-
-      batch = g_string_new (NULL);
-      for (GList *l = taken.head; l != NULL; l = l->next)
-        g_string_append_len (batch, ((Waiter *) l->data)->line->str, ((Waiter *) l->data)->line->len);
-      ok = write_batch (self, batch, &batch_error);
-
-      g_mutex_lock (&self->lock);
-      for (GList *l = taken.head; l != NULL; l = l->next)
-        {
-          Waiter *each = l->data;
-
-          if (!ok)
-            each->error = g_error_copy (batch_error);
-          each->done = TRUE;
-        }
-      g_queue_clear (&taken);
-      self->writing = FALSE;
-      g_cond_broadcast (&self->written);
+      self->appended++;
+      if (self->syncer == NULL)
+        self->syncer = g_thread_new ("subagent-sessions", sync_thread, self);
+      g_cond_broadcast (&self->cond);
     }
   g_mutex_unlock (&self->lock);
+  return ok;
+}
 
-  g_string_free (waiter.line, TRUE);
-  if (waiter.error != NULL)
+/**
+ * subagent_session_log_sync:
+ * @self: a #SubagentSessionLog
+ * @error: return location for a #GError
+ *
+ * Waits until every record appended before the call is on disk.
+ *
+ * Returns: %TRUE when they are; %FALSE with @error set once a sync of this
+ *   log has failed (a #GIOErrorEnum): records written before it may be lost
+ */
+gboolean
+subagent_session_log_sync (SubagentSessionLog  *self,
+                           GError             **error)
+{
+  guint64 target;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  g_mutex_lock (&self->lock);
+  target = self->appended;
+  while (self->synced < target)
+    g_cond_wait (&self->cond, &self->lock);
+  if (self->sync_error != NULL)
     {
-      g_propagate_error (error, waiter.error);
-      return FALSE;
+      g_propagate_error (error, g_error_copy (self->sync_error));
+      ok = FALSE;
     }
-  return TRUE;
+  g_mutex_unlock (&self->lock);
+  return ok;
 }
 
 static void
@@ -339,7 +381,7 @@ append_thread (GTask        *task,
  * @self: a #SubagentSessionLog
  * @session: the record to append
  * @cancellable: (nullable): a #GCancellable; an append that has started completes
- * @callback: (scope async): called once the record is on disk, or failed
+ * @callback: (scope async): called once the record is in the file, or failed
  * @user_data: (closure): data for @callback
  *
  * Runs subagent_session_log_append() in a worker thread.
@@ -370,7 +412,7 @@ subagent_session_log_append_async (SubagentSessionLog  *self,
  *
  * Finishes subagent_session_log_append_async().
  *
- * Returns: %TRUE when the record is on disk
+ * Returns: %TRUE when the record is in the file
  */
 gboolean
 subagent_session_log_append_finish (SubagentSessionLog  *self,

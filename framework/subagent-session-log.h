@@ -32,6 +32,8 @@ void                subagent_session_log_append_async   (SubagentSessionLog   *s
 gboolean            subagent_session_log_append_finish  (SubagentSessionLog   *self,
                                                          GAsyncResult         *result,
                                                          GError              **error);
+gboolean            subagent_session_log_sync           (SubagentSessionLog   *self,
+                                                         GError              **error);
 
 GPtrArray          *subagent_session_log_read_dir       (const char           *sessions_dir,
                                                          GStrv                *skipped,

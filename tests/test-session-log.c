@@ -62,6 +62,8 @@ test_append_and_lookup (void)
   g_assert_true (subagent_session_log_append (log, second, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (count_lines (expected_path), ==, 2);   /* one line each: newlines in text are escaped */
+  g_assert_true (subagent_session_log_sync (log, &error));
+  g_assert_no_error (error);
 
   found = subagent_session_log_lookup (dir, "child-b", &error);
   g_assert_no_error (error);
