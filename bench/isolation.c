@@ -2,13 +2,19 @@
  * what a user would run instead (git worktree, cp -a), side by side in one
  * run on a generated mid-size repository. Prints medians and ratios.
  *
- * Usage: bench-isolation [--files N] [--rounds N] [--keep]
+ * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot] [--keep]
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <subagent.h>
 
 static int n_files = 2400;
@@ -168,11 +174,23 @@ measure_git_cli (const char *root, Samples *s)
     }
 }
 
+/* cp -a of the tree into a fresh directory under parent (or under the
+ * temporary directory if NULL). */
 static void
-measure_cp (const char *root, Samples *s)
+measure_cp (const char *root, const char *parent, Samples *s)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *base = g_dir_make_tmp ("subagent-bench-cp-XXXXXX", &error);
+  g_autofree char *base = NULL;
+
+  if (parent == NULL)
+    base = g_dir_make_tmp ("subagent-bench-cp-XXXXXX", &error);
+  else
+    {
+      base = g_build_filename (parent, "cp-XXXXXX", NULL);
+      if (g_mkdtemp (base) == NULL)
+        g_error ("%s: %s", base, g_strerror (errno));
+    }
+  g_assert_no_error (error);
 
   for (int i = 0; i < 1; i++)
     {
@@ -194,6 +212,32 @@ measure_cp (const char *root, Samples *s)
   run_or_die ("/", (const char *[]) { "rm", "-rf", base, NULL });
 }
 
+/* A directory with the ext2/3/4 top-directory flag, as the snapshot plugin
+ * gives its snapshot directory: cp -a into it shows how much of the
+ * snapshot's lead is placement (which block group the new files land in)
+ * rather than the copy itself. NULL where the filesystem refuses the flag. */
+static char *
+make_spread_parent (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp ("subagent-bench-spread-XXXXXX", &error);
+  int fd, flags = 0;
+
+  g_assert_no_error (error);
+  fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ioctl (fd, FS_IOC_GETFLAGS, &flags) != 0 ||
+      (flags |= FS_TOPDIR_FL, ioctl (fd, FS_IOC_SETFLAGS, &flags) != 0))
+    {
+      if (fd >= 0)
+        close (fd);
+      g_rmdir (dir);
+      g_free (dir);
+      return NULL;
+    }
+  close (fd);
+  return dir;
+}
+
 static void
 report (const char *what, Samples *s, double baseline_prepare, double baseline_total, const char *against)
 {
@@ -209,9 +253,12 @@ int
 main (int argc, char *argv[])
 {
   gboolean keep = FALSE;
+  g_autofree char *only = NULL;
+  gboolean do_worktree, do_snapshot;
   const GOptionEntry entries[] = {
     { "files", 0, 0, G_OPTION_ARG_INT, &n_files, "Files in the generated repository", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "Measured rounds per contender", "N" },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only the worktree or the snapshot contenders", "worktree|snapshot" },
     { "keep", 0, 0, G_OPTION_ARG_NONE, &keep, "Keep the generated repository", NULL },
     { NULL }
   };
@@ -223,14 +270,21 @@ main (int argc, char *argv[])
   g_autoptr(JsonObject) copy = json_object_new ();
   g_autoptr(JsonObject) overlay = json_object_new ();
   Samples git_cli = samples_new (), ours_cold = samples_new (), ours_pooled = samples_new ();
-  Samples cp = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
+  Samples cp = samples_new (), cp_spread = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
+  g_autofree char *spread_parent = NULL;
   double git_p, git_t, cp_p, cp_t;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     g_error ("%s", error->message);
+  if (only != NULL && !g_str_equal (only, "worktree") && !g_str_equal (only, "snapshot"))
+    g_error ("--only takes worktree or snapshot, not “%s”", only);
+  do_worktree = only == NULL || g_str_equal (only, "worktree");
+  do_snapshot = only == NULL || g_str_equal (only, "snapshot");
 
   root = make_repository ();
+  if (do_snapshot)
+    spread_parent = make_spread_parent ();
   printf ("repository: %d files in %s; %d rounds each, medians\n\n", n_files, root, rounds);
 
   json_object_set_int_member (pooled, "pool_size", 2);
@@ -242,44 +296,64 @@ main (int argc, char *argv[])
   for (int round = 0; round <= rounds; round++)
     {
       gboolean warm = round == 0;
-      Samples *dst[6] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay };
-      Samples scratch[6];
+      Samples *dst[7] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread };
+      Samples scratch[7];
 
       if (warm)
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
           {
             scratch[i] = samples_new ();
             dst[i] = &scratch[i];
           }
-      measure_git_cli (root, dst[0]);
-      measure_provider (root, "worktree", cold, dst[1], 0);
-      measure_provider (root, "worktree", pooled, dst[2], warm ? 1 : 0);
-      measure_cp (root, dst[3]);
-      measure_provider (root, "directory-snapshot", copy, dst[4], 0);
-      measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+      if (do_worktree)
+        {
+          measure_git_cli (root, dst[0]);
+          measure_provider (root, "worktree", cold, dst[1], 0);
+          measure_provider (root, "worktree", pooled, dst[2], warm ? 1 : 0);
+        }
+      if (do_snapshot)
+        {
+          measure_cp (root, NULL, dst[3]);
+          if (spread_parent != NULL)
+            measure_cp (root, spread_parent, dst[6]);
+          measure_provider (root, "directory-snapshot", copy, dst[4], 0);
+          measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+        }
       if (warm)
-        for (int i = 0; i < 6; i++)
+        for (int i = 0; i < 7; i++)
           {
             g_array_unref (scratch[i].prepare);
             g_array_unref (scratch[i].cleanup);
           }
     }
 
-  git_p = median (git_cli.prepare);
-  git_t = git_p + median (git_cli.cleanup);
-  cp_p = median (cp.prepare);
-  cp_t = cp_p + median (cp.cleanup);
+  if (do_worktree)
+    {
+      git_p = median (git_cli.prepare);
+      git_t = git_p + median (git_cli.cleanup);
+      printf ("worktree (against git worktree add -b / remove --force / branch -D):\n");
+      report ("git CLI", &git_cli, 0, 0, "");
+      report ("libsubagent worktree, cold", &ours_cold, git_p, git_t, "of git");
+      report ("libsubagent worktree, pooled", &ours_pooled, git_p, git_t, "of git");
+      printf ("  pooled prepare is %.1fx faster than git worktree add\n\n", git_p / median (ours_pooled.prepare));
+    }
+  if (do_snapshot)
+    {
+      cp_p = median (cp.prepare);
+      cp_t = cp_p + median (cp.cleanup);
+      printf ("directory snapshot (against cp -a / rm -rf):\n");
+      report ("cp -a", &cp, 0, 0, "");
+      if (spread_parent != NULL)
+        report ("cp -a, parent with chattr +T", &cp_spread, cp_p, cp_t, "of cp -a");
+      report ("libsubagent snapshot, copy", &snap_copy, cp_p, cp_t, "of cp -a");
+      report ("libsubagent snapshot, overlay", &snap_overlay, cp_p, cp_t, "of cp -a");
+      if (spread_parent != NULL)
+        printf ("  snapshot copy prepare is %.2fx of cp -a into a parent with chattr +T\n",
+                median (snap_copy.prepare) / median (cp_spread.prepare));
+    }
 
-  printf ("worktree (against git worktree add -b / remove --force / branch -D):\n");
-  report ("git CLI", &git_cli, 0, 0, "");
-  report ("libsubagent worktree, cold", &ours_cold, git_p, git_t, "of git");
-  report ("libsubagent worktree, pooled", &ours_pooled, git_p, git_t, "of git");
-  printf ("  pooled prepare is %.1fx faster than git worktree add\n\n", git_p / median (ours_pooled.prepare));
-  printf ("directory snapshot (against cp -a / rm -rf):\n");
-  report ("cp -a", &cp, 0, 0, "");
-  report ("libsubagent snapshot, copy", &snap_copy, cp_p, cp_t, "of cp -a");
-  report ("libsubagent snapshot, overlay", &snap_overlay, cp_p, cp_t, "of cp -a");
-
+  if (spread_parent != NULL)
+    g_rmdir (spread_parent);
   if (!keep)
     run_or_die ("/", (const char *[]) { "rm", "-rf", root, NULL });
   return 0;

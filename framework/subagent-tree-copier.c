@@ -27,11 +27,15 @@
  * in `exclude_top_level` (such as `.subagent` and `.git`) are left out at the
  * top level only.
  *
- * Regular files are copied by a small pool of worker threads (2 to 4), each
- * with `FICLONE` (a reflink: O(1) on XFS and Btrfs) unless the strategy is
+ * The calling thread walks the source, creating directories and links,
+ * while 1 to 3 more threads copy the regular files it finds (the caller
+ * joins them once the walk is done). Each file is opened relative to its
+ * directory, created with its final permission bits and copied with
+ * `FICLONE` (a reflink: O(1) on XFS and Btrfs) unless the strategy is
  * %SUBAGENT_COPY_STRATEGY_COPY, else with `copy_file_range()`. The first
  * refusal of `FICLONE` (ext4 and tmpfs answer `EOPNOTSUPP`) switches the rest
- * of the tree to plain copies.
+ * of the tree to plain copies. Directories stay mode 0700 until the copy is
+ * complete.
  *
  * A failed or cancelled copy removes what it created. subagent_tree_remove()
  * removes a tree in-process (no `rm -rf`), never following symbolic links

@@ -1,6 +1,7 @@
-/* subagent-tree-copy-job.c: the copy behind subagent_tree_copy(): one
- * thread walks the source, creating directories and links and queueing
- * regular files; 2 to 4 threads copy the files.
+/* subagent-tree-copy-job.c: the copy behind subagent_tree_copy(). The
+ * calling thread walks the source, creating directories and links and
+ * queueing regular files, while 1 to 3 more threads copy the queued files;
+ * once the walk is done the caller copies too.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -20,11 +21,27 @@
 #include "subagent-tree-copier.h"
 #include "subagent-tree-copier-private.h"
 
+/* A directory whose files are being copied: both sides stay open while
+ * files of it are queued, so each file is opened by its name alone (no
+ * path walk). Reference-counted under CopyJob.lock: the walker holds one
+ * while it reads the directory, each queued file one. */
+typedef struct {
+  guint ref;
+  int src_fd;
+  int dst_fd;
+  const char *rel;         /* "" for the root; owned by the DirInfo */
+} Dir;
+
+/* Mode and times of a directory, set once everything under it is done. */
 typedef struct {
   char *rel;
   mode_t mode;
-  off_t size;              /* at walk time */
   struct timespec times[2];
+} DirInfo;
+
+typedef struct {
+  Dir *dir;                /* a reference, dropped once the file is done */
+  char name[];
 } Entry;
 
 enum { REFLINK_UNTRIED, REFLINK_WORKS, REFLINK_REFUSED };
@@ -32,43 +49,102 @@ enum { REFLINK_UNTRIED, REFLINK_WORKS, REFLINK_REFUSED };
 /* How many queued files a worker takes at once. */
 #define COPY_CLAIM 32
 
+/* Directories the walker has left but whose files still wait: bounds the
+ * descriptors they hold at twice this, whatever the tree's size (the walk
+ * itself holds three per level of depth). */
+#define MAX_WAITING_DIRS 128
+
 typedef struct {
   const char *source;
   const char *dest;
+  const char * const *exclude_top_level;
   int src_root;
   int dst_root;
   gboolean allow_reflink;
-  GPtrArray *files;        /* Entry */
-  GPtrArray *dirs;         /* Entry, pre-order */
-  gint next_file;          /* atomic */
+  mode_t umask;            /* the bits creation removes; all if unknown */
+  GPtrArray *dirs;         /* DirInfo, pre-order */
   gint reflink_state;      /* atomic */
   gint failed;             /* atomic */
-  GMutex lock;
-  GError *error;           /* the first error, under lock */
   GCancellable *cancellable;
+
+  GMutex lock;
+  GCond cond;              /* files queued, walk done, a directory closed */
+  GPtrArray *files;        /* Entry, under lock */
+  guint next_file;         /* under lock */
+  guint open_dirs;         /* Dir objects alive, under lock */
+  guint walk_depth;        /* of them, held by the walker, under lock */
+  gboolean walk_done;      /* under lock */
+  GError *error;           /* the first error, under lock */
 } CopyJob;
 
 static void
-entry_free (gpointer data)
+dir_info_free (gpointer data)
 {
-  Entry *e = data;
+  DirInfo *info = data;
 
-  g_free (e->rel);
-  g_free (e);
+  g_free (info->rel);
+  g_free (info);
 }
 
-static Entry *
-entry_new (const char        *rel,
-           const struct stat *st)
+static DirInfo *
+dir_info_new (char              *rel,
+              const struct stat *st)
 {
-  Entry *e = g_new0 (Entry, 1);
+  DirInfo *info = g_new0 (DirInfo, 1);
 
-  e->rel = g_strdup (rel);
-  e->mode = st->st_mode;
-  e->size = st->st_size;
-  e->times[0] = st->st_atim;
-  e->times[1] = st->st_mtim;
-  return e;
+  info->rel = rel;
+  info->mode = st->st_mode;
+  info->times[0] = st->st_atim;
+  info->times[1] = st->st_mtim;
+  return info;
+}
+
+/* Takes ownership of both descriptors. */
+static Dir *
+dir_new_locked (CopyJob    *job,
+                int         src_fd,
+                int         dst_fd,
+                const char *rel)
+{
+  Dir *d = g_new0 (Dir, 1);
+
+  d->ref = 1;
+  d->src_fd = src_fd;
+  d->dst_fd = dst_fd;
+  d->rel = rel;
+  job->open_dirs++;
+  job->walk_depth++;
+  return d;
+}
+
+static void
+dir_unref_locked (CopyJob *job,
+                  Dir     *d)
+{
+  if (--d->ref > 0)
+    return;
+  close (d->src_fd);
+  close (d->dst_fd);
+  g_free (d);
+  job->open_dirs--;
+  g_cond_broadcast (&job->cond);
+}
+
+/* The walker is done reading d; its queued files may still hold it. */
+static void
+dir_release (CopyJob *job,
+             Dir     *d)
+{
+  g_mutex_lock (&job->lock);
+  job->walk_depth--;
+  dir_unref_locked (job, d);
+  g_mutex_unlock (&job->lock);
+}
+
+static char *
+entry_rel (const Entry *e)
+{
+  return *e->dir->rel ? g_strconcat (e->dir->rel, "/", e->name, NULL) : g_strdup (e->name);
 }
 
 /* Records the first failure; later ones are consequences of stopping. */
@@ -95,8 +171,9 @@ job_fail (CopyJob    *job,
   if (job->error == NULL)
     job->error = g_error_new (G_IO_ERROR, g_io_error_from_errno (saved_errno),
                               "%s: %s", what, g_strerror (saved_errno));
-  g_mutex_unlock (&job->lock);
   g_atomic_int_set (&job->failed, 1);
+  g_cond_broadcast (&job->cond);
+  g_mutex_unlock (&job->lock);
 }
 
 static gboolean
@@ -111,19 +188,30 @@ job_should_stop (CopyJob *job)
       g_mutex_lock (&job->lock);
       if (job->error == NULL)
         job->error = g_steal_pointer (&cancel_error);
+      g_atomic_int_set (&job->failed, 1);
+      g_cond_broadcast (&job->cond);
       g_mutex_unlock (&job->lock);
       g_clear_error (&cancel_error);
-      g_atomic_int_set (&job->failed, 1);
       return TRUE;
     }
   return FALSE;
 }
 
-static char *
-join_rel (const char *prefix,
-          const char *name)
+/* The process umask, without changing it (umask() would race with other
+ * threads creating files): from /proc/self/status (Linux 4.7 and later).
+ * Unknown means all bits, so every file gets an explicit fchmod(). */
+static mode_t
+read_umask (void)
 {
-  return *prefix ? g_strconcat (prefix, "/", name, NULL) : g_strdup (name);
+  g_autofree char *status = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return 07777;
+  line = strstr (status, "\nUmask:");
+  if (line == NULL)
+    return 07777;
+  return (mode_t) g_ascii_strtoull (line + strlen ("\nUmask:"), NULL, 8) & 0777;
 }
 
 static gboolean
@@ -133,126 +221,7 @@ name_is_excluded (const char * const *exclude,
   return exclude != NULL && g_strv_contains (exclude, name);
 }
 
-/* Single-threaded: creates directories and symbolic links, and queues the
- * regular files for the workers. */
-static gboolean
-walk_dir (CopyJob            *job,
-          int                 src_fd,
-          int                 dst_fd,
-          const char         *rel,
-          const char * const *exclude)
-{
-  DIR *dir;
-  struct dirent *de;
-  int dup_fd = fcntl (src_fd, F_DUPFD_CLOEXEC, 3);
-  gboolean ok = TRUE;
-
-  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
-    {
-      int saved = errno;
-      if (dup_fd >= 0)
-        close (dup_fd);
-      job_fail (job, saved, "Could not read directory %s/%s", job->source, rel);
-      return FALSE;
-    }
-
-  while (ok && (errno = 0, de = readdir (dir)) != NULL)
-    {
-      g_autofree char *child_rel = NULL;
-      struct stat st;
-
-      if (g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, ".."))
-        continue;
-      if (name_is_excluded (exclude, de->d_name))
-        continue;
-      if (job_should_stop (job))
-        {
-          ok = FALSE;
-          break;
-        }
-
-      child_rel = join_rel (rel, de->d_name);
-      if (fstatat (src_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        {
-          if (errno == ENOENT)
-            continue;  /* removed while we walk: not part of the copy */
-          job_fail (job, errno, "Could not stat %s/%s", job->source, child_rel);
-          ok = FALSE;
-          break;
-        }
-
-      if (S_ISDIR (st.st_mode))
-        {
-          int sub_src, sub_dst;
-
-          /* 0700 while filling; the real mode is set afterwards. */
-          if (mkdirat (dst_fd, de->d_name, S_IRWXU) != 0)
-            {
-              job_fail (job, errno, "Could not create directory %s/%s", job->dest, child_rel);
-              ok = FALSE;
-              break;
-            }
-          g_ptr_array_add (job->dirs, entry_new (child_rel, &st));
-          sub_src = openat (src_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub_src < 0)
-            {
-              job_fail (job, errno, "Could not open directory %s/%s", job->source, child_rel);
-              ok = FALSE;
-              break;
-            }
-          sub_dst = openat (dst_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub_dst < 0)
-            {
-              job_fail (job, errno, "Could not open directory %s/%s", job->dest, child_rel);
-              close (sub_src);
-              ok = FALSE;
-              break;
-            }
-          ok = walk_dir (job, sub_src, sub_dst, child_rel, NULL);
-          close (sub_src);
-          close (sub_dst);
-        }
-      else if (S_ISLNK (st.st_mode))
-        {
-          g_autofree char *target = g_malloc (st.st_size + 2);
-          ssize_t len = readlinkat (src_fd, de->d_name, target, st.st_size + 1);
-
-          if (len < 0 || len > st.st_size)
-            {
-              job_fail (job, len < 0 ? errno : EOVERFLOW, "Could not read link %s/%s", job->source, child_rel);
-              ok = FALSE;
-              break;
-            }
-          target[len] = '\0';
-          if (symlinkat (target, dst_fd, de->d_name) != 0)
-            {
-              job_fail (job, errno, "Could not create link %s/%s", job->dest, child_rel);
-              ok = FALSE;
-              break;
-            }
-          {
-            struct timespec times[2] = { st.st_atim, st.st_mtim };
-            /* Some filesystems refuse link times; the link itself is what matters. */
-            (void) utimensat (dst_fd, de->d_name, times, AT_SYMLINK_NOFOLLOW);
-          }
-        }
-      else if (S_ISREG (st.st_mode))
-        {
-          g_ptr_array_add (job->files, entry_new (child_rel, &st));
-        }
-      else
-        {
-          g_debug ("Snapshot skips special file %s/%s", job->source, child_rel);
-        }
-    }
-  if (ok && errno != 0 && de == NULL)
-    {
-      job_fail (job, errno, "Could not read directory %s/%s", job->source, rel);
-      ok = FALSE;
-    }
-  closedir (dir);
-  return ok;
-}
+/* ---- copying one file ----------------------------------------------------- */
 
 static gboolean
 errno_means_no_reflink (int e)
@@ -260,8 +229,8 @@ errno_means_no_reflink (int e)
   return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS || e == EPERM;
 }
 
-/* Copies the file as big as the walk saw it (or to an earlier EOF): a
- * snapshot is the tree as walked, and not asking again for EOF saves one
+/* Copies the file as big as it was when opened (or to an earlier EOF): a
+ * snapshot is the tree as copied, and not asking again for EOF saves one
  * syscall per file, a good part of what a small file costs. With no size
  * known (0), copies to EOF. */
 static gboolean
@@ -317,26 +286,51 @@ copy_bytes (int   src,
     }
 }
 
+/* Per file: open, fstat, create (with its final mode), copy, futimens, two
+ * closes; fchmod only when the umask removed bits the source has. */
 static void
 copy_one_file (CopyJob *job,
                Entry   *e)
 {
-  int src, dst;
+  g_autofree char *rel = NULL;
+  struct timespec times[2];
+  struct stat st;
+  mode_t mode;
+  int src, dst = -1;
 
-  src = openat (job->src_root, e->rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  /* O_NONBLOCK: a FIFO that replaced the file since the walk must not block
+   * the open; it is skipped below. Regular files ignore the flag. */
+  src = openat (e->dir->src_fd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (src < 0)
     {
-      if (errno == ENOENT)
-        return;  /* removed since the walk */
-      job_fail (job, errno, "Could not open %s/%s", job->source, e->rel);
+      if (errno == ENOENT || errno == ENXIO)
+        return;  /* removed since the walk, or now a socket */
+      rel = entry_rel (e);
+      job_fail (job, errno, "Could not open %s/%s", job->source, rel);
       return;
     }
-  dst = openat (job->dst_root, e->rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, S_IRUSR | S_IWUSR);
+  if (fstat (src, &st) != 0)
+    {
+      rel = entry_rel (e);
+      job_fail (job, errno, "Could not stat %s/%s", job->source, rel);
+      goto out;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      g_debug ("Snapshot skips special file %s/%s/%s", job->source, e->dir->rel, e->name);
+      goto out;
+    }
+
+  /* Permission bits without set-user/group-ID: a snapshot never mints
+   * privileges. Created with them: the directory is 0700 until the end, so
+   * nobody else sees the file before it is complete. */
+  mode = st.st_mode & 01777;
+  dst = openat (e->dir->dst_fd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (dst < 0)
     {
-      job_fail (job, errno, "Could not create %s/%s", job->dest, e->rel);
-      close (src);
-      return;
+      rel = entry_rel (e);
+      job_fail (job, errno, "Could not create %s/%s", job->dest, rel);
+      goto out;
     }
 
   if (job->allow_reflink && g_atomic_int_get (&job->reflink_state) != REFLINK_REFUSED)
@@ -348,50 +342,297 @@ copy_one_file (CopyJob *job,
         }
       if (!errno_means_no_reflink (errno))
         {
-          job_fail (job, errno, "Could not clone %s/%s", job->source, e->rel);
+          rel = entry_rel (e);
+          job_fail (job, errno, "Could not clone %s/%s", job->source, rel);
           goto out;
         }
       /* Same filesystem for the whole tree: do not ask again. */
       g_atomic_int_set (&job->reflink_state, REFLINK_REFUSED);
     }
 
-  if (!copy_bytes (src, dst, e->size))
+  if (!copy_bytes (src, dst, st.st_size))
     {
-      job_fail (job, errno, "Could not copy %s/%s to %s/%s", job->source, e->rel, job->dest, e->rel);
+      rel = entry_rel (e);
+      job_fail (job, errno, "Could not copy %s/%s to %s/%s", job->source, rel, job->dest, rel);
       goto out;
     }
 
 metadata:
-  /* Permission bits without set-user/group-ID: a snapshot never mints privileges. */
-  if (fchmod (dst, e->mode & 01777) != 0 || futimens (dst, e->times) != 0)
-    job_fail (job, errno, "Could not set mode and times of %s/%s", job->dest, e->rel);
+  times[0] = st.st_atim;
+  times[1] = st.st_mtim;
+  if (((mode & ~job->umask) != mode && fchmod (dst, mode) != 0) || futimens (dst, times) != 0)
+    {
+      rel = entry_rel (e);
+      job_fail (job, errno, "Could not set mode and times of %s/%s", job->dest, rel);
+    }
 
 out:
   close (src);
-  close (dst);
+  if (dst >= 0)
+    close (dst);
 }
 
+/* Claims up to COPY_CLAIM queued files, [*first, *end). Files are queued
+ * in walk order, so a run mostly shares a directory: claiming runs keeps
+ * workers out of each other's directory lock, which creating files takes. */
+static gboolean
+claim_locked (CopyJob *job,
+              guint   *first,
+              guint   *end)
+{
+  if (job->next_file >= job->files->len)
+    return FALSE;
+  *first = job->next_file;
+  *end = MIN (job->files->len, *first + COPY_CLAIM);
+  job->next_file = *end;
+  return TRUE;
+}
+
+/* Copies a claimed run; returns with the lock held, as it was called. */
+static void
+copy_run_locked (CopyJob *job,
+                 guint    first,
+                 guint    end)
+{
+  Entry *run[COPY_CLAIM];
+
+  /* The array may grow (and move) while the lock is released. */
+  for (guint i = first; i < end; i++)
+    run[i - first] = g_ptr_array_index (job->files, i);
+  g_mutex_unlock (&job->lock);
+  for (guint i = 0; i < end - first; i++)
+    if (!job_should_stop (job))
+      copy_one_file (job, run[i]);
+  g_mutex_lock (&job->lock);
+  for (guint i = 0; i < end - first; i++)
+    {
+      dir_unref_locked (job, run[i]->dir);
+      run[i]->dir = NULL;
+    }
+}
+
+/* Copies queued files until the walk is done and nothing is left, or the
+ * job stops. */
 static gpointer
 copy_worker (gpointer data)
 {
   CopyJob *job = data;
+  guint first, end;
 
-  /* Files are queued in walk order, so a run of them mostly shares a
-   * directory: claiming runs keeps workers out of each other's directory
-   * lock, which creating files takes. */
-  for (;;)
+  g_mutex_lock (&job->lock);
+  while (!g_atomic_int_get (&job->failed))
     {
-      guint first = (guint) g_atomic_int_add (&job->next_file, COPY_CLAIM);
-
-      for (guint i = first; i < first + COPY_CLAIM; i++)
-        {
-          if (i >= job->files->len || job_should_stop (job))
-            return NULL;
-          copy_one_file (job, g_ptr_array_index (job->files, i));
-        }
+      if (claim_locked (job, &first, &end))
+        copy_run_locked (job, first, end);
+      else if (job->walk_done)
+        break;
+      else
+        g_cond_wait (&job->cond, &job->lock);
     }
+  g_mutex_unlock (&job->lock);
   return NULL;
 }
+
+/* ---- the walk ---------------------------------------------------------- */
+
+/* Hands the pending files to the workers, each with a reference to its
+ * directory. */
+static void
+queue_files (CopyJob   *job,
+             GPtrArray *pending)
+{
+  if (pending->len == 0)
+    return;
+  g_mutex_lock (&job->lock);
+  for (guint i = 0; i < pending->len; i++)
+    {
+      Entry *e = g_ptr_array_index (pending, i);
+
+      e->dir->ref++;
+      g_ptr_array_add (job->files, e);
+    }
+  g_cond_broadcast (&job->cond);
+  g_mutex_unlock (&job->lock);
+  g_ptr_array_set_size (pending, 0);
+}
+
+static void
+queue_file (CopyJob    *job,
+            Dir        *dir,
+            const char *name,
+            GPtrArray  *pending)
+{
+  gsize len = strlen (name);
+  Entry *e = g_malloc (sizeof (Entry) + len + 1);
+
+  e->dir = dir;
+  memcpy (e->name, name, len + 1);
+  g_ptr_array_add (pending, e);
+  if (pending->len >= COPY_CLAIM)
+    queue_files (job, pending);
+}
+
+/* Before opening one more directory: while too many left directories
+ * still wait for their files, copy some of them (or wait for the workers),
+ * so a huge tree never runs out of descriptors. */
+static void
+wait_for_room (CopyJob *job)
+{
+  guint first, end;
+
+  g_mutex_lock (&job->lock);
+  while (job->open_dirs - job->walk_depth >= MAX_WAITING_DIRS && !g_atomic_int_get (&job->failed))
+    {
+      if (claim_locked (job, &first, &end))
+        copy_run_locked (job, first, end);
+      else
+        g_cond_wait (&job->cond, &job->lock);
+    }
+  g_mutex_unlock (&job->lock);
+}
+
+static gboolean walk_dir (CopyJob *job, Dir *dir, const char * const *exclude);
+
+static gboolean
+walk_subdir (CopyJob           *job,
+             Dir               *parent,
+             const char        *name,
+             const struct stat *st)
+{
+  g_autofree char *child_rel = *parent->rel ? g_strconcat (parent->rel, "/", name, NULL) : g_strdup (name);
+  DirInfo *info;
+  Dir *sub;
+  int sub_src, sub_dst;
+  gboolean ok;
+
+  /* 0700 while filling; the real mode is set afterwards. */
+  if (mkdirat (parent->dst_fd, name, S_IRWXU) != 0)
+    {
+      job_fail (job, errno, "Could not create directory %s/%s", job->dest, child_rel);
+      return FALSE;
+    }
+  info = dir_info_new (g_steal_pointer (&child_rel), st);
+  g_ptr_array_add (job->dirs, info);
+
+  wait_for_room (job);
+  sub_src = openat (parent->src_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub_src < 0)
+    {
+      job_fail (job, errno, "Could not open directory %s/%s", job->source, info->rel);
+      return FALSE;
+    }
+  sub_dst = openat (parent->dst_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub_dst < 0)
+    {
+      job_fail (job, errno, "Could not open directory %s/%s", job->dest, info->rel);
+      close (sub_src);
+      return FALSE;
+    }
+  g_mutex_lock (&job->lock);
+  sub = dir_new_locked (job, sub_src, sub_dst, info->rel);
+  g_mutex_unlock (&job->lock);
+  ok = walk_dir (job, sub, NULL);
+  dir_release (job, sub);
+  return ok;
+}
+
+static gboolean
+copy_link (CopyJob           *job,
+           Dir               *dir,
+           const char        *name,
+           const struct stat *st)
+{
+  g_autofree char *target = g_malloc (st->st_size + 2);
+  ssize_t len = readlinkat (dir->src_fd, name, target, st->st_size + 1);
+  struct timespec times[2] = { st->st_atim, st->st_mtim };
+
+  if (len < 0 || len > st->st_size)
+    {
+      job_fail (job, len < 0 ? errno : EOVERFLOW, "Could not read link %s/%s%s%s",
+                job->source, dir->rel, *dir->rel ? "/" : "", name);
+      return FALSE;
+    }
+  target[len] = '\0';
+  if (symlinkat (target, dir->dst_fd, name) != 0)
+    {
+      job_fail (job, errno, "Could not create link %s/%s%s%s", job->dest, dir->rel, *dir->rel ? "/" : "", name);
+      return FALSE;
+    }
+  /* Some filesystems refuse link times; the link itself is what matters. */
+  (void) utimensat (dir->dst_fd, name, times, AT_SYMLINK_NOFOLLOW);
+  return TRUE;
+}
+
+/* Creates directories and symbolic links, and queues the regular files
+ * (by the directory's type hint: files are stat'ed by the workers, on the
+ * descriptor they open anyway). */
+static gboolean
+walk_dir (CopyJob            *job,
+          Dir                *dir,
+          const char * const *exclude)
+{
+  g_autoptr(GPtrArray) pending = g_ptr_array_new ();
+  DIR *dp;
+  struct dirent *de;
+  int dup_fd = fcntl (dir->src_fd, F_DUPFD_CLOEXEC, 3);
+  gboolean ok = TRUE;
+
+  if (dup_fd < 0 || (dp = fdopendir (dup_fd)) == NULL)
+    {
+      int saved = errno;
+      if (dup_fd >= 0)
+        close (dup_fd);
+      job_fail (job, saved, "Could not read directory %s/%s", job->source, dir->rel);
+      return FALSE;
+    }
+
+  while (ok && (errno = 0, de = readdir (dp)) != NULL)
+    {
+      struct stat st;
+
+      if (g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, ".."))
+        continue;
+      if (name_is_excluded (exclude, de->d_name))
+        continue;
+      if (job_should_stop (job))
+        {
+          ok = FALSE;
+          break;
+        }
+      if (de->d_type == DT_REG)
+        {
+          queue_file (job, dir, de->d_name, pending);
+          continue;
+        }
+
+      if (fstatat (dir->src_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        {
+          if (errno == ENOENT)
+            continue;  /* removed while we walk: not part of the copy */
+          job_fail (job, errno, "Could not stat %s/%s%s%s", job->source, dir->rel, *dir->rel ? "/" : "", de->d_name);
+          ok = FALSE;
+          break;
+        }
+      if (S_ISREG (st.st_mode))
+        queue_file (job, dir, de->d_name, pending);
+      else if (S_ISDIR (st.st_mode))
+        ok = walk_subdir (job, dir, de->d_name, &st);
+      else if (S_ISLNK (st.st_mode))
+        ok = copy_link (job, dir, de->d_name, &st);
+      else
+        g_debug ("Snapshot skips special file %s/%s%s%s", job->source, dir->rel, *dir->rel ? "/" : "", de->d_name);
+    }
+  if (ok && errno != 0 && de == NULL)
+    {
+      job_fail (job, errno, "Could not read directory %s/%s", job->source, dir->rel);
+      ok = FALSE;
+    }
+  closedir (dp);
+  queue_files (job, pending);
+  return ok;
+}
+
+/* ---- the job ------------------------------------------------------------- */
 
 static gboolean
 dest_is_inside_source (const char *source_real,
@@ -410,6 +651,61 @@ dest_is_inside_source (const char *source_real,
   return inside;
 }
 
+/* Walks the tree from the root, with the workers copying alongside. */
+static void
+run_copy (CopyJob *job)
+{
+  g_autoptr(GPtrArray) threads = g_ptr_array_new ();
+  int root_src = fcntl (job->src_root, F_DUPFD_CLOEXEC, 3);
+  int root_dst = fcntl (job->dst_root, F_DUPFD_CLOEXEC, 3);
+  guint n_workers = CLAMP (g_get_num_processors (), 2, 4);
+  Dir *root;
+
+  if (root_src < 0 || root_dst < 0)
+    {
+      job_fail (job, errno, "Could not open directory %s", job->source);
+      if (root_src >= 0)
+        close (root_src);
+      if (root_dst >= 0)
+        close (root_dst);
+      return;
+    }
+
+  /* The caller walks, then joins the workers. */
+  for (guint i = 1; i < n_workers; i++)
+    {
+      GThread *t = g_thread_try_new ("subagent-copy", copy_worker, job, NULL);
+      if (t != NULL)
+        g_ptr_array_add (threads, t);
+    }
+
+  g_mutex_lock (&job->lock);
+  root = dir_new_locked (job, root_src, root_dst, "");
+  g_mutex_unlock (&job->lock);
+  walk_dir (job, root, job->exclude_top_level);
+  dir_release (job, root);
+
+  g_mutex_lock (&job->lock);
+  job->walk_done = TRUE;
+  g_cond_broadcast (&job->cond);
+  g_mutex_unlock (&job->lock);
+
+  copy_worker (job);
+  for (guint i = 0; i < threads->len; i++)
+    g_thread_join (g_ptr_array_index (threads, i));
+
+  /* Files left queued by a failure still hold their directories. */
+  g_mutex_lock (&job->lock);
+  for (guint i = job->next_file; i < job->files->len; i++)
+    {
+      Entry *e = g_ptr_array_index (job->files, i);
+      dir_unref_locked (job, e->dir);
+      e->dir = NULL;
+    }
+  g_warn_if_fail (job->open_dirs == 0);
+  g_mutex_unlock (&job->lock);
+}
+
 gboolean
 _subagent_tree_copy (const char           *source,
                      const char           *dest,
@@ -420,12 +716,10 @@ _subagent_tree_copy (const char           *source,
                      GError              **error)
 {
   CopyJob job = { 0 };
-  g_autoptr(GPtrArray) threads = NULL;
   struct stat root_st;
   char *source_real = NULL;
   gboolean created_dest = FALSE;
   gboolean ok = FALSE;
-  guint n_workers;
 
   if (g_cancellable_set_error_if_cancelled (cancellable, error))
     return FALSE;
@@ -450,12 +744,15 @@ _subagent_tree_copy (const char           *source,
 
   job.source = source_real;
   job.dest = dest;
+  job.exclude_top_level = exclude_top_level;
   job.allow_reflink = strategy != SUBAGENT_COPY_STRATEGY_COPY;
+  job.umask = read_umask ();
   job.cancellable = cancellable;
-  job.files = g_ptr_array_new_with_free_func (entry_free);
-  job.dirs = g_ptr_array_new_with_free_func (entry_free);
+  job.files = g_ptr_array_new_with_free_func (g_free);
+  job.dirs = g_ptr_array_new_with_free_func (dir_info_free);
   job.src_root = job.dst_root = -1;
   g_mutex_init (&job.lock);
+  g_cond_init (&job.cond);
 
   if (mkdir (dest, S_IRWXU) == 0)
     created_dest = TRUE;
@@ -478,33 +775,19 @@ _subagent_tree_copy (const char           *source,
       goto out;
     }
 
-  if (!walk_dir (&job, job.src_root, job.dst_root, "", exclude_top_level))
-    goto out;
-
-  /* The caller's thread is one of the workers. */
-  n_workers = MIN ((guint) CLAMP (g_get_num_processors (), 2, 4), MAX (job.files->len, 1));
-  threads = g_ptr_array_new ();
-  for (guint i = 1; i < n_workers; i++)
-    {
-      GThread *t = g_thread_try_new ("subagent-copy", copy_worker, &job, NULL);
-      if (t != NULL)
-        g_ptr_array_add (threads, t);
-    }
-  copy_worker (&job);
-  for (guint i = 0; i < threads->len; i++)
-    g_thread_join (g_ptr_array_index (threads, i));
+  run_copy (&job);
   if (g_atomic_int_get (&job.failed) || job_should_stop (&job))
     goto out;
 
   /* Deepest first, so a read-only parent never blocks its children. */
   for (guint i = job.dirs->len; i > 0; i--)
     {
-      Entry *e = g_ptr_array_index (job.dirs, i - 1);
+      DirInfo *info = g_ptr_array_index (job.dirs, i - 1);
 
-      if (fchmodat (job.dst_root, e->rel, e->mode & 07777 & ~S_ISUID, 0) != 0 ||
-          utimensat (job.dst_root, e->rel, e->times, AT_SYMLINK_NOFOLLOW) != 0)
+      if (fchmodat (job.dst_root, info->rel, info->mode & 07777 & ~S_ISUID, 0) != 0 ||
+          utimensat (job.dst_root, info->rel, info->times, AT_SYMLINK_NOFOLLOW) != 0)
         {
-          job_fail (&job, errno, "Could not set mode and times of %s/%s", dest, e->rel);
+          job_fail (&job, errno, "Could not set mode and times of %s/%s", dest, info->rel);
           goto out;
         }
     }
@@ -538,6 +821,7 @@ out:
   g_clear_error (&job.error);
   g_ptr_array_unref (job.files);
   g_ptr_array_unref (job.dirs);
+  g_cond_clear (&job.cond);
   g_mutex_clear (&job.lock);
   free (source_real);
   return ok;

@@ -5,11 +5,15 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <linux/fs.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -401,6 +405,76 @@ test_copy_error_removes_partial_snapshot (void)
   sat_rm_rf (parent);
 }
 
+/* The snapshot directory gets the ext2/3/4 top-directory flag where the
+ * filesystem has it (so snapshots spread over block groups); where it has
+ * not, the snapshot works all the same. */
+static gboolean
+get_dir_flags (const char *dir,
+               int        *flags)
+{
+  int fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  gboolean ok;
+
+  g_assert_cmpint (fd, >=, 0);
+  ok = ioctl (fd, FS_IOC_GETFLAGS, flags) == 0;
+  close (fd);
+  return ok;
+}
+
+static gboolean
+filesystem_takes_topdir_flag (const char *dir)
+{
+  g_autofree char *probe = g_build_filename (dir, "probe", NULL);
+  gboolean takes = FALSE;
+  int flags = 0;
+  int fd;
+
+  g_assert_cmpint (g_mkdir (probe, 0700), ==, 0);
+  fd = open (probe, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  if (ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0)
+    {
+      flags |= FS_TOPDIR_FL;
+      takes = ioctl (fd, FS_IOC_SETFLAGS, &flags) == 0;
+    }
+  close (fd);
+  g_assert_cmpint (g_rmdir (probe), ==, 0);
+  return takes;
+}
+
+static void
+test_copy_spreads_snapshots (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *scratch = sat_make_temp_dir ("snap-dir");
+  g_autofree char *snapdir = g_build_filename (scratch, "snaps", NULL);
+  char *tmpfs_dir = mount_tmpfs ("size=16m");
+  const char *dirs[] = { snapdir, tmpfs_dir };
+  gboolean takes_flag = filesystem_takes_topdir_flag (scratch);
+
+  g_test_message ("%s takes the top-directory flag: %s", scratch, takes_flag ? "yes" : "no");
+  g_assert_false (filesystem_takes_topdir_flag (tmpfs_dir));
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autofree char *key = g_strdup_printf ("spread-%u", i);
+      g_autoptr(SubagentIsolationContext) context = prepare_ok (parent, key, "copy", dirs[i]);
+      int flags = 0;
+
+      assert_same_tree (parent, subagent_isolation_context_get_child_root (context), TRUE);
+      if (i == 0 && takes_flag)
+        {
+          g_assert_true (get_dir_flags (snapdir, &flags));
+          g_assert_cmphex (flags & FS_TOPDIR_FL, ==, FS_TOPDIR_FL);
+        }
+      else if (get_dir_flags (dirs[i], &flags))
+        g_assert_cmphex (flags & FS_TOPDIR_FL, ==, 0);
+      assert_cleaned (context, parent);
+    }
+  unmount_and_remove (tmpfs_dir);
+  sat_rm_rf (parent);
+  sat_rm_rf (scratch);
+}
+
 static void
 test_cleanup_twice (void)
 {
@@ -674,6 +748,125 @@ test_tree_copy_refusals (void)
   sat_rm_rf (scratch);
 }
 
+/* Files are created with their final mode: whatever the umask, the copy
+ * has the source's permission bits, without set-user/group-ID. */
+static void
+test_tree_copy_modes_under_umask (void)
+{
+  const mode_t modes[] = { 0666, 0777, 0640, 0604, 0400, 0000, 04755, 02750, 0644 };
+  const mode_t umasks[] = { 0, 022, 077, 0777 };
+  g_autofree char *parent = sat_make_temp_dir ("copy-modes");
+  g_autofree char *scratch = sat_make_temp_dir ("copy-dest");
+  mode_t saved_umask;
+
+  for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("m%05o", (unsigned) modes[i]);
+      g_autofree char *path = g_build_filename (parent, name, NULL);
+
+      sat_write_file (parent, name, name);
+      g_assert_cmpint (chmod (path, modes[i]), ==, 0);
+    }
+
+  for (guint u = 0; u < G_N_ELEMENTS (umasks); u++)
+    {
+      g_autofree char *dest = g_strdup_printf ("%s/umask-%03o", scratch, (unsigned) umasks[u]);
+      g_autoptr(GError) error = NULL;
+      gboolean ok;
+
+      saved_umask = umask (umasks[u]);
+      ok = subagent_tree_copy (parent, dest, SUBAGENT_COPY_STRATEGY_COPY, NULL, NULL, NULL, &error);
+      umask (saved_umask);
+      g_assert_no_error (error);
+      g_assert_true (ok);
+      for (guint i = 0; i < G_N_ELEMENTS (modes); i++)
+        {
+          g_autofree char *name = g_strdup_printf ("m%05o", (unsigned) modes[i]);
+          g_autofree char *path = g_build_filename (dest, name, NULL);
+          g_autofree char *content = NULL;
+          struct stat st;
+
+          g_assert_cmpint (lstat (path, &st), ==, 0);
+          g_assert_true (S_ISREG (st.st_mode));
+          g_assert_cmpuint (st.st_mode & 07777, ==, modes[i] & 01777);
+          /* Tests run as root: even mode 0 reads back. */
+          g_assert_true (g_file_get_contents (path, &content, NULL, NULL));
+          g_assert_cmpstr (content, ==, name);
+        }
+    }
+  sat_rm_rf (parent);
+  sat_rm_rf (scratch);
+}
+
+static guint
+count_open_fds (void)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/fd", 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+  return n;
+}
+
+/* Directories stay open while their files wait to be copied; a tree with
+ * far more directories than descriptors left still copies, and nothing
+ * stays open afterwards. */
+static void
+test_tree_copy_many_directories (void)
+{
+  g_autofree char *parent = sat_make_temp_dir ("copy-wide");
+  g_autofree char *scratch = sat_make_temp_dir ("copy-dest");
+  g_autofree char *dest = g_build_filename (scratch, "tree", NULL);
+  g_autoptr(GString) deep = g_string_new ("deep");
+  g_autoptr(GError) error = NULL;
+  struct rlimit saved, tight;
+  guint fds_before;
+  gboolean ok;
+
+  /* Hard links make the parent quickly; the copy makes separate files,
+   * which keeps the workers busy while the walk runs ahead. */
+  sat_write_file (parent, "first.txt", "shared content\n");
+  for (guint i = 0; i < 500; i++)
+    {
+      g_autofree char *dir = g_strdup_printf ("%s/d%03u", parent, i);
+
+      g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+      for (guint j = 0; j < 6; j++)
+        {
+          g_autofree char *first = g_build_filename (parent, "first.txt", NULL);
+          g_autofree char *name = g_strdup_printf ("%s/f%u.txt", dir, j);
+
+          g_assert_cmpint (link (first, name), ==, 0);
+        }
+    }
+  for (guint i = 0; i < 20; i++)
+    {
+      g_autofree char *file = NULL;
+
+      g_string_append_printf (deep, "/l%02u", i);
+      file = g_strdup_printf ("%s/f.txt", deep->str);
+      sat_write_file (parent, file, file);
+    }
+
+  /* 520 directories (1,040 descriptors if all stayed open), room for 400. */
+  fds_before = count_open_fds ();
+  g_assert_cmpint (getrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  tight = saved;
+  tight.rlim_cur = MIN (saved.rlim_cur, (rlim_t) fds_before + 400);
+  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &tight), ==, 0);
+  ok = subagent_tree_copy (parent, dest, SUBAGENT_COPY_STRATEGY_COPY, NULL, NULL, NULL, &error);
+  g_assert_cmpint (setrlimit (RLIMIT_NOFILE, &saved), ==, 0);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+  g_assert_cmpuint (count_open_fds (), ==, fds_before);
+  assert_same_tree (parent, dest, FALSE);
+
+  sat_rm_rf (parent);
+  sat_rm_rf (scratch);
+}
+
 static void
 test_tree_remove_never_crosses_mounts (void)
 {
@@ -729,6 +922,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/snapshot/copy/spawn-runs-in-child-root", test_copy_spawn_runs_in_child_root);
   g_test_add_func ("/snapshot/reflink/falls-back-to-copy-on-ext4-and-tmpfs", test_reflink_falls_back_to_copy);
   g_test_add_func ("/snapshot/copy/error-removes-partial-snapshot", test_copy_error_removes_partial_snapshot);
+  g_test_add_func ("/snapshot/copy/spreads-snapshots", test_copy_spreads_snapshots);
   g_test_add_func ("/snapshot/cleanup/twice", test_cleanup_twice);
   g_test_add_func ("/snapshot/cleanup/spares-unmarked-directory", test_cleanup_spares_unmarked_directory);
   g_test_add_func ("/snapshot/options/validated", test_options_are_validated);
@@ -737,6 +931,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/snapshot/auto/prefers-overlay-then-copies", test_auto_prefers_overlay_then_copies);
   g_test_add_func ("/tree-copier/async-and-excludes", test_tree_copy_async_and_excludes);
   g_test_add_func ("/tree-copier/refusals", test_tree_copy_refusals);
+  g_test_add_func ("/tree-copier/modes-under-umask", test_tree_copy_modes_under_umask);
+  g_test_add_func ("/tree-copier/many-directories", test_tree_copy_many_directories);
   g_test_add_func ("/tree-copier/remove-never-crosses-mounts", test_tree_remove_never_crosses_mounts);
   g_test_add_func ("/tree-copier/strategy-names", test_copy_strategy_names);
 
