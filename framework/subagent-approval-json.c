@@ -123,6 +123,12 @@ append_canonical_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
+static void append_canonical_object (GString    *out,
+                                     JsonObject *object);
+
+/* Reads @node without taking a reference to anything in it: the tree may be
+ * a request's shared, sealed arguments, which other threads read at the
+ * same time, and json-glib's reference counts are not atomic. */
 static void
 append_canonical (GString  *out,
                   JsonNode *node)
@@ -174,26 +180,30 @@ append_canonical (GString  *out,
       }
       break;
     case JSON_NODE_OBJECT:
-      {
-        JsonObject *object = json_node_get_object (node);
-        g_autoptr(GList) members = json_object_get_members (object);
-
-        members = g_list_sort (members, (GCompareFunc) strcmp);
-        g_string_append_c (out, '{');
-        for (GList *l = members; l != NULL; l = l->next)
-          {
-            if (l != members)
-              g_string_append_c (out, ',');
-            append_canonical_string (out, l->data);
-            g_string_append_c (out, ':');
-            append_canonical (out, json_object_get_member (object, l->data));
-          }
-        g_string_append_c (out, '}');
-      }
+      append_canonical_object (out, json_node_get_object (node));
       break;
     default:
       g_assert_not_reached ();
     }
+}
+
+static void
+append_canonical_object (GString    *out,
+                         JsonObject *object)
+{
+  g_autoptr(GList) members = json_object_get_members (object);
+
+  members = g_list_sort (members, (GCompareFunc) strcmp);
+  g_string_append_c (out, '{');
+  for (GList *l = members; l != NULL; l = l->next)
+    {
+      if (l != members)
+        g_string_append_c (out, ',');
+      append_canonical_string (out, l->data);
+      g_string_append_c (out, ':');
+      append_canonical (out, json_object_get_member (object, l->data));
+    }
+  g_string_append_c (out, '}');
 }
 
 /**
@@ -234,22 +244,41 @@ subagent_approval_compute_action_digest (const char *tool_name,
                                          JsonObject *tool_arguments)
 {
   g_autoptr(GChecksum) sum = NULL;
-  g_autoptr(JsonNode) node = json_node_alloc ();
-  g_autoptr(JsonObject) empty = NULL;
-  g_autofree char *canonical = NULL;
+  g_autoptr(GString) canonical = NULL;
 
   g_return_val_if_fail (tool_name != NULL, NULL);
 
-  if (tool_arguments == NULL)
-    tool_arguments = empty = json_object_new ();
-  json_node_init_object (node, tool_arguments);
-  canonical = subagent_json_to_canonical_string (node);
+  canonical = g_string_new (NULL);
+  /* Not through a JsonNode: wrapping the arguments in one would take a
+   * (non-atomic) reference to an object other threads may be reading. */
+  if (tool_arguments != NULL)
+    append_canonical_object (canonical, tool_arguments);
+  else
+    g_string_append (canonical, "{}");
 
   sum = g_checksum_new (G_CHECKSUM_SHA256);
   g_checksum_update (sum, (const guchar *) tool_name, strlen (tool_name));
   g_checksum_update (sum, (const guchar *) "\n", 1);
-  g_checksum_update (sum, (const guchar *) canonical, strlen (canonical));
+  g_checksum_update (sum, (const guchar *) canonical->str, canonical->len);
   return g_strdup (g_checksum_get_string (sum));
+}
+
+/* A deep copy of @object that takes no reference to it or to anything in
+ * it: a request's arguments are shared and sealed, other threads may copy
+ * or serialize the same request at this moment, and json-glib's reference
+ * counts are not atomic (see subagent_json_object_sealed_copy()). */
+static JsonObject *
+object_deep_copy (JsonObject *object)
+{
+  JsonObject *copy = json_object_new ();
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &name, &member))
+    json_object_set_member (copy, name, subagent_json_node_deep_copy (member));
+  return copy;
 }
 
 /**
@@ -270,7 +299,6 @@ JsonObject *
 subagent_approval_request_to_json (SubagentApprovalRequest *self)
 {
   JsonObject *object;
-  g_autoptr(JsonNode) arguments = json_node_alloc ();
   SubagentApprovalStatus status;
   const char *approved_at, *denied_at, *denial_reason, *approved_by;
   gint batch_index;
@@ -281,13 +309,13 @@ subagent_approval_request_to_json (SubagentApprovalRequest *self)
   batch_index = subagent_approval_request_get_batch_index (self);
 
   object = json_object_new ();
-  json_node_init_object (arguments, subagent_approval_request_get_tool_arguments (self));
   json_object_set_string_member (object, "request_id", subagent_approval_request_get_request_id (self));
   json_object_set_string_member (object, "subagent_id", subagent_approval_request_get_subagent_id (self));
   json_object_set_string_member (object, "parent_run_id", subagent_approval_request_get_parent_run_id (self));
   json_object_set_string_member (object, "subagent_name", subagent_approval_request_get_subagent_name (self));
   json_object_set_string_member (object, "tool_name", subagent_approval_request_get_tool_name (self));
-  json_object_set_member (object, "tool_arguments", subagent_json_node_deep_copy (arguments));
+  json_object_set_object_member (object, "tool_arguments",
+                                 object_deep_copy (subagent_approval_request_get_tool_arguments (self)));
   json_object_set_string_member (object, "permission_mode", subagent_approval_request_get_permission_mode (self));
   json_object_set_string_member (object, "isolation", subagent_approval_request_get_isolation (self));
   if (batch_index >= 0)

@@ -477,7 +477,6 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
                        "parent-run-id", self->parent_run_id,
                        "subagent-name", self->subagent_name,
                        "tool-name", self->tool_name,
-                       "tool-arguments", self->tool_arguments,
                        "permission-mode", self->permission_mode,
                        "isolation", self->isolation,
                        "batch-index", self->batch_index,
@@ -485,6 +484,13 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
                        "created-at", self->created_at,
                        "timeout-seconds", self->timeout_seconds,
                        NULL);
+  /* Not through the property: a boxed GValue would take a reference to the
+   * shared arguments, and json-glib's counts are not atomic. Same tool,
+   * same arguments: same digest. */
+  json_object_unref (copy->tool_arguments);
+  copy->tool_arguments = sealed_copy (self->tool_arguments);
+  g_free (copy->action_digest);
+  copy->action_digest = g_strdup (self->action_digest);
   g_mutex_lock (&self->lock);
   copy->status = self->status;
   copy->approved_at = g_strdup (self->approved_at);

@@ -667,15 +667,18 @@ test_watch_thread_default_context (Fixture       *f,
 
 /* Threads of one process saving and deciding on one run at once: the store
  * coalesces them into shared writes, and each call must still get exactly
- * its own result (one winner per compare-and-set, no lost save). */
+ * its own result (one winner per compare-and-set, no lost save). Several
+ * rounds, so that later writes also wait for the callers that came
+ * together before and take those that arrive while they hold the lock. */
 #define RACERS 8
+#define ROUNDS 4
 
 typedef struct {
   SubagentApprovalSink *sink;
-  const char *shared_id;
-  SubagentApprovalRequest *own;
+  const char *shared_ids[ROUNDS];
+  SubagentApprovalRequest *own[ROUNDS];
   SubagentApprovalStatus verdict;
-  gboolean won;
+  gboolean won[ROUNDS];
   GMutex *mutex;
   GCond *cond;
   gboolean *go;
@@ -685,19 +688,25 @@ static gpointer
 racer_thread (gpointer data)
 {
   Racer *r = data;
-  g_autoptr(GError) error = NULL;
 
   g_mutex_lock (r->mutex);
   while (!*r->go)
     g_cond_wait (r->cond, r->mutex);
   g_mutex_unlock (r->mutex);
 
-  ats_save_one (r->sink, RUN, r->own);
-  r->won = subagent_approval_sink_update_status (r->sink, RUN, r->shared_id, r->verdict, "racing", "racer", &error);
-  g_assert_no_error (error);
-  g_assert_true (subagent_approval_sink_update_status (r->sink, RUN, subagent_approval_request_get_request_id (r->own),
-                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "racer", &error));
-  g_assert_no_error (error);
+  for (guint round = 0; round < ROUNDS; round++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      ats_save_one (r->sink, RUN, r->own[round]);
+      r->won[round] = subagent_approval_sink_update_status (r->sink, RUN, r->shared_ids[round], r->verdict,
+                                                            "racing", "racer", &error);
+      g_assert_no_error (error);
+      g_assert_true (subagent_approval_sink_update_status (r->sink, RUN,
+                                                           subagent_approval_request_get_request_id (r->own[round]),
+                                                           SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "racer", &error));
+      g_assert_no_error (error);
+    }
   return NULL;
 }
 
@@ -705,7 +714,7 @@ static void
 test_group_commit_threads (Fixture       *f,
                            gconstpointer  data)
 {
-  g_autoptr(SubagentApprovalRequest) shared = ats_make_request (RUN, "delete_file", "/shared");
+  g_autoptr(GPtrArray) shared = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GPtrArray) requests = NULL;
   g_auto(GStrv) entries = NULL;
   Racer racers[RACERS];
@@ -713,19 +722,28 @@ test_group_commit_threads (Fixture       *f,
   GMutex mutex;
   GCond cond;
   gboolean go = FALSE;
-  guint winners = 0;
 
   g_mutex_init (&mutex);
   g_cond_init (&cond);
-  ats_save_one (f->sink, RUN, shared);
+  for (guint round = 0; round < ROUNDS; round++)
+    {
+      g_autofree char *path = g_strdup_printf ("/shared/%u", round);
+
+      g_ptr_array_add (shared, ats_make_request (RUN, "delete_file", path));
+      ats_save_one (f->sink, RUN, shared->pdata[round]);
+    }
   for (guint i = 0; i < RACERS; i++)
     {
-      g_autofree char *path = g_strdup_printf ("/own/%u", i);
+      racers[i] = (Racer) { .sink = f->sink,
+                            .verdict = i % 2 ? SUBAGENT_APPROVAL_STATUS_DENIED : SUBAGENT_APPROVAL_STATUS_APPROVED,
+                            .mutex = &mutex, .cond = &cond, .go = &go };
+      for (guint round = 0; round < ROUNDS; round++)
+        {
+          g_autofree char *path = g_strdup_printf ("/own/%u/%u", i, round);
 
-      racers[i] = (Racer) { f->sink, subagent_approval_request_get_request_id (shared),
-                            ats_make_request (RUN, "delete_file", path),
-                            i % 2 ? SUBAGENT_APPROVAL_STATUS_DENIED : SUBAGENT_APPROVAL_STATUS_APPROVED,
-                            FALSE, &mutex, &cond, &go };
+          racers[i].shared_ids[round] = subagent_approval_request_get_request_id (shared->pdata[round]);
+          racers[i].own[round] = ats_make_request (RUN, "delete_file", path);
+        }
       threads[i] = g_thread_new ("racer", racer_thread, &racers[i]);
     }
   /* All start together, so their calls meet in the store's queue. */
@@ -737,22 +755,30 @@ test_group_commit_threads (Fixture       *f,
     g_thread_join (threads[i]);
 
   requests = ats_load (f->sink, RUN);
-  g_assert_cmpuint (requests->len, ==, RACERS + 1);
-  for (guint i = 0; i < RACERS; i++)
+  g_assert_cmpuint (requests->len, ==, RACERS * ROUNDS + ROUNDS);
+  for (guint round = 0; round < ROUNDS; round++)
     {
-      SubagentApprovalRequest *own = ats_find (requests, subagent_approval_request_get_request_id (racers[i].own));
+      guint winners = 0;
 
-      g_assert_nonnull (own);
-      g_assert_cmpint (subagent_approval_request_get_status (own), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
-      if (racers[i].won)
+      for (guint i = 0; i < RACERS; i++)
         {
-          winners++;
-          g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, racers[0].shared_id)), ==,
-                           racers[i].verdict);
+          SubagentApprovalRequest *own = ats_find (requests,
+                                                   subagent_approval_request_get_request_id (racers[i].own[round]));
+
+          g_assert_nonnull (own);
+          g_assert_cmpint (subagent_approval_request_get_status (own), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+          if (racers[i].won[round])
+            {
+              winners++;
+              g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, racers[i].shared_ids[round])),
+                               ==, racers[i].verdict);
+            }
         }
-      g_object_unref (racers[i].own);
+      g_assert_cmpuint (winners, ==, 1);
     }
-  g_assert_cmpuint (winners, ==, 1);
+  for (guint i = 0; i < RACERS; i++)
+    for (guint round = 0; round < ROUNDS; round++)
+      g_object_unref (racers[i].own[round]);
   /* Only the run's file and its lock: no temp file of a coalesced write. */
   entries = ats_dir_entries (f->dir);
   g_assert_cmpuint (g_strv_length (entries), ==, 2);

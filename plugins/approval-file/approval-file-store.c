@@ -56,6 +56,7 @@ struct _AfsStore
   GHashTable *cache;       /* run id → CacheEntry; guarded by mutex */
   GMutex commit_mutex;
   GCond commit_cond;
+  GCond linger_cond;       /* an operation was queued for a lingering writer */
   GHashTable *queues;      /* run id → RunQueue; guarded by commit_mutex */
 };
 
@@ -75,6 +76,7 @@ afs_store_new (const char       *dir,
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cache_entry_free);
   g_mutex_init (&self->commit_mutex);
   g_cond_init (&self->commit_cond);
+  g_cond_init (&self->linger_cond);
   self->queues = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, run_queue_free);
   return self;
 }
@@ -83,6 +85,7 @@ void
 afs_store_free (AfsStore *self)
 {
   g_hash_table_unref (self->queues);
+  g_cond_clear (&self->linger_cond);
   g_cond_clear (&self->commit_cond);
   g_mutex_clear (&self->commit_mutex);
   g_hash_table_unref (self->cache);
@@ -235,6 +238,8 @@ write_requests (AfsStore    *self,
   return TRUE;
 }
 
+/* Copies of requests the cache shares: subagent_approval_request_copy()
+ * reads them without taking a reference, so threads may copy at once. */
 static GPtrArray *
 copy_requests (GPtrArray *requests)
 {
@@ -348,12 +353,19 @@ lock_and_read (AfsStore    *self,
 
 /* Group commit. Saves and verdicts of one run that meet in this process
  * share one locked read-modify-write and one fsync'd atomic write: the
- * first caller becomes the writer and takes every operation queued so far,
- * applies them in order to the version it read under the lock, writes once
- * and completes each with its own result. Callers that arrive meanwhile
- * queue up for the next write. Each operation sees exactly the state the
- * ones before it left, as if they had run one by one, so the
- * compare-and-set of every verdict stays exact. */
+ * first caller becomes the writer, applies every operation queued until it
+ * holds the lock and has applied the ones before, in order, to the version
+ * it read under the lock, writes once and completes each with its own
+ * result. Callers that arrive later queue up for the next write. Each operation
+ * sees exactly the state the ones before it left, as if they had run one
+ * by one, so the compare-and-set of every verdict stays exact.
+ *
+ * Callers that come together once (the children of a batch submitting,
+ * an approver deciding what it sees pending from several threads) tend to
+ * come together again, but not at the same microsecond: so a writer first
+ * waits for as many operations as the run's recent writes here had, for at
+ * most as long as its last write took (see linger()). A run whose writes
+ * all had one operation never waits. */
 typedef enum { OP_QUEUED, OP_TAKEN, OP_DONE } OpState;
 
 typedef struct {
@@ -372,9 +384,18 @@ typedef struct {
   GError *error;
 } Op;
 
+#define RECENT_WRITES 8
+#define LINGER_MAX_US 2000
+#define QUEUES_MAX_RUNS 32
+
 typedef struct {
   GPtrArray *queued;       /* Op*, in arrival order */
   gboolean writing;        /* a writer holds (or is taking) the run's lock */
+  gboolean lingering;      /* the writer waits for more operations */
+  /* This run's recent writes in this process: */
+  guint batch_sizes[RECENT_WRITES];
+  guint next_size;
+  gint64 last_write_us;    /* from waiting for the lock to the directory fsync */
 } RunQueue;
 
 static void
@@ -384,6 +405,30 @@ run_queue_free (gpointer data)
 
   g_ptr_array_unref (queue->queued);
   g_free (queue);
+}
+
+static guint
+run_queue_recent_batch (RunQueue *queue)
+{
+  guint most = 0;
+
+  for (guint i = 0; i < RECENT_WRITES; i++)
+    most = MAX (most, queue->batch_sizes[i]);
+  return most;
+}
+
+/* Call with commit_mutex held, when nobody uses @queue. A queue that
+ * remembers shared writes is kept for the next ones, while few are kept. */
+static void
+run_queue_release (AfsStore   *self,
+                   const char *run_id,
+                   RunQueue   *queue)
+{
+  if (queue->queued->len > 0)
+    return;
+  if (run_queue_recent_batch (queue) > 1 && g_hash_table_size (self->queues) <= QUEUES_MAX_RUNS)
+    return;
+  g_hash_table_remove (self->queues, run_id);
 }
 
 static void
@@ -428,7 +473,8 @@ is_pending (GPtrArray  *requests,
 }
 
 static void
-apply_update (GPtrArray *working,
+apply_update (AfsStore  *self,
+              GPtrArray *working,
               Op        *op)
 {
   g_autoptr(SubagentApprovalRequest) decided = NULL;
@@ -493,7 +539,31 @@ settle_lost_updates (GPtrArray *version,
   return all;
 }
 
-/* One locked read-modify-write for @ops, in order. */
+/* Moves the operations queued for @run_id since @ops was taken to the end
+ * of @ops, and returns how many. The writer calls it with the run's lock
+ * held: callers that arrived while it waited for the lock (often held by
+ * another process's write) or read the file join this write rather than
+ * wait for it and make one more. */
+static guint
+take_queued (AfsStore   *self,
+             const char *run_id,
+             GPtrArray  *ops)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->commit_mutex);
+  RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
+  guint taken = queue->queued->len;
+
+  for (guint i = 0; i < taken; i++)
+    {
+      ((Op *) queue->queued->pdata[i])->state = OP_TAKEN;
+      g_ptr_array_add (ops, queue->queued->pdata[i]);
+    }
+  g_ptr_array_set_size (queue->queued, 0);
+  return taken;
+}
+
+/* One locked read-modify-write for @ops, in order, and for the operations
+ * that join them once the lock is held. */
 static void
 write_batch (AfsStore   *self,
              const char *run_id,
@@ -504,11 +574,14 @@ write_batch (AfsStore   *self,
   g_autoptr(GError) read_error = NULL;
   g_autoptr(GError) write_error = NULL;
   gboolean changed = FALSE;
+  guint next = 0;
   int lock_fd;
 
   lock_fd = lock_and_read (self, run_id, settle_lost_updates, ops, &stored, &read_error);
   if (lock_fd < 0 && read_error == NULL)
     return;
+  if (lock_fd >= 0)
+    take_queued (self, run_id, ops);
   if (lock_fd < 0 || (stored == NULL
                       && !g_error_matches (read_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY)))
     {
@@ -519,33 +592,41 @@ write_batch (AfsStore   *self,
   if (stored != NULL)
     working = share_requests (stored);
 
-  for (guint i = 0; i < ops->len; i++)
+  /* Operations that join while these are applied come after them, in
+   * their order, on the same version. They missed settle_lost_updates(),
+   * which only saves work: an update that lost finds its request decided
+   * in @working. */
+  do
     {
-      Op *op = ops->pdata[i];
+      for (; next < ops->len; next++)
+        {
+          Op *op = ops->pdata[next];
 
-      if (op->lost)
-        continue;
-      if (working == NULL && op->requests == NULL)
-        {
-          /* Rewriting an untrusted file would sign what someone else wrote. */
-          report_integrity (self, run_id, read_error);
-          op->error = g_error_copy (read_error);
-          continue;
+          if (op->lost)
+            continue;
+          if (working == NULL && op->requests == NULL)
+            {
+              /* Rewriting an untrusted file would sign what someone else wrote. */
+              report_integrity (self, run_id, read_error);
+              op->error = g_error_copy (read_error);
+              continue;
+            }
+          if (working == NULL)
+            {
+              /* Nothing of an untrusted file is kept (so nothing of it gets
+               * signed): the caller's requests replace it. */
+              report_integrity (self, run_id, read_error);
+              working = g_ptr_array_new_with_free_func (g_object_unref);
+              changed = TRUE;
+            }
+          if (op->requests != NULL)
+            apply_save (working, op);
+          else
+            apply_update (self, working, op);
+          changed |= op->changed;
         }
-      if (working == NULL)
-        {
-          /* Nothing of an untrusted file is kept (so nothing of it gets
-           * signed): the caller's requests replace it. */
-          report_integrity (self, run_id, read_error);
-          working = g_ptr_array_new_with_free_func (g_object_unref);
-          changed = TRUE;
-        }
-      if (op->requests != NULL)
-        apply_save (working, op);
-      else
-        apply_update (working, op);
-      changed |= op->changed;
     }
+  while (take_queued (self, run_id, ops) > 0);
 
   if (changed && !write_requests (self, run_id, working, &write_error))
     changed = FALSE;
@@ -556,6 +637,24 @@ write_batch (AfsStore   *self,
     afs_sync_dir (self->dir, &write_error);
   if (write_error != NULL)
     fail_ops (ops, write_error, TRUE);
+}
+
+/* The writer of @queue, before it locks: waits for as many operations as
+ * the run's recent writes here had, for at most the time its last write
+ * took. An operation that comes within that time would otherwise cost a
+ * write of its own. Called and returns with commit_mutex held. */
+static void
+linger (AfsStore *self,
+        RunQueue *queue)
+{
+  guint expected = run_queue_recent_batch (queue);
+  gint64 until = g_get_monotonic_time () + MIN (queue->last_write_us, LINGER_MAX_US);
+
+  queue->lingering = TRUE;
+  while (queue->queued->len < expected)
+    if (!g_cond_wait_until (&self->linger_cond, &self->commit_mutex, until))
+      break;
+  queue->lingering = FALSE;
 }
 
 static gboolean
@@ -575,11 +674,14 @@ commit_op (AfsStore    *self,
         g_hash_table_insert (self->queues, g_strdup (run_id), queue);
       }
     g_ptr_array_add (queue->queued, op);
+    if (queue->lingering)
+      g_cond_broadcast (&self->linger_cond);
   }
   while (op->state != OP_DONE)
     {
       RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
       g_autoptr(GPtrArray) batch = NULL;
+      gint64 started;
 
       /* Our operation is queued (the queue exists) or taken by a writer. */
       if (op->state != OP_QUEUED || queue->writing)
@@ -588,19 +690,22 @@ commit_op (AfsStore    *self,
           continue;
         }
       queue->writing = TRUE;
+      linger (self, queue);
       batch = g_steal_pointer (&queue->queued);
       queue->queued = g_ptr_array_new ();
       for (guint i = 0; i < batch->len; i++)
         ((Op *) batch->pdata[i])->state = OP_TAKEN;
       g_mutex_unlock (&self->commit_mutex);
 
+      started = g_get_monotonic_time ();
       write_batch (self, run_id, batch);
 
       g_mutex_lock (&self->commit_mutex);
       queue = g_hash_table_lookup (self->queues, run_id);
       queue->writing = FALSE;
-      if (queue->queued->len == 0)
-        g_hash_table_remove (self->queues, run_id);
+      queue->last_write_us = g_get_monotonic_time () - started;
+      queue->batch_sizes[queue->next_size++ % RECENT_WRITES] = batch->len;
+      run_queue_release (self, run_id, queue);
       for (guint i = 0; i < batch->len; i++)
         ((Op *) batch->pdata[i])->state = OP_DONE;
       g_cond_broadcast (&self->commit_cond);
