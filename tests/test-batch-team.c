@@ -407,33 +407,6 @@ test_team_files (void)
   sat_rm_rf (outside);
 }
 
-static int
-run_ctl (const char  *root,
-         char       **out,
-         char       **err,
-         ...)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GError) error = NULL;
-  va_list args;
-
-  g_ptr_array_add (argv, (gpointer) sat_subagentctl ());
-  va_start (args, err);
-  for (const char *arg = va_arg (args, const char *); arg != NULL; arg = va_arg (args, const char *))
-    g_ptr_array_add (argv, (gpointer) arg);
-  va_end (args);
-  g_ptr_array_add (argv, NULL);
-  g_subprocess_launcher_set_cwd (launcher, root);
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (process);
-}
-
 #define WORKER_YAML \
   "name: worker\nisolation: worktree\n" \
   "command: [/bin/sh, -c, 'read t; echo \"$t\" > RESULT.txt; " \
@@ -456,7 +429,7 @@ test_cli_batch_twenty_worktree_children (void)
   g_string_append (input, "]");
   sat_write_file (root, "batch.json", input->str);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "batch", "--max-parallel", "4", "--json", "batch.json", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "batch", "--max-parallel", "4", "--json", "batch.json", NULL), ==, 0);
   results = json_from_string (out, NULL);
   g_assert_nonnull (results);
   array = json_node_get_array (results);
@@ -527,20 +500,20 @@ test_cli_team (void)
   g_autoptr(JsonNode) json = NULL;
 
   sat_write_file (root, ".subagent/teams/pair.yaml", "name: pair\nmembers: [alpha, beta]\n");
-  g_assert_cmpint (run_ctl (root, &out, &err, "team", "pair", "the", "task", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "team", "pair", "the", "task", NULL), ==, 0);
   g_assert_nonnull (strstr (out, "## alpha\nalpha on the task"));
   g_assert_nonnull (strstr (out, "## beta\nbeta on the task"));
   g_assert_nonnull (strstr (err, "[2/2]"));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "team", "--json", "pair", "again", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "team", "--json", "pair", "again", NULL), ==, 0);
   json = json_from_string (out, NULL);
   g_assert_cmpstr (json_object_get_string_member (json_node_get_object (json), "team"), ==, "pair");
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "team", "nobody", "x", NULL), ==, 1);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "team", "nobody", "x", NULL), ==, 1);
   g_assert_nonnull (strstr (err, "No team “nobody”"));
   sat_rm_rf (root);
 }
@@ -556,7 +529,7 @@ test_cli_events_stream (void)
   guint accepted = 0, completed = 0;
 
   sat_write_file (root, "batch.json", "[{\"task\": \"a\", \"def_name\": \"echo\"}, {\"task\": \"b\", \"def_name\": \"echo\"}]");
-  g_assert_cmpint (run_ctl (root, &out, &err, "--events", "batch", "batch.json", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "--events", "batch", "batch.json", NULL), ==, 0);
   lines = g_strsplit (g_strchomp (out), "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
@@ -572,7 +545,7 @@ test_cli_events_stream (void)
   g_assert_cmpuint (completed, ==, 2);
 
   /* And the file the supervisor kept. */
-  g_assert_cmpint (run_ctl (root, &file_out, NULL, "--events", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &file_out, NULL, "--events", NULL), ==, 0);
   g_assert_cmpstr (g_strchomp (file_out), ==, out);  /* out lost its last newline above */
   sat_rm_rf (root);
 }

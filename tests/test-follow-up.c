@@ -342,34 +342,6 @@ test_session_loaded_from_disk (void)
   fixture_close (&f);
 }
 
-/* subagentctl with stdout and stderr. */
-static int
-run_ctl (const char  *root,
-         char       **out,
-         char       **err,
-         ...)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
-                                                                        G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_autoptr(GSubprocess) process = NULL;
-  g_autoptr(GError) error = NULL;
-  va_list args;
-
-  g_ptr_array_add (argv, (gpointer) sat_subagentctl ());
-  va_start (args, err);
-  for (const char *arg = va_arg (args, const char *); arg != NULL; arg = va_arg (args, const char *))
-    g_ptr_array_add (argv, (gpointer) arg);
-  va_end (args);
-  g_ptr_array_add (argv, NULL);
-  g_subprocess_launcher_set_cwd (launcher, root);
-  process = g_subprocess_launcher_spawnv (launcher, (const char * const *) argv->pdata, &error);
-  g_assert_no_error (error);
-  g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
-  g_assert_no_error (error);
-  return g_subprocess_get_exit_status (process);
-}
-
 static void
 test_cli_sessions_and_follow_up (void)
 {
@@ -384,19 +356,19 @@ test_cli_sessions_and_follow_up (void)
   JsonObject *listed;
 
   sat_write_file (root, "batch.json", "[{\"task\": \"first\", \"def_name\": \"echo\"}]");
-  g_assert_cmpint (run_ctl (root, &out, &err, "batch", "--json", "batch.json", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "batch", "--json", "batch.json", NULL), ==, 0);
   results = json_from_string (out, NULL);
   id = json_object_get_string_member (json_array_get_object_element (json_node_get_array (results), 0), "run_id");
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "follow-up", id, "second", "task", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "follow-up", id, "second", "task", NULL), ==, 0);
   g_assert_nonnull (strstr (out, "did second task"));
   g_assert_nonnull (strstr (out, id));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "sessions", "--json", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "sessions", "--json", NULL), ==, 0);
   sessions = json_from_string (out, NULL);
   g_assert_cmpuint (json_array_get_length (json_node_get_array (sessions)), ==, 1);
   listed = json_array_get_object_element (json_node_get_array (sessions), 0);
@@ -406,13 +378,13 @@ test_cli_sessions_and_follow_up (void)
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
-  g_assert_cmpint (run_ctl (root, &out, &err, "sessions", NULL), ==, 0);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "sessions", NULL), ==, 0);
   g_assert_nonnull (strstr (out, id));
   g_clear_pointer (&out, g_free);
   g_clear_pointer (&err, g_free);
 
   /* One follow-up is all "echo" takes. */
-  g_assert_cmpint (run_ctl (root, &out, &err, "follow-up", id, "third", NULL), ==, 1);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "follow-up", id, "third", NULL), ==, 1);
   g_assert_nonnull (strstr (err, "max_follow_ups"));
   sat_rm_rf (root);
 }

@@ -28,6 +28,12 @@ char     *sat_make_git_repo     (const char *first_path,
                                  ...) G_GNUC_NULL_TERMINATED;
 /* Path of the built subagentctl (from $SUBAGENTCTL). */
 const char *sat_subagentctl     (void);
+/* Runs subagentctl with the given arguments (NULL-terminated) in @root;
+ * stdout and stderr into *out and *err; returns its exit status. */
+int       sat_run_ctl           (const char  *root,
+                                 char       **out,
+                                 char       **err,
+                                 ...) G_GNUC_NULL_TERMINATED;
 /* Iterates the default main context until *flag becomes TRUE. */
 void      sat_wait_for_flag     (gboolean *flag);
 
