@@ -24,7 +24,6 @@ GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess    
 GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess       *self);
 GInputStream        *subagent_host_process_get_stderr   (SubagentHostProcess       *self);
 GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);
-gboolean             subagent_host_process_is_spawned_directly (SubagentHostProcess *self);
 void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
                                                          int                        signum);
 void                 subagent_host_process_wait         (SubagentHostProcess       *self,

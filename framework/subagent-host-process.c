@@ -239,12 +239,6 @@ subagent_host_process_get_pid (SubagentHostProcess *self)
   return self->exited ? 0 : self->pid;
 }
 
-gboolean
-subagent_host_process_is_spawned_directly (SubagentHostProcess *self)
-{
-  return self->subprocess == NULL;
-}
-
 /* Never signals a pid that was reaped and may have been reused. */
 void
 subagent_host_process_send_signal (SubagentHostProcess *self,

@@ -260,19 +260,31 @@ dts_file_exists (const char *dir,
   return g_file_test (path, G_FILE_TEST_EXISTS);
 }
 
-char *
-dts_make_root (DtsEngine  *e,
-               const char *def_name,
-               const char *script)
+void
+dts_write_docker_def (DtsEngine  *e,
+                      const char *root,
+                      const char *def_name,
+                      const char *script,
+                      const char *extra_options)
 {
-  char *root = dts_make_parent ();
-  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", binary: \"%s\" }\n", image, e->binary);
+  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", binary: \"%s\"%s%s }\n", image, e->binary,
+                                             extra_options ? ", " : "", extra_options ? extra_options : "");
   g_autofree char *def = g_strdup_printf ("name: %s\nisolation: docker\ntimeout_seconds: 300\n"
                                           "command: [\"sh\", \"-c\", \"%s\"]\n", def_name, script);
   g_autofree char *def_path = g_strdup_printf (".subagent/agents/%s.yaml", def_name);
 
   sat_write_file (root, ".subagent/config.yaml", config);
   sat_write_file (root, def_path, def);
+}
+
+char *
+dts_make_root (DtsEngine  *e,
+               const char *def_name,
+               const char *script)
+{
+  char *root = dts_make_parent ();
+
+  dts_write_docker_def (e, root, def_name, script, NULL);
   return root;
 }
 

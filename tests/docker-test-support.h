@@ -44,6 +44,13 @@ gboolean  dts_file_exists          (const char *dir,
                                     const char *rel);
 gboolean  dts_workspace_file_seen  (const char *rel);
 char     *dts_make_parent          (void);
+/* .subagent/config.yaml for @e (plus @extra_options inside `docker: {}`)
+ * and a definition @def_name running `sh -c SCRIPT` in docker isolation. */
+void      dts_write_docker_def     (DtsEngine  *e,
+                                    const char *root,
+                                    const char *def_name,
+                                    const char *script,
+                                    const char *extra_options);
 char     *dts_make_root            (DtsEngine  *e,
                                     const char *def_name,
                                     const char *script);

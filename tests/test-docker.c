@@ -450,6 +450,30 @@ test_prepare_cancelled_leaves_nothing (gconstpointer data)
 
 /* ---- through the manager and subagentctl -------------------------------- */
 
+/* The child wrote new.txt ("+@added") and appended "second line" to
+ * existing.txt: the review patch holds exactly that, the parent neither. */
+static void
+assert_review_patch (SubagentRunResult *result,
+                     const char        *root,
+                     const char        *added)
+{
+  JsonObject *review = subagent_run_result_get_review (result);
+  g_autofree char *patch = NULL;
+  g_autofree char *added_line = g_strconcat ("+", added, NULL);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (patch, "new.txt"));
+  g_assert_nonnull (strstr (patch, added_line));
+  g_assert_nonnull (strstr (patch, "+second line"));
+  g_assert_null (strstr (patch, "nested.txt"));
+  /* The parent is untouched: the change lives only in the review. */
+  g_assert_false (dts_file_exists (root, "new.txt"));
+}
+
 static void
 test_manager_review_patch (gconstpointer data)
 {
@@ -460,28 +484,16 @@ test_manager_review_patch (gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
   g_autoptr(SubagentRunResult) result = NULL;
-  g_autofree char *patch = NULL;
   g_autofree char *label = NULL;
   g_autofree char *reviews = g_build_filename (root, ".subagent", "reviews", NULL);
-  JsonObject *review;
   const char *patch_path;
 
   g_assert_no_error (error);
   result = dts_run_def (manager, "writer", NULL, NULL);
-  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
-  review = subagent_run_result_get_review (result);
-  g_assert_nonnull (review);
-  patch_path = json_object_get_string_member (review, "patch_path");
+  assert_review_patch (result, root, "hello from the container");
+  patch_path = json_object_get_string_member (subagent_run_result_get_review (result), "patch_path");
   g_assert_true (g_str_has_prefix (patch_path, reviews));
   g_assert_true (g_str_has_suffix (patch_path, ".patch"));
-  g_assert_true (g_file_get_contents (patch_path, &patch, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (patch, "new.txt"));
-  g_assert_nonnull (strstr (patch, "+hello from the container"));
-  g_assert_nonnull (strstr (patch, "+second line"));
-  g_assert_null (strstr (patch, "nested.txt"));
-  /* The parent is untouched: the change lives only in the review. */
-  g_assert_false (dts_file_exists (root, "new.txt"));
 
   label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
   dts_assert_nothing_left (e, label, root);
@@ -578,14 +590,8 @@ make_git_root (DtsEngine  *e,
                const char *script)
 {
   char *root = sat_make_git_repo ("existing.txt", "first line\n", "sub/nested.txt", "nested\n", NULL);
-  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", binary: \"%s\", workspace: worktree }\n",
-                                             dts_image (), e->binary);
-  g_autofree char *def = g_strdup_printf ("name: %s\nisolation: docker\ntimeout_seconds: 300\n"
-                                          "command: [\"sh\", \"-c\", \"%s\"]\n", def_name, script);
-  g_autofree char *def_path = g_strdup_printf (".subagent/agents/%s.yaml", def_name);
 
-  sat_write_file (root, ".subagent/config.yaml", config);
-  sat_write_file (root, def_path, def);
+  dts_write_docker_def (e, root, def_name, script, "workspace: worktree");
   return root;
 }
 
@@ -599,22 +605,11 @@ test_worktree_review_patch (gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
   g_autoptr(SubagentRunResult) result = NULL;
-  g_autofree char *patch = NULL;
   g_autofree char *label = NULL;
-  JsonObject *review;
 
   g_assert_no_error (error);
   result = dts_run_def (manager, "wt-writer", NULL, NULL);
-  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
-  review = subagent_run_result_get_review (result);
-  g_assert_nonnull (review);
-  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_nonnull (strstr (patch, "new.txt"));
-  g_assert_nonnull (strstr (patch, "+hello from the worktree"));
-  g_assert_nonnull (strstr (patch, "+second line"));
-  g_assert_null (strstr (patch, "nested.txt"));
-  g_assert_false (dts_file_exists (root, "new.txt"));
+  assert_review_patch (result, root, "hello from the worktree");
 
   label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
   assert_no_worktree_left (e, label, root);
