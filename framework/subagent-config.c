@@ -8,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-yaml-private.h"
+#include "subagent-config-private.h"
 
 /**
  * SubagentConfig:
@@ -24,6 +25,7 @@
  *     worktree: isolation-worktree
  * runner:
  *   command: [my-agent, --stdio]  # child program when a definition has none
+ *   model_runner: openai-chat     # runs definitions with a model and no command
  *   timeout_seconds: 600
  *   max_parallel: 4
  *   max_agents: 128
@@ -36,6 +38,16 @@
  * worktree: { pool_size: 2, keep_branch: false, include_dirty: false }
  * snapshot: { strategy: auto, snapshot_dir: /var/cache/subagent }
  * docker:   { image: busybox-local, binary: docker, network: none, user: "65534:65534" }
+ * models:                         # model-backed children (docs/models.md)
+ *   local:
+ *     base_url: http://127.0.0.1:8080/v1
+ *     model: qwen2.5-coder
+ *     api_key_env: LOCAL_LLM_KEY  # the variable holding the key, never the key
+ *     input_cents_per_mtok: 0
+ *     output_cents_per_mtok: 0
+ *     max_tokens: 4096            # optional; also temperature, headers
+ * default_model: local            # the parent's model (`model: inherit`)
+ * model_aliases: { sonnet: local, opus: local, haiku: local }
  * ```
  *
  * Unknown keys are reported with a warning (and kept in
@@ -62,6 +74,10 @@ struct _SubagentConfig
   guint approval_timeout;
   char *hmac_key_file;
   GPtrArray *warnings;
+  char *model_runner;
+  JsonObject *models;            /* name → normalized settings */
+  char *default_model;
+  GHashTable *model_aliases;     /* lower-case alias → model name */
 };
 
 G_DEFINE_FINAL_TYPE (SubagentConfig, subagent_config, G_TYPE_OBJECT)
@@ -92,6 +108,10 @@ subagent_config_finalize (GObject *object)
   g_free (self->approval_sink);
   g_free (self->hmac_key_file);
   g_ptr_array_unref (self->warnings);
+  g_free (self->model_runner);
+  json_object_unref (self->models);
+  g_free (self->default_model);
+  g_hash_table_unref (self->model_aliases);
   G_OBJECT_CLASS (subagent_config_parent_class)->finalize (object);
 }
 
@@ -117,6 +137,9 @@ subagent_config_init (SubagentConfig *self)
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
   self->warnings = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (self->warnings, NULL);
+  self->model_runner = g_strdup ("openai-chat");
+  self->models = json_object_new ();
+  self->model_aliases = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
 }
 
 static void
@@ -263,7 +286,7 @@ warn_unknown_keys (SubagentConfig     *self,
 static gboolean
 load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents", NULL };
+  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents", "model_runner", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *runner = section (self, root, "runner", source, &local_error);
 
@@ -275,7 +298,8 @@ load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError 
   if (!read_argv (runner, "command", "runner.command", source, &self->runner_command, error) ||
       !read_uint (runner, "timeout_seconds", "runner.timeout_seconds", source, &self->runner_timeout, error) ||
       !read_uint (runner, "max_parallel", "runner.max_parallel", source, &self->max_parallel, error) ||
-      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error))
+      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error) ||
+      !read_string (runner, "model_runner", "runner.model_runner", source, &self->model_runner, error))
     return FALSE;
   self->max_parallel = MAX (self->max_parallel, 1);
   return TRUE;
@@ -409,7 +433,7 @@ subagent_config_new_from_json (JsonObject  *object,
 {
   static const char * const known[] = {
     "isolation", "permission_mode", "plugins", "runner", "budget", "approvals",
-    "worktree", "snapshot", "docker", NULL
+    "worktree", "snapshot", "docker", "models", "default_model", "model_aliases", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *isolation = NULL;
@@ -453,7 +477,9 @@ subagent_config_new_from_json (JsonObject  *object,
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
-      !load_backend_sections (self, object, self->source, error))
+      !load_backend_sections (self, object, self->source, error) ||
+      !_subagent_config_load_models (object, self->source, &self->models, &self->default_model,
+                                     self->model_aliases, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -728,4 +754,97 @@ subagent_config_get_warnings (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
   return (const char * const *) self->warnings->pdata;
+}
+
+/**
+ * subagent_config_get_model_runner:
+ * @self: a #SubagentConfig
+ *
+ * The runner that runs definitions with a `model` and no `command`
+ * (`runner.model_runner`): a backend of a runner plugin.
+ *
+ * Returns: (transfer none): its name, `openai-chat` unless configured
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_config_get_model_runner (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->model_runner;
+}
+
+/**
+ * subagent_config_get_default_model:
+ * @self: a #SubagentConfig
+ *
+ * The parent's model (`default_model:`): what a definition without a model,
+ * or with `model: inherit`, runs on.
+ *
+ * Returns: (transfer none) (nullable): a model or alias name, or %NULL
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_config_get_default_model (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->default_model;
+}
+
+/**
+ * subagent_config_get_model:
+ * @self: a #SubagentConfig
+ * @name: a model name of `models:`, or an alias of `model_aliases:` (any case)
+ *
+ * Looks a model up. The returned object holds the checked settings with
+ * their defaults: `name` (the model's name in `models:`), `base_url`,
+ * `model`, `api_key_env` (if set), `input_cents_per_mtok`,
+ * `output_cents_per_mtok`, `connect_timeout_seconds`,
+ * `read_timeout_seconds`, `max_retries`, and where set `max_tokens`,
+ * `temperature` and `headers`.
+ *
+ * Returns: (transfer none) (nullable): the model's settings, or %NULL if
+ *   neither `models:` nor `model_aliases:` has @name
+ *
+ * Since: 0.2
+ */
+JsonObject *
+subagent_config_get_model (SubagentConfig *self,
+                           const char     *name)
+{
+  g_autofree char *lower = NULL;
+  const char *target;
+
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  if (json_object_has_member (self->models, name))
+    return json_object_get_object_member (self->models, name);
+  lower = g_ascii_strdown (name, -1);
+  target = g_hash_table_lookup (self->model_aliases, lower);
+  if (target != NULL && json_object_has_member (self->models, target))
+    return json_object_get_object_member (self->models, target);
+  return NULL;
+}
+
+/**
+ * subagent_config_list_models:
+ * @self: a #SubagentConfig
+ *
+ * Returns: (transfer full): the names of `models:`, sorted
+ *
+ * Since: 0.2
+ */
+char **
+subagent_config_list_models (SubagentConfig *self)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GList) names = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  names = g_list_sort (json_object_get_members (self->models), (GCompareFunc) g_strcmp0);
+  for (GList *l = names; l != NULL; l = l->next)
+    g_strv_builder_add (builder, l->data);
+  return g_strv_builder_end (builder);
 }

@@ -47,5 +47,10 @@ const char            *subagent_config_get_approval_sink      (SubagentConfig *s
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+const char            *subagent_config_get_model_runner       (SubagentConfig *self);
+const char            *subagent_config_get_default_model      (SubagentConfig *self);
+JsonObject            *subagent_config_get_model              (SubagentConfig *self,
+                                                               const char     *name);
+char                 **subagent_config_list_models            (SubagentConfig *self);
 
 G_END_DECLS

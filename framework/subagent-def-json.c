@@ -59,6 +59,7 @@ static const Field fields[] = {
   { "max_cost_cents", NULL, "max-cost-cents", FIELD_AMOUNT },
   { "max_follow_ups", NULL, "max-follow-ups", FIELD_COUNT },
   { "network", NULL, "network", FIELD_NETWORK },
+  { "runner", NULL, "runner", FIELD_OPTIONAL_TEXT },
 };
 
 /* A short rendering of a bad value for messages. */

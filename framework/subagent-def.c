@@ -47,6 +47,7 @@ struct _SubagentDef
   double max_cost_cents;
   guint max_follow_ups;
   char *network;
+  char *runner;
   char *source_path;
 };
 
@@ -75,6 +76,7 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_MAX_FOLLOW_UPS,
   PROP_NETWORK,
+  PROP_RUNNER,
   PROP_SOURCE_PATH,
   N_PROPS
 };
@@ -104,6 +106,7 @@ subagent_def_finalize (GObject *object)
   g_strfreev (self->write_scope);
   g_free (self->memory_limit);
   g_free (self->network);
+  g_free (self->runner);
   g_free (self->source_path);
 
   G_OBJECT_CLASS (subagent_def_parent_class)->finalize (object);
@@ -155,6 +158,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_COST_CENTS: g_value_set_double (value, self->max_cost_cents); break;
     case PROP_MAX_FOLLOW_UPS: g_value_set_uint (value, self->max_follow_ups); break;
     case PROP_NETWORK: g_value_set_string (value, self->network); break;
+    case PROP_RUNNER: g_value_set_string (value, self->runner); break;
     case PROP_SOURCE_PATH: g_value_set_string (value, self->source_path); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -210,6 +214,7 @@ subagent_def_set_property (GObject      *object,
     case PROP_MAX_COST_CENTS: self->max_cost_cents = g_value_get_double (value); break;
     case PROP_MAX_FOLLOW_UPS: self->max_follow_ups = g_value_get_uint (value); break;
     case PROP_NETWORK: self->network = dup_or_null (value); break;
+    case PROP_RUNNER: self->runner = dup_or_null (value); break;
     case PROP_SOURCE_PATH: self->source_path = dup_or_null (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -369,6 +374,17 @@ subagent_def_class_init (SubagentDefClass *klass)
    * The network a container child joins, or %NULL, which means `none`.
    */
   properties[PROP_NETWORK] = g_param_spec_string ("network", NULL, NULL, NULL, CONSTRUCT_FLAGS);
+  /**
+   * SubagentDef:runner:
+   *
+   * The runner that runs the child, by name: `command`, or a backend of a
+   * runner plugin such as `openai-chat`. %NULL picks one: the command runner
+   * for a definition with a `command`, the configured model runner for one
+   * with a `model`.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_RUNNER] = g_param_spec_string ("runner", NULL, NULL, NULL, CONSTRUCT_FLAGS);
   /**
    * SubagentDef:source-path:
    *
@@ -532,6 +548,7 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
   subagent_json_set_nullable_string (object, "network", self->network);
+  subagent_json_set_nullable_string (object, "runner", self->runner);
   subagent_json_set_nullable_string (object, "source_path", self->source_path);
   return object;
 }
@@ -814,6 +831,22 @@ subagent_def_get_network (SubagentDef *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_DEF (self), NULL);
   return self->network;
+}
+
+/**
+ * subagent_def_get_runner:
+ * @self: a definition
+ *
+ * Returns: (transfer none) (nullable): the runner named by the definition
+ *   (`runner:`), or %NULL to pick one from its `command` or `model`
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_def_get_runner (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), NULL);
+  return self->runner;
 }
 
 /**

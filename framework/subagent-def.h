@@ -52,6 +52,7 @@ guint                subagent_def_get_timeout_seconds  (SubagentDef *self);
 double               subagent_def_get_max_cost_cents   (SubagentDef *self);
 guint                subagent_def_get_max_follow_ups   (SubagentDef *self);
 const char          *subagent_def_get_network          (SubagentDef *self);
+const char          *subagent_def_get_runner           (SubagentDef *self);
 const char          *subagent_def_get_source_path      (SubagentDef *self);
 
 G_END_DECLS

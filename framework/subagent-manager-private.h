@@ -20,6 +20,9 @@ struct _SubagentManager
   SubagentAuditLog *audit;
   SubagentToolRegistry *tools;
   SubagentRunner *runner;
+  SubagentRunner *command_runner;  /* the built-in one, for `runner: command` */
+  gboolean runner_is_default;      /* the host set no runner of its own */
+  GHashTable *plugin_runners;      /* backend name → SubagentRunner, made on first use */
   SubagentPermissionMode permission_mode;
 
   GMutex lock;

@@ -57,6 +57,8 @@ typedef struct {
   SubagentRunHooks *hooks;  /* the supervisor's, not owned; may be NULL */
   SubagentApprovalQueue *approval_queue;      /* where the child's requests go; NULL: unattended */
   SubagentApprovalHandler *approval_handler;  /* the child's route, on its run context */
+  SubagentRunner *runner;                     /* what runs this child (select_runner) */
+  JsonObject *model;                          /* the model's settings, for a model runner */
 } RunState;
 
 static void
@@ -78,6 +80,8 @@ run_state_free (RunState *state)
   g_clear_error (&state->runner_error);
   g_clear_object (&state->approval_queue);
   g_clear_object (&state->approval_handler);
+  g_clear_object (&state->runner);
+  g_clear_pointer (&state->model, json_object_unref);
   g_free (state);
 }
 
@@ -180,6 +184,118 @@ isolation_provider_for (SubagentManager  *self,
   return SUBAGENT_ISOLATION_PROVIDER (subagent_plugin_registry_create_from_plugin (self->plugins, plugin,
                                                                                    SUBAGENT_TYPE_ISOLATION_PROVIDER,
                                                                                    backend, error));
+}
+
+/* A runner plugin's runner, made once per manager. */
+static SubagentRunner *
+plugin_runner (SubagentManager  *self,
+               const char       *name,
+               GError          **error)
+{
+  SubagentRunner *runner;
+
+  g_mutex_lock (&self->lock);
+  runner = g_hash_table_lookup (self->plugin_runners, name);
+  if (runner != NULL)
+    g_object_ref (runner);
+  g_mutex_unlock (&self->lock);
+  if (runner != NULL)
+    return runner;
+
+  runner = SUBAGENT_RUNNER (subagent_plugin_registry_create (self->plugins, SUBAGENT_TYPE_RUNNER, name, error));
+  if (runner == NULL)
+    return NULL;
+  g_mutex_lock (&self->lock);
+  if (!g_hash_table_contains (self->plugin_runners, name))
+    g_hash_table_insert (self->plugin_runners, g_strdup (name), g_object_ref (runner));
+  g_mutex_unlock (&self->lock);
+  return runner;
+}
+
+static gboolean
+has_argv (const char * const *argv)
+{
+  return argv != NULL && argv[0] != NULL;
+}
+
+/* Which runner runs the child (docs/models.md): the definition's `runner:`;
+ * else a definition with a `command` runs as a program; else a runner the
+ * host set; else one with a `model`, or none while a parent model is
+ * configured and no default command is, runs on the model runner. A model
+ * runner gets the model's settings, and a model that is not configured is
+ * an error naming the key to set. */
+static gboolean
+select_runner (RunState            *state,
+               SubagentRunOptions  *options,
+               char               **message)
+{
+  SubagentManager *self = state->manager;
+  SubagentConfig *config = self->config;
+  const char *def_runner = subagent_def_get_runner (state->def);
+  const char *def_model = subagent_def_get_model (state->def);
+  const char *parent_model = options ? subagent_run_options_get_model (options) : NULL;
+  const char *name = NULL;
+  const char *model_name;
+  gboolean host_runner;
+  g_autoptr(GError) error = NULL;
+  JsonObject *model;
+
+  if (parent_model == NULL)
+    parent_model = subagent_config_get_default_model (config);
+  g_mutex_lock (&self->lock);
+  host_runner = !self->runner_is_default;
+  g_mutex_unlock (&self->lock);
+
+  if (def_runner != NULL)
+    name = def_runner;
+  else if (has_argv (subagent_def_get_command (state->def)) || host_runner)
+    name = NULL;
+  else if (def_model != NULL)
+    name = subagent_config_get_model_runner (config);
+  else if (!has_argv (subagent_config_get_runner_command (config)) && parent_model != NULL)
+    name = subagent_config_get_model_runner (config);
+
+  if (name == NULL || g_str_equal (name, "command"))
+    {
+      g_mutex_lock (&self->lock);
+      state->runner = g_object_ref (name != NULL ? self->command_runner : self->runner);
+      g_mutex_unlock (&self->lock);
+      return TRUE;
+    }
+
+  state->runner = plugin_runner (self, name, &error);
+  if (state->runner == NULL)
+    {
+      *message = g_strdup_printf ("Subagent “%s” needs the runner “%s”, which cannot be loaded: %s",
+                                  subagent_def_get_name (state->def), name, error->message);
+      return FALSE;
+    }
+
+  model_name = def_model != NULL ? def_model : parent_model;
+  if (model_name == NULL)
+    {
+      *message = g_strdup_printf ("Subagent “%s” runs on runner “%s” but has no model: set “model:” in its "
+                                  "definition, or “default_model:” in %s (or pass --model)",
+                                  subagent_def_get_name (state->def), name, subagent_config_get_source (config)
+                                  ? subagent_config_get_source (config) : ".subagent/config.yaml");
+      return FALSE;
+    }
+  model = subagent_config_get_model (config, model_name);
+  if (model == NULL)
+    {
+      g_auto(GStrv) known = subagent_config_list_models (config);
+      g_autofree char *list = g_strjoinv (", ", known);
+
+      *message = g_strdup_printf ("Subagent “%s” runs on model “%s”, which is not configured: add "
+                                  "“models.%s” (or “model_aliases.%s”) to %s%s%s%s",
+                                  subagent_def_get_name (state->def), model_name, model_name, model_name,
+                                  subagent_config_get_source (config) ? subagent_config_get_source (config)
+                                  : ".subagent/config.yaml",
+                                  known[0] ? " (configured: " : "", list, known[0] ? ")" : "");
+      return FALSE;
+    }
+  state->model = json_object_ref (model);
+  return TRUE;
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -302,6 +418,18 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return;
     }
 
+  /* The runner (and model) before any workspace exists: a model that is
+   * not configured launches nothing. */
+  {
+    g_autofree char *message = NULL;
+
+    if (!select_runner (state, options, &message))
+      {
+        return_error_result (task, state, message);
+        return;
+      }
+  }
+
 #define PICK(opt, def_value) ((opt) != 0 ? (opt) : (def_value))
   state->max_iterations = PICK (options ? subagent_run_options_get_max_iterations (options) : 0,
                                 subagent_def_get_max_iterations (state->def));
@@ -411,9 +539,7 @@ run_route_approvals (GTask *task_in)
       run_start (g_steal_pointer (&task));
       return;
     }
-  g_mutex_lock (&self->lock);
-  runner = g_object_ref (self->runner);
-  g_mutex_unlock (&self->lock);
+  runner = g_object_ref (state->runner);
   state->approval_queue = _subagent_manager_peek_approval_queue (self, child_mode (state), state->isolation,
                                                                  runner, &must_make);
   if (must_make)
@@ -445,8 +571,8 @@ run_start (GTask *task_in)
   tools = SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (self->tools,
                                                                     subagent_def_get_tool_whitelist (state->def),
                                                                     subagent_def_get_disallowed_tools (state->def)));
-  runner = g_object_ref (self->runner);
   g_mutex_unlock (&self->lock);
+  runner = g_object_ref (state->runner);
 
   mode = child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
@@ -481,6 +607,9 @@ run_start (GTask *task_in)
                           "max-cost-cents", max_cost,
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
+                          "model", state->model,
+                          "transcript", (state->hooks != NULL && state->hooks->resume != NULL)
+                                        ? subagent_session_get_transcript (state->hooks->resume) : NULL,
                           NULL);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
@@ -606,6 +735,7 @@ keep_session (RunState          *state,
                           "follow-ups", resume ? subagent_session_get_follow_ups (resume) + 1 : 0,
                           "workspace-kept", workspace_kept,
                           "child-root", subagent_isolation_context_get_child_root (state->context),
+                          "transcript", state->outcome ? subagent_run_outcome_get_transcript (state->outcome) : NULL,
                           NULL);
   /* One log per manager: concurrent children share its writes. */
   g_mutex_lock (&self->lock);

@@ -80,6 +80,8 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->audit);
   g_clear_object (&self->tools);
   g_clear_object (&self->runner);
+  g_clear_object (&self->command_runner);
+  g_clear_pointer (&self->plugin_runners, g_hash_table_unref);
   _subagent_manager_drop_approval_queue (self);
   g_clear_object (&self->approval_sink);
   g_mutex_clear (&self->approval_lock);
@@ -204,15 +206,20 @@ subagent_manager_initable_init (GInitable     *initable,
     self->plugins = plugin_registry_for_config (self->config);
   if (self->tools == NULL)
     self->tools = SUBAGENT_TOOL_REGISTRY (subagent_simple_tool_registry_new ());
+  {
+    g_autoptr(SubagentCommandRunner) runner = subagent_command_runner_new ();
+    const char * const *command = subagent_config_get_runner_command (self->config);
+
+    if (command != NULL && command[0] != NULL)
+      g_object_set (runner, "default-command", command, NULL);
+    self->command_runner = SUBAGENT_RUNNER (g_steal_pointer (&runner));
+  }
   if (self->runner == NULL)
     {
-      g_autoptr(SubagentCommandRunner) runner = subagent_command_runner_new ();
-      const char * const *command = subagent_config_get_runner_command (self->config);
-
-      if (command != NULL && command[0] != NULL)
-        g_object_set (runner, "default-command", command, NULL);
-      self->runner = SUBAGENT_RUNNER (g_steal_pointer (&runner));
+      self->runner = g_object_ref (self->command_runner);
+      self->runner_is_default = TRUE;
     }
+  self->plugin_runners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   if (self->permission_mode == SUBAGENT_PERMISSION_MODE_INHERIT)
     self->permission_mode = subagent_config_get_permission_mode (self->config);
 
@@ -288,7 +295,11 @@ subagent_manager_class_init (SubagentManagerClass *klass)
   /**
    * SubagentManager:runner:
    *
-   * What runs a child; a #SubagentCommandRunner when unset.
+   * What runs a child. When unset, each definition picks: its `runner:`,
+   * else the built-in #SubagentCommandRunner for one with a `command`, else
+   * the configured model runner (`runner.model_runner`, a runner plugin)
+   * for one with a `model`. A runner set here runs every child whose
+   * definition names no `runner:`.
    */
   properties[PROP_RUNNER] =
     g_param_spec_object ("runner", NULL, NULL, SUBAGENT_TYPE_RUNNER,
@@ -500,7 +511,11 @@ subagent_manager_set_runner (SubagentManager *self,
   g_return_if_fail (runner == NULL || SUBAGENT_IS_RUNNER (runner));
 
   g_mutex_lock (&self->lock);
+  /* NULL goes back to the built-in choice (command or model runner). */
+  if (runner == NULL)
+    runner = self->command_runner;
   g_set_object (&self->runner, runner);
+  self->runner_is_default = runner == self->command_runner;
   g_mutex_unlock (&self->lock);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RUNNER]);
 }

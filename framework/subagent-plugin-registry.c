@@ -20,6 +20,7 @@ static const struct {
 } known_interfaces[] = {
   { "SubagentIsolationProvider", subagent_isolation_provider_get_type },
   { "SubagentApprovalSink", subagent_approval_sink_get_type },
+  { "SubagentRunner", subagent_runner_get_type },
 };
 
 /**

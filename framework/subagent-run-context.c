@@ -39,6 +39,8 @@ struct _SubagentRunContext
   double max_cost_cents;
   gint batch_index;
   GObject *approval_handler;
+  JsonObject *model;
+  JsonArray *transcript;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
@@ -60,6 +62,8 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_BATCH_INDEX,
   PROP_APPROVAL_HANDLER,
+  PROP_MODEL,
+  PROP_TRANSCRIPT,
   N_PROPS
 };
 
@@ -75,6 +79,8 @@ subagent_run_context_dispose (GObject *object)
   g_clear_object (&self->tools);
   g_clear_object (&self->isolation);
   g_clear_object (&self->approval_handler);
+  g_clear_pointer (&self->model, json_object_unref);
+  g_clear_pointer (&self->transcript, json_array_unref);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->dispose (object);
 }
@@ -204,6 +210,12 @@ subagent_run_context_get_property (GObject    *object,
     case PROP_APPROVAL_HANDLER:
       g_value_set_object (value, self->approval_handler);
       break;
+    case PROP_MODEL:
+      g_value_set_boxed (value, self->model);
+      break;
+    case PROP_TRANSCRIPT:
+      g_value_set_boxed (value, self->transcript);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -266,6 +278,12 @@ subagent_run_context_set_property (GObject      *object,
       break;
     case PROP_APPROVAL_HANDLER:
       self->approval_handler = g_value_dup_object (value);
+      break;
+    case PROP_MODEL:
+      self->model = g_value_dup_boxed (value);
+      break;
+    case PROP_TRANSCRIPT:
+      self->transcript = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -405,6 +423,29 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
    */
   properties[PROP_APPROVAL_HANDLER] =
     g_param_spec_object ("approval-handler", NULL, NULL, G_TYPE_OBJECT, flags);
+
+  /**
+   * SubagentRunContext:model:
+   *
+   * The settings of the model the child runs on, as
+   * subagent_config_get_model() gives them, or %NULL for a child that runs
+   * no model.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_MODEL] =
+    g_param_spec_boxed ("model", NULL, NULL, JSON_TYPE_OBJECT, flags);
+
+  /**
+   * SubagentRunContext:transcript:
+   *
+   * The conversation so far when the run is a follow-up of a model-backed
+   * child (messages in the chat-completions shape), or %NULL.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_TRANSCRIPT] =
+    g_param_spec_boxed ("transcript", NULL, NULL, JSON_TYPE_ARRAY, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -608,4 +649,36 @@ subagent_run_context_get_approval_handler (SubagentRunContext *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
   return self->approval_handler;
+}
+
+/**
+ * subagent_run_context_get_model:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the settings of the child's model
+ *   (see subagent_config_get_model()), or %NULL
+ *
+ * Since: 0.2
+ */
+JsonObject *
+subagent_run_context_get_model (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->model;
+}
+
+/**
+ * subagent_run_context_get_transcript:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the conversation a follow-up
+ *   continues, or %NULL for a first run
+ *
+ * Since: 0.2
+ */
+JsonArray *
+subagent_run_context_get_transcript (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->transcript;
 }

@@ -29,6 +29,7 @@ struct _SubagentRunOptions
   gint batch_index;
   double cpu_quota;
   char *memory_limit;
+  char *model;
   guint timeout_seconds;
   GStrv command;
   JsonObject *isolation_options;
@@ -45,6 +46,7 @@ subagent_run_options_finalize (GObject *object)
   g_free (self->parent_run_id);
   g_free (self->isolation);
   g_free (self->memory_limit);
+  g_free (self->model);
   g_strfreev (self->command);
   json_object_unref (self->isolation_options);
   G_OBJECT_CLASS (subagent_run_options_parent_class)->finalize (object);
@@ -421,4 +423,39 @@ subagent_run_options_get_isolation_options (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return self->isolation_options;
+}
+
+/**
+ * subagent_run_options_set_model:
+ * @self: a #SubagentRunOptions
+ * @model: (nullable): a model of config.yaml's `models:` (or an alias)
+ *
+ * The parent's model for this run: what a definition without a model (or
+ * with `model: inherit`) runs on, instead of `default_model:`. A definition
+ * that names its own model keeps it.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_model (SubagentRunOptions *self,
+                                const char         *model)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  g_free (self->model);
+  self->model = (model != NULL && *model != '\0') ? g_strdup (model) : NULL;
+}
+
+/**
+ * subagent_run_options_get_model:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: (transfer none) (nullable): the parent's model for this run
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_run_options_get_model (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
+  return self->model;
 }

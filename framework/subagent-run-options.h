@@ -41,5 +41,7 @@ void        subagent_run_options_set_command         (SubagentRunOptions *self, 
 const char * const *subagent_run_options_get_command (SubagentRunOptions *self);
 void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
 JsonObject *subagent_run_options_get_isolation_options (SubagentRunOptions *self);
+void        subagent_run_options_set_model           (SubagentRunOptions *self, const char *model);
+const char *subagent_run_options_get_model           (SubagentRunOptions *self);
 
 G_END_DECLS

@@ -27,6 +27,7 @@ struct _SubagentRunOutcome
   char *final_answer;
   char *output;
   char *message;
+  JsonArray *transcript;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunOutcome, subagent_run_outcome, G_TYPE_OBJECT)
@@ -40,6 +41,7 @@ enum {
   OUTCOME_PROP_FINAL_ANSWER,
   OUTCOME_PROP_OUTPUT,
   OUTCOME_PROP_MESSAGE,
+  OUTCOME_PROP_TRANSCRIPT,
   OUTCOME_N_PROPS
 };
 
@@ -54,6 +56,7 @@ subagent_run_outcome_finalize (GObject *object)
   g_free (self->final_answer);
   g_free (self->output);
   g_free (self->message);
+  g_clear_pointer (&self->transcript, json_array_unref);
 
   G_OBJECT_CLASS (subagent_run_outcome_parent_class)->finalize (object);
 }
@@ -88,6 +91,9 @@ subagent_run_outcome_get_property (GObject    *object,
       break;
     case OUTCOME_PROP_MESSAGE:
       g_value_set_string (value, self->message);
+      break;
+    case OUTCOME_PROP_TRANSCRIPT:
+      g_value_set_boxed (value, self->transcript);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -135,6 +141,9 @@ subagent_run_outcome_set_property (GObject      *object,
       break;
     case OUTCOME_PROP_MESSAGE:
       self->message = dup_or_empty (value);
+      break;
+    case OUTCOME_PROP_TRANSCRIPT:
+      self->transcript = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -206,6 +215,18 @@ subagent_run_outcome_class_init (SubagentRunOutcomeClass *klass)
    *
    * A message for the parent: why the child failed or stopped (`""` when it completed).
    */
+  /**
+   * SubagentRunOutcome:transcript:
+   *
+   * The child's whole conversation (chat-completions messages, with the
+   * usage of each model turn), kept in its session so a follow-up can
+   * continue it; %NULL for runners that keep none.
+   *
+   * Since: 0.2
+   */
+  outcome_properties[OUTCOME_PROP_TRANSCRIPT] =
+    g_param_spec_boxed ("transcript", NULL, NULL, JSON_TYPE_ARRAY, flags);
+
   outcome_properties[OUTCOME_PROP_MESSAGE] =
     g_param_spec_string ("message", NULL, NULL, "", flags);
 
@@ -340,6 +361,21 @@ subagent_run_outcome_get_message (SubagentRunOutcome *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OUTCOME (self), NULL);
   return self->message;
+}
+
+/**
+ * subagent_run_outcome_get_transcript:
+ * @self: a #SubagentRunOutcome
+ *
+ * Returns: (transfer none) (nullable): the child's conversation, or %NULL
+ *
+ * Since: 0.2
+ */
+JsonArray *
+subagent_run_outcome_get_transcript (SubagentRunOutcome *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OUTCOME (self), NULL);
+  return self->transcript;
 }
 
 /**

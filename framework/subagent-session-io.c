@@ -98,6 +98,8 @@ subagent_session_new_from_json (JsonObject  *object,
   double cost_cents = 0;
   gboolean workspace_kept = FALSE;
   JsonObject *review = NULL;
+  JsonArray *transcript = NULL;
+  JsonNode *transcript_node;
   SubagentRunStatus status;
 
   g_return_val_if_fail (object != NULL, NULL);
@@ -135,6 +137,17 @@ subagent_session_new_from_json (JsonObject  *object,
       !subagent_json_read_string (object, what, "child_root", FALSE, &child_root, error))
     return NULL;
 
+  transcript_node = json_object_get_member (object, "transcript");
+  if (transcript_node != NULL && !JSON_NODE_HOLDS_NULL (transcript_node))
+    {
+      if (!JSON_NODE_HOLDS_ARRAY (transcript_node))
+        {
+          subagent_json_bad_type (what, "transcript", "a list of messages", error);
+          return NULL;
+        }
+      transcript = json_node_get_array (transcript_node);
+    }
+
   if (!run_status_from_string (status_text, &status))
     {
       subagent_json_bad_type (what, "status", "one of complete, partial, cancelled, failed, error", error);
@@ -162,6 +175,7 @@ subagent_session_new_from_json (JsonObject  *object,
                        "follow-ups", (guint) follow_ups,
                        "workspace-kept", workspace_kept,
                        "child-root", child_root,
+                       "transcript", transcript,
                        NULL);
 }
 
@@ -183,7 +197,8 @@ set_time_member (JsonObject *object,
  * `parent_run_id`, `status`, `started_at`, `depth`, `batch_index`,
  * `isolation`, `worktree_path`, `container_path`, `completed_at`,
  * `iterations`, `tool_calls`, `cost_cents`, `final_answer`, `review`) then
- * `task`, `follow_ups`, `workspace_kept` and `child_root`. Unset values are
+ * `task`, `follow_ups`, `workspace_kept`, `child_root` and, for a
+ * model-backed child, `transcript`. Unset values are
  * `null`; times are ISO-8601.
  *
  * Returns: (transfer full): a new JSON object
@@ -226,6 +241,12 @@ subagent_session_to_json (SubagentSession *self)
   json_object_set_int_member (object, "follow_ups", subagent_session_get_follow_ups (self));
   json_object_set_boolean_member (object, "workspace_kept", subagent_session_get_workspace_kept (self));
   subagent_json_set_nullable_string (object, "child_root", subagent_session_get_child_root (self));
+  if (subagent_session_get_transcript (self) != NULL)
+    {
+      g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), subagent_session_get_transcript (self));
+
+      json_object_set_member (object, "transcript", subagent_json_node_deep_copy (node));
+    }
   return object;
 }
 

@@ -38,6 +38,7 @@ struct _SubagentSession
   double cost_cents;
   char *final_answer;
   JsonObject *review;
+  JsonArray *transcript;
   char *task;
   guint follow_ups;
   gboolean workspace_kept;
@@ -70,6 +71,7 @@ enum {
   PROP_FOLLOW_UPS,
   PROP_WORKSPACE_KEPT,
   PROP_CHILD_ROOT,
+  PROP_TRANSCRIPT,
   N_PROPS
 };
 
@@ -82,6 +84,7 @@ subagent_session_dispose (GObject *object)
 
   g_clear_object (&self->lineage);
   g_clear_pointer (&self->review, json_object_unref);
+  g_clear_pointer (&self->transcript, json_array_unref);
 
   G_OBJECT_CLASS (subagent_session_parent_class)->dispose (object);
 }
@@ -175,6 +178,9 @@ subagent_session_get_property (GObject    *object,
     case PROP_FINAL_ANSWER:
       g_value_set_string (value, self->final_answer);
       break;
+    case PROP_TRANSCRIPT:
+      g_value_set_boxed (value, self->transcript);
+      break;
     case PROP_REVIEW:
       g_value_set_boxed (value, self->review);
       break;
@@ -267,6 +273,16 @@ subagent_session_set_property (GObject      *object,
       break;
     case PROP_FINAL_ANSWER:
       self->final_answer = dup_or_empty (value);
+      break;
+    case PROP_TRANSCRIPT:
+      if (g_value_get_boxed (value) != NULL)
+        {
+          g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), g_value_get_boxed (value));
+          g_autoptr(JsonNode) copy = subagent_json_node_deep_copy (node);
+
+          json_node_seal (copy);
+          self->transcript = json_array_ref (json_node_get_array (copy));
+        }
       break;
     case PROP_REVIEW:
       self->review = subagent_json_object_sealed_copy (g_value_get_boxed (value));
@@ -418,6 +434,16 @@ subagent_session_class_init (SubagentSessionClass *klass)
    * The review artifact of the run, if any. Stored as a sealed copy.
    */
   properties[PROP_REVIEW] = g_param_spec_boxed ("review", NULL, NULL, JSON_TYPE_OBJECT, flags);
+  /**
+   * SubagentSession:transcript:
+   *
+   * The conversation of a model-backed child (chat-completions messages,
+   * each model turn with its `usage`), which a follow-up continues; %NULL
+   * for other children. Stored as a sealed copy.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_TRANSCRIPT] = g_param_spec_boxed ("transcript", NULL, NULL, JSON_TYPE_ARRAY, flags);
 
   /**
    * SubagentSession:task:
@@ -662,6 +688,22 @@ subagent_session_get_review (SubagentSession *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
   return self->review;
+}
+
+/**
+ * subagent_session_get_transcript:
+ * @self: a #SubagentSession
+ *
+ * Returns: (transfer none) (nullable): the model-backed child's
+ *   conversation (sealed), or %NULL
+ *
+ * Since: 0.2
+ */
+JsonArray *
+subagent_session_get_transcript (SubagentSession *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (self), NULL);
+  return self->transcript;
 }
 
 /**

@@ -41,6 +41,7 @@ guint              subagent_session_get_tool_calls     (SubagentSession *self);
 double             subagent_session_get_cost_cents     (SubagentSession *self);
 const char        *subagent_session_get_final_answer   (SubagentSession *self);
 JsonObject        *subagent_session_get_review         (SubagentSession *self);
+JsonArray         *subagent_session_get_transcript     (SubagentSession *self);
 const char        *subagent_session_get_task           (SubagentSession *self);
 guint              subagent_session_get_follow_ups     (SubagentSession *self);
 gboolean           subagent_session_get_workspace_kept (SubagentSession *self);

@@ -1,0 +1,30 @@
+/* subagent-config-private.h: what subagent-config.c shares with
+ * subagent-config-models.c. Not installed, not introspected.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SUBAGENT_COMPILATION)
+#error "subagent-config-private.h is internal to libsubagent."
+#endif
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* Reads `models:`, `model_aliases:` and `default_model:` of @root: each
+ * model checked and normalized (defaults filled in, its name in `name`).
+ * @aliases maps lower-case alias → model name. */
+G_GNUC_INTERNAL
+gboolean _subagent_config_load_models (JsonObject   *root,
+                                       const char   *source,
+                                       JsonObject  **models_out,
+                                       char        **default_model_out,
+                                       GHashTable   *aliases,
+                                       GError      **error);
+
+G_GNUC_INTERNAL
+gboolean _subagent_config_model_name_is_valid (const char *name);
+
+G_END_DECLS
