@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -402,7 +403,8 @@ text_result (char *text)
 {
   JsonNode *node = json_node_new (JSON_NODE_VALUE);
 
-  json_node_take_string (node, text);
+  json_node_set_string (node, text);
+  g_free (text);
   return node;
 }
 
@@ -543,6 +545,13 @@ tool_edit (SubagentTool *tool, JsonObject *args, GCancellable *cancellable, gpoi
 
 /* ---- walking: Glob, Grep, LS -------------------------------------------- */
 
+static gint
+compare_names (gconstpointer a,
+               gconstpointer b)
+{
+  return strcmp (*(const char * const *) a, *(const char * const *) b);
+}
+
 /* A glob as an anchored regex: `**` crosses directories, `*` and `?` do not. */
 static GRegex *
 glob_regex (const char  *glob,
@@ -632,7 +641,7 @@ walk_dir (Walk       *walk,
     if (!g_str_equal (entry->d_name, ".") && !g_str_equal (entry->d_name, ".."))
       g_ptr_array_add (names, g_strdup (entry->d_name));
   closedir (dir);
-  g_ptr_array_sort_values (names, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (names, compare_names);
 
   for (guint i = 0; i < names->len && !walk->stopped; i++)
     {
@@ -962,7 +971,7 @@ tool_ls (SubagentTool *tool, JsonObject *args, GCancellable *cancellable, gpoint
         g_ptr_array_add (names, g_strdup (entry->d_name));
     }
   closedir (dir);
-  g_ptr_array_sort_values (names, (GCompareFunc) g_strcmp0);
+  g_ptr_array_sort (names, compare_names);
   g_string_append_printf (out, "%s/\n", rel);
   for (guint i = 0; i < names->len && i < LIST_MAX; i++)
     g_string_append_printf (out, "  %s\n", (char *) g_ptr_array_index (names, i));
