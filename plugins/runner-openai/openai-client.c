@@ -188,7 +188,7 @@ attempt (OpenaiClient  *self,
   g_signal_connect (message, "network-event", G_CALLBACK (on_network_event), self);
 
   /* The run's stop (cancel, run timeout) ends the request at once. */
-  stop_handler = g_cancellable_connect (self->stop, G_CALLBACK (g_cancellable_cancel), io, NULL);
+  stop_handler = g_cancellable_connect (self->stop, G_CALLBACK (openai_cancel_other), io, NULL);
   openai_watchdog_arm (self->watchdog, io,
                        g_get_monotonic_time () + (gint64) (self->connect_timeout + self->read_timeout) * G_USEC_PER_SEC);
   stream = soup_session_send (self->session, message, io, &local_error);
@@ -295,8 +295,11 @@ attempt (OpenaiClient  *self,
         break;
     }
   g_cancellable_disconnect (self->stop, stop_handler);
-  /* Close now: a cancelled or broken stream must not keep the connection. */
-  g_input_stream_close (stream, NULL, NULL);
+  /* An unfinished body is dropped, not drained: closing it with a cancelled
+   * cancellable makes libsoup close the connection at once. */
+  if (!turn->done || local_error != NULL)
+    g_cancellable_cancel (io);
+  g_input_stream_close (stream, io, NULL);
 
   if (local_error != NULL)
     {

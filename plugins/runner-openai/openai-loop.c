@@ -392,7 +392,7 @@ openai_loop_run (SubagentRunContext *context,
   loop.model = subagent_run_context_get_model (context);
   loop.stop = g_cancellable_new ();
   if (cancellable != NULL)
-    cancel_handler = g_cancellable_connect (cancellable, G_CALLBACK (g_cancellable_cancel), loop.stop, NULL);
+    cancel_handler = g_cancellable_connect (cancellable, G_CALLBACK (openai_cancel_other), loop.stop, NULL);
   loop.watchdog = openai_watchdog_new (loop.stop, subagent_run_context_get_timeout_seconds (context));
 
   if (loop.model == NULL)
@@ -458,6 +458,7 @@ openai_loop_run (SubagentRunContext *context,
 
   while (step (&loop))
     ;
+  g_debug ("loop of %s ended: %s", subagent_run_context_get_run_id (context), loop.stop_reason);
 
 done:
   if (cancel_handler != 0)
@@ -470,6 +471,7 @@ done:
   if (loop.turns_without_usage > 0)
     g_string_append_printf (message, "%sThe server reported no usage for %u of %u turns; cost_cents counts only "
                             "reported usage", message->len ? ". " : "", loop.turns_without_usage, loop.iterations);
+  g_debug ("loop of %s cleaned up", subagent_run_context_get_run_id (context));
   outcome = g_object_new (SUBAGENT_TYPE_RUN_OUTCOME,
                           "stop-reason", loop.stop_reason ? loop.stop_reason : SUBAGENT_STOP_REASON_ERROR,
                           "iterations", loop.iterations,

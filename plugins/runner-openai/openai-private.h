@@ -121,6 +121,10 @@ void subagent_openai_runner_register (GTypeModule *module);
 SubagentRunOutcome *openai_loop_run (SubagentRunContext *context,
                                      GCancellable       *cancellable);
 
+/* A "cancelled" handler that cancels @other (given as user data). */
+void openai_cancel_other (GCancellable *cancellable,
+                          gpointer      other);
+
 /* Results longer than this reach the model cut, with a note. */
 #define OPENAI_RESULT_CAP 30000
 

@@ -1010,7 +1010,7 @@ tool_bash (SubagentTool *tool, JsonObject *args, GCancellable *cancellable, gpoi
   g_output_stream_close (g_subprocess_get_stdin_pipe (process), NULL, NULL);
   stdout_pipe = g_subprocess_get_stdout_pipe (process);
   if (cancellable != NULL)
-    handler = g_cancellable_connect (cancellable, G_CALLBACK (g_cancellable_cancel), io, NULL);
+    handler = g_cancellable_connect (cancellable, G_CALLBACK (openai_cancel_other), io, NULL);
   openai_watchdog_arm (env->watchdog, io, g_get_monotonic_time () + timeout_ms * 1000);
   for (;;)
     {

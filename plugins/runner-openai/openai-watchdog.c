@@ -138,3 +138,10 @@ openai_watchdog_run_expired (OpenaiWatchdog *self)
   g_mutex_unlock (&self->lock);
   return expired;
 }
+
+void
+openai_cancel_other (GCancellable *cancellable,
+                     gpointer      other)
+{
+  g_cancellable_cancel (G_CANCELLABLE (other));
+}
