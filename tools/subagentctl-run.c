@@ -93,6 +93,7 @@ sactl_cmd_run (int    argc,
   g_autofree char *isolation = NULL;
   g_autofree char *memory_limit = NULL;
   g_autofree char *command_line = NULL;
+  g_autofree char *model = NULL;
   g_auto(GStrv) option_pairs = NULL;
   g_auto(GStrv) task_words = NULL;
   int depth = 0;
@@ -106,6 +107,8 @@ sactl_cmd_run (int    argc,
     { "isolation", 'i', 0, G_OPTION_ARG_STRING, &isolation, "shared, worktree, directory-snapshot, docker or auto", "MODE" },
     { "depth", 0, 0, G_OPTION_ARG_INT, &depth, "The parent's depth (default 0)", "N" },
     { "command", 'c', 0, G_OPTION_ARG_STRING, &command_line, "Child program (shell words) instead of the definition's", "CMD" },
+    { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
+      "The parent's model: what a definition without its own model runs on (a name of config.yaml's models: or model_aliases:)", "NAME" },
     { "cpu-quota", 0, 0, G_OPTION_ARG_DOUBLE, &cpu_quota, "CPUs the child may use (docker)", "CPUS" },
     { "memory-limit", 0, 0, G_OPTION_ARG_STRING, &memory_limit, "Memory limit such as 64m (docker)", "SIZE" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout, "Wall-clock limit in seconds", "SECONDS" },
@@ -150,6 +153,7 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);
+  subagent_run_options_set_model (options, model);
   if (command_line != NULL)
     {
       g_auto(GStrv) command = NULL;
