@@ -2,6 +2,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <string.h>
+
 #include "test-support.h"
 
 static void
@@ -175,6 +177,93 @@ test_container_alias_warns (void)
   sat_rm_rf (root);
 }
 
+static void
+test_models (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("config");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentConfig) config = NULL;
+  g_auto(GStrv) names = NULL;
+  JsonObject *local, *hosted, *alias;
+
+  sat_write_file (root, ".subagent/config.yaml",
+                  "runner: { model_runner: my-runner }\n"
+                  "models:\n"
+                  "  local:\n"
+                  "    base_url: http://127.0.0.1:8080/v1/\n"
+                  "    model: qwen2.5-coder\n"
+                  "  hosted:\n"
+                  "    base_url: https://api.example.invalid/v1\n"
+                  "    model: big-1\n"
+                  "    api_key_env: EXAMPLE_API_KEY\n"
+                  "    input_cents_per_mtok: 300\n"
+                  "    output_cents_per_mtok: 1500\n"
+                  "    max_tokens: 4096\n"
+                  "    temperature: 0.2\n"
+                  "    headers: { X-Team: agents }\n"
+                  "default_model: sonnet\n"
+                  "model_aliases: { Sonnet: hosted, haiku: local }\n");
+  config = subagent_config_load_for_root (root, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_config_get_model_runner (config), ==, "my-runner");
+  g_assert_cmpstr (subagent_config_get_default_model (config), ==, "sonnet");
+  names = subagent_config_list_models (config);
+  g_assert_cmpstr (names[0], ==, "hosted");
+  g_assert_cmpstr (names[1], ==, "local");
+  g_assert_null (names[2]);
+  local = subagent_config_get_model (config, "local");
+  g_assert_cmpstr (json_object_get_string_member (local, "name"), ==, "local");
+  g_assert_false (json_object_has_member (local, "api_key_env"));
+  g_assert_cmpint (json_object_get_int_member (local, "read_timeout_seconds"), ==, 120);
+  g_assert_cmpint (json_object_get_int_member (local, "max_retries"), ==, 2);
+  g_assert_cmpfloat (json_object_get_double_member (local, "input_cents_per_mtok"), ==, 0);
+  hosted = subagent_config_get_model (config, "hosted");
+  g_assert_cmpstr (json_object_get_string_member (hosted, "api_key_env"), ==, "EXAMPLE_API_KEY");
+  g_assert_cmpint (json_object_get_int_member (hosted, "max_tokens"), ==, 4096);
+  g_assert_cmpfloat (json_object_get_double_member (hosted, "output_cents_per_mtok"), ==, 1500);
+  g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (hosted, "headers"), "X-Team"), ==, "agents");
+  /* Aliases ignore case: a Claude Code file's `model: sonnet`. */
+  alias = subagent_config_get_model (config, "SONNET");
+  g_assert_true (alias == hosted);
+  g_assert_true (subagent_config_get_model (config, "haiku") == local);
+  g_assert_null (subagent_config_get_model (config, "opus"));
+  sat_rm_rf (root);
+}
+
+static void
+test_bad_models (void)
+{
+  static const struct { const char *yaml; const char *key; } cases[] = {
+    { "models: [a]\n", "“models”" },
+    { "models: { m: { model: x } }\n", "models.m.base_url" },
+    { "models: { m: { base_url: ftp://x, model: x } }\n", "models.m.base_url" },
+    { "models: { m: { base_url: http://x } }\n", "models.m.model" },
+    { "models: { m: { base_url: http://x, model: x, api_key_env: sk-abc123 } }\n", "models.m.api_key_env" },
+    { "models: { m: { base_url: http://x, model: x, api_key: sk-abc123 } }\n", "models.m.api_key" },
+    { "models: { m: { base_url: http://x, model: x, input_cents_per_mtok: -1 } }\n", "models.m.input_cents_per_mtok" },
+    { "models: { m: { base_url: http://x, model: x, temperature: 3 } }\n", "models.m.temperature" },
+    { "models: { m: { base_url: http://x, model: x, max_tokens: 0 } }\n", "models.m.max_tokens" },
+    { "models: { m: { base_url: http://x, model: x, headers: { A: [1] } } }\n", "models.m.headers" },
+    { "models: { m: { base_url: http://x, model: x } }\ndefault_model: n\n", "“default_model”" },
+    { "models: { m: { base_url: http://x, model: x } }\nmodel_aliases: { sonnet: n }\n", "model_aliases.sonnet" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *root = sat_make_temp_dir ("config");
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SubagentConfig) config = NULL;
+
+      sat_write_file (root, ".subagent/config.yaml", cases[i].yaml);
+      config = subagent_config_load_for_root (root, &error);
+      g_assert_null (config);
+      g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+      if (strstr (error->message, cases[i].key) == NULL)
+        g_error ("case %u: “%s” does not name %s", i, error->message, cases[i].key);
+      sat_rm_rf (root);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -186,5 +275,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/config/parse-error-names-file", test_parse_error_names_file);
   g_test_add_func ("/config/env-overrides-root", test_env_overrides_root);
   g_test_add_func ("/config/container-alias-warns", test_container_alias_warns);
+  g_test_add_func ("/config/models", test_models);
+  g_test_add_func ("/config/bad-models", test_bad_models);
   return g_test_run ();
 }
