@@ -28,7 +28,8 @@ mts_server_start (const char *script_json)
   program = g_build_filename (srcdir ? srcdir : ".", "openai-scripted-server.py", NULL);
   g_subprocess_launcher_set_stderr_file_path (launcher, server->log_path);
   server->process = g_subprocess_launcher_spawn (launcher, &error, "/usr/bin/python3", program,
-                                                 "--script", script_path, "--record", server->record_path, NULL);
+                                                 "--script", script_path, "--record", server->record_path,
+                                                 "--exit-on-stdin-eof", NULL);
   g_assert_no_error (error);
   out = g_data_input_stream_new (g_subprocess_get_stdout_pipe (server->process));
   line = g_data_input_stream_read_line (out, NULL, NULL, &error);

@@ -4,7 +4,8 @@
 It listens on 127.0.0.1 (an ephemeral port, printed as `PORT <n>` on stdout),
 answers each POST .../chat/completions with the next step of a script, and
 appends every request it got (path, headers, body) as one JSON line to the
-record file. Standard library only; stops on SIGTERM or when stdin closes.
+record file. Standard library only; stops on SIGTERM, or when its stdin
+closes if started with --exit-on-stdin-eof.
 
 Script: {"steps": [STEP, ...]}; when the steps run out every request gets 500.
 A STEP is one of
@@ -233,8 +234,9 @@ def main():
     server = Server(("127.0.0.1", 0), Handler)
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     print("PORT %d" % server.server_address[1], flush=True)
-    # The test closes our stdin when it is done (or dies): stop then.
-    threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
+    if "--exit-on-stdin-eof" in args:
+        # The test closes our stdin when it is done (or dies): stop then.
+        threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()
     server.serve_forever()
 
 
