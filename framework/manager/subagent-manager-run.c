@@ -220,8 +220,9 @@ has_argv (const char * const *argv)
 
 /* Which runner runs the child (docs/models.md): the definition's `runner:`;
  * else a definition with a `command` runs as a program; else a runner the
- * host set; else one with a `model`, or none while a parent model is
- * configured and no default command is, runs on the model runner. A model
+ * host set; else, once config.yaml has `models:`, one with a `model`, or
+ * none while a parent model is known and no default command is, runs on
+ * the model runner; everything else on the command runner. A model
  * runner gets the model's settings, and a model that is not configured is
  * an error naming the key to set. */
 static gboolean
@@ -237,6 +238,7 @@ select_runner (RunState            *state,
   const char *name = NULL;
   const char *model_name;
   gboolean host_runner;
+  gboolean models_configured;
   g_autoptr(GError) error = NULL;
   JsonObject *model;
 
@@ -246,10 +248,15 @@ select_runner (RunState            *state,
   host_runner = !self->runner_is_default;
   g_mutex_unlock (&self->lock);
 
+  {
+    g_auto(GStrv) models = subagent_config_list_models (config);
+
+    models_configured = models[0] != NULL;
+  }
   if (def_runner != NULL)
     name = def_runner;
-  else if (has_argv (subagent_def_get_command (state->def)) || host_runner)
-    name = NULL;
+  else if (has_argv (subagent_def_get_command (state->def)) || host_runner || !models_configured)
+    name = NULL;  /* without models: the command runner (runner.command, or an error naming the keys) */
   else if (def_model != NULL)
     name = subagent_config_get_model_runner (config);
   else if (!has_argv (subagent_config_get_runner_command (config)) && parent_model != NULL)
