@@ -592,6 +592,55 @@ test_budget (void)
   fx_close (&fx);
 }
 
+static void
+test_run_timeout (void)
+{
+  Fx fx = { 0 };
+  g_autoptr(SubagentRunResult) result = NULL;
+  gint64 start;
+
+  fx_open (&fx, "{'steps': [{'say': 'a b c d e f g h i j k l m n o p q r s t u v w x y z', 'split': 40,"
+                "  'slow_ms': 150}]}", NULL);
+  sat_write_file (fx.root, ".subagent/agents/hasty.yaml", "name: hasty\nmodel: test\ntimeout_seconds: 1\n");
+  g_clear_object (&fx.manager);
+  fx.manager = subagent_manager_new (fx.root, NULL);
+  start = g_get_monotonic_time ();
+  result = fx_run (&fx, "hasty", "take your time");
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 4 * G_USEC_PER_SEC);
+  g_assert_cmpstr (subagent_run_result_get_stop_reason (result), ==, "timeout");
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
+  g_assert_nonnull (strstr (subagent_run_result_get_message (result), "timeout of 1 s"));
+  fx_close (&fx);
+}
+
+static void
+test_large_results_cut (void)
+{
+  Fx fx = { 0 };
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(GString) big = g_string_new (NULL);
+  g_autofree char *grep = NULL, *bash = NULL;
+
+  for (guint i = 0; i < 2000; i++)
+    g_string_append_printf (big, "line %04u: the quick brown fox jumps\n", i);
+  fx_open (&fx, "{'steps': ["
+                "  {'tool_calls': ["
+                "    {'name': 'Grep', 'arguments': {'pattern': 'fox', 'output_mode': 'content'}, 'id': 'g'},"
+                "    {'name': 'Bash', 'arguments': {'command': 'yes a | head -c 50000'}, 'id': 'b'}]},"
+                "  {'say': 'big'}]}", "permission_mode: danger-full-access\n");
+  sat_write_file (fx.root, "big.txt", big->str);
+  result = fx_run (&fx, "helper", "search");
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  grep = tool_result (&fx, 1, "g");
+  bash = tool_result (&fx, 1, "b");
+  g_assert_true (g_str_has_prefix (grep, "big.txt:1:line 0000: the quick brown fox jumps\n"));
+  g_assert_nonnull (strstr (grep, "[result cut: 32000 of "));
+  g_assert_cmpuint (strlen (grep), <, 32300);
+  g_assert_true (g_str_has_prefix (bash, "a\na\na\n"));
+  g_assert_nonnull (strstr (bash, "[output cut: 20000 more bytes]"));
+  fx_close (&fx);
+}
+
 /* A Claude Code agent file runs as written, in a worktree; the review shows
  * the model's Edit, and the model saw only the file's tools. */
 static void
@@ -846,6 +895,8 @@ main (int argc, char *argv[])
   g_test_add_data_func ("/model/style/openai", "openai", test_server_style);
   g_test_add_func ("/model/limits/max-iterations", test_max_iterations);
   g_test_add_func ("/model/limits/budget", test_budget);
+  g_test_add_func ("/model/limits/run-timeout", test_run_timeout);
+  g_test_add_func ("/model/tools/large-results-cut", test_large_results_cut);
   g_test_add_func ("/model/claude-agent-in-worktree", test_claude_agent_in_worktree);
   g_test_add_func ("/model/tools/bash-and-key", test_bash_and_key);
   g_test_add_func ("/model/tools/paths-stay-inside", test_paths_stay_inside);

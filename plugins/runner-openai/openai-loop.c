@@ -62,9 +62,10 @@ openai_truncate_for_model (const char *text,
 
   if (length <= cap)
     return g_strdup (text);
-  cut = g_utf8_find_prev_char (text, text + cap);
-  if (cut == NULL)
-    cut = text;
+  /* Cut at a character boundary at or before @cap bytes. */
+  cut = text + cap;
+  while (cut > text && ((guchar) *cut & 0xC0) == 0x80)
+    cut--;
   return g_strdup_printf ("%.*s\n[result cut: %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " characters shown; "
                           "ask for less, such as a line range or a narrower pattern]",
                           (int) (cut - text), text, (gsize) (cut - text), length);

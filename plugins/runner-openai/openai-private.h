@@ -126,7 +126,7 @@ void openai_cancel_other (GCancellable *cancellable,
                           gpointer      other);
 
 /* Results longer than this reach the model cut, with a note. */
-#define OPENAI_RESULT_CAP 30000
+#define OPENAI_RESULT_CAP 32000
 
 char *openai_truncate_for_model (const char *text,
                                  gsize       cap);

@@ -451,8 +451,11 @@ tool_read (SubagentTool *tool, JsonObject *args, GCancellable *cancellable, gpoi
       g_string_append_printf (out, "%6" G_GINT64_FORMAT "\t", number);
       if (length > READ_LINE_CAP)
         {
-          const char *cut = g_utf8_find_prev_char (line, line + READ_LINE_CAP);
-          g_string_append_len (out, line, cut ? cut - line : READ_LINE_CAP);
+          const char *cut = line + READ_LINE_CAP;
+
+          while (cut > line && ((guchar) *cut & 0xC0) == 0x80)
+            cut--;
+          g_string_append_len (out, line, cut - line);
           g_string_append (out, "… [line cut]");
         }
       else
