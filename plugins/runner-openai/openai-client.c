@@ -29,6 +29,16 @@ struct _OpenaiClient
   GCancellable *stop;
 };
 
+static gboolean
+is_loopback (const char *url)
+{
+  g_autoptr(GUri) uri = g_uri_parse (url, G_URI_FLAGS_NONE, NULL);
+  const char *host = uri ? g_uri_get_host (uri) : NULL;
+
+  return host != NULL && (g_str_equal (host, "localhost") || g_str_has_prefix (host, "127.") ||
+                          g_str_equal (host, "::1") || g_str_equal (host, "[::1]"));
+}
+
 OpenaiClient *
 openai_client_new (JsonObject      *model,
                    OpenaiWatchdog  *watchdog,
@@ -70,6 +80,9 @@ openai_client_new (JsonObject      *model,
   self->session = soup_session_new_with_options ("timeout", 0, "idle-timeout", 60,
                                                  "user-agent", "libsubagent-runner-openai/" PLUGIN_VERSION,
                                                  NULL);
+  /* A server on this machine is never reached through a proxy. */
+  if (is_loopback (self->url))
+    g_object_set (self->session, "proxy-resolver", NULL, NULL);
   return g_steal_pointer (&self);
 }
 
