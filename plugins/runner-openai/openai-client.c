@@ -307,6 +307,8 @@ attempt (OpenaiClient  *self,
       if (!openai_turn_feed_sse_line (turn, line, &local_error))
         break;
     }
+  if (local_error == NULL)
+    openai_turn_parse_pending (turn, &local_error);
   g_cancellable_disconnect (self->stop, stop_handler);
   /* An unfinished body is dropped, not drained: closing it with a cancelled
    * cancellable makes libsoup close the connection at once. */

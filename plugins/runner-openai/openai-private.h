@@ -44,6 +44,7 @@ typedef struct {
   gboolean done;          /* `data: [DONE]` seen */
   gboolean visible;       /* some content or tool call arrived */
   GString *event;         /* the data lines of the SSE event being read */
+  GPtrArray *pending;     /* events read but not parsed yet */
 } OpenaiTurn;
 
 OpenaiTurn *openai_turn_new            (void);
@@ -55,6 +56,9 @@ gboolean    openai_turn_feed_chunk     (OpenaiTurn  *self,
 /* One line of an SSE stream, without its line end. */
 gboolean    openai_turn_feed_sse_line  (OpenaiTurn  *self,
                                         const char  *line,
+                                        GError     **error);
+/* Parses the events read so far (one parse for all of them). */
+gboolean    openai_turn_parse_pending  (OpenaiTurn  *self,
                                         GError     **error);
 /* Gives tool calls without an id one (`call_<prefix>_<n>`). */
 void        openai_turn_finish         (OpenaiTurn  *self,

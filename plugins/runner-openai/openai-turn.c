@@ -32,6 +32,7 @@ openai_turn_new (void)
   self->content = g_string_new (NULL);
   self->tool_calls = g_ptr_array_new_with_free_func ((GDestroyNotify) tool_call_free);
   self->event = g_string_new (NULL);
+  self->pending = g_ptr_array_new_with_free_func (g_free);
   return self;
 }
 
@@ -45,6 +46,7 @@ openai_turn_free (OpenaiTurn *self)
   g_free (self->finish_reason);
   g_clear_pointer (&self->usage, json_object_unref);
   g_string_free (self->event, TRUE);
+  g_ptr_array_unref (self->pending);
   g_free (self);
 }
 
@@ -233,33 +235,101 @@ openai_turn_feed_chunk (OpenaiTurn  *self,
 }
 
 static gboolean
-dispatch_event (OpenaiTurn  *self,
-                GError     **error)
+parse_one (OpenaiTurn  *self,
+           const char  *text,
+           GError     **error)
 {
-  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
   g_autoptr(GError) local_error = NULL;
   JsonNode *root;
 
-  if (self->event->len == 0)
-    return TRUE;
-  if (g_str_equal (self->event->str, "[DONE]"))
-    {
-      self->done = TRUE;
-      g_string_truncate (self->event, 0);
-      return TRUE;
-    }
-  parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, self->event->str, self->event->len, &local_error))
+  if (!json_parser_load_from_data (parser, text, -1, &local_error))
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    "the model server sent a stream event that is not JSON (%s)", local_error->message);
       return FALSE;
     }
-  g_string_truncate (self->event, 0);
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return TRUE;
   return openai_turn_feed_chunk (self, json_node_get_object (root), error);
+}
+
+/* Events are kept as text and parsed together at the end of the stream:
+ * one JSON parse per turn instead of one per chunk (json-glib sets up a
+ * scanner per parse, which costs more than a small chunk's content). */
+static void
+dispatch_event (OpenaiTurn *self)
+{
+  if (self->event->len == 0)
+    return;
+  if (g_str_equal (self->event->str, "[DONE]"))
+    self->done = TRUE;
+  else
+    {
+      g_ptr_array_add (self->pending, g_strndup (self->event->str, self->event->len));
+      self->visible = TRUE;
+    }
+  g_string_truncate (self->event, 0);
+}
+
+gboolean
+openai_turn_parse_pending (OpenaiTurn  *self,
+                           GError     **error)
+{
+  g_autoptr(GString) all = NULL;
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *root;
+  guint n = self->pending->len;
+
+  dispatch_event (self);
+  n = self->pending->len;
+  if (n == 0)
+    return TRUE;
+  all = g_string_new ("[");
+  for (guint i = 0; i < n; i++)
+    {
+      if (i > 0)
+        g_string_append_c (all, ',');
+      g_string_append (all, g_ptr_array_index (self->pending, i));
+    }
+  g_string_append_c (all, ']');
+  parser = json_parser_new_immutable ();
+  if (json_parser_load_from_data (parser, all->str, all->len, NULL) &&
+      (root = json_parser_get_root (parser)) != NULL && JSON_NODE_HOLDS_ARRAY (root) &&
+      json_array_get_length (json_node_get_array (root)) == n)
+    {
+      JsonArray *chunks = json_node_get_array (root);
+
+      g_ptr_array_set_size (self->pending, 0);
+      for (guint i = 0; i < n; i++)
+        {
+          JsonNode *chunk = json_array_get_element (chunks, i);
+
+          if (JSON_NODE_HOLDS_OBJECT (chunk) && !openai_turn_feed_chunk (self, json_node_get_object (chunk), error))
+            return FALSE;
+        }
+      return TRUE;
+    }
+  /* Something is wrong with one of them: find it, one at a time. */
+  for (guint i = 0; i < n; i++)
+    if (!parse_one (self, g_ptr_array_index (self->pending, i), error))
+      {
+        g_ptr_array_set_size (self->pending, 0);
+        return FALSE;
+      }
+  g_ptr_array_set_size (self->pending, 0);
+  return TRUE;
+}
+
+static gboolean
+looks_whole (GString *event)
+{
+  gsize end = event->len;
+
+  while (end > 0 && g_ascii_isspace (event->str[end - 1]))
+    end--;
+  return event->len > 0 && event->str[0] == '{' && end > 0 && event->str[end - 1] == '}';
 }
 
 gboolean
@@ -272,7 +342,10 @@ openai_turn_feed_sse_line (OpenaiTurn  *self,
   /* A blank line ends an event (SSE); some servers never send one before
    * the next `data:`, so each data line that already parses is taken too. */
   if (*line == '\0')
-    return dispatch_event (self, error);
+    {
+      dispatch_event (self);
+      return TRUE;
+    }
   if (*line == ':')
     return TRUE;  /* comment / keep-alive */
   if (!g_str_has_prefix (line, "data:"))
@@ -282,11 +355,16 @@ openai_turn_feed_sse_line (OpenaiTurn  *self,
     value++;
   if (self->event->len > 0)
     {
-      /* A data line after a complete event without a blank line between. */
-      if (!dispatch_event (self, NULL))
+      /* A data line after a whole event without a blank line between
+       * starts the next event; otherwise it continues this one. */
+      if (looks_whole (self->event))
+        dispatch_event (self);
+      else
         g_string_append_c (self->event, '\n');
     }
   g_string_append (self->event, value);
+  if (g_str_equal (self->event->str, "[DONE]"))
+    dispatch_event (self);
   return TRUE;
 }
 
@@ -295,8 +373,7 @@ openai_turn_finish (OpenaiTurn *self,
                     const char *id_prefix)
 {
   /* An event left without its blank line still counts. */
-  if (self->event->len > 0)
-    dispatch_event (self, NULL);
+  openai_turn_parse_pending (self, NULL);
   for (guint i = 0; i < self->tool_calls->len; i++)
     {
       OpenaiToolCall *call = g_ptr_array_index (self->tool_calls, i);
