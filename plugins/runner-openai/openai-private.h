@@ -28,6 +28,12 @@ gboolean        openai_watchdog_run_expired  (OpenaiWatchdog *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OpenaiWatchdog, openai_watchdog_free)
 
+/* ---- a fast JSON reader for stream chunks (openai-json.c) ------------- */
+/* The tree of valid JSON @text, or NULL for anything else (then parse with
+ * json-glib for a proper error). */
+JsonNode *openai_json_parse (const char *text,
+                             gsize       length);
+
 /* ---- one model turn, assembled from stream chunks (openai-turn.c) ------ */
 typedef struct {
   char *id;

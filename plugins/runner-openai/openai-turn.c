@@ -279,6 +279,7 @@ openai_turn_parse_pending (OpenaiTurn  *self,
 {
   g_autoptr(GString) all = NULL;
   g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(JsonNode) fast = NULL;
   JsonNode *root;
   guint n = self->pending->len;
 
@@ -294,10 +295,15 @@ openai_turn_parse_pending (OpenaiTurn  *self,
       g_string_append (all, g_ptr_array_index (self->pending, i));
     }
   g_string_append_c (all, ']');
-  parser = json_parser_new_immutable ();
-  if (json_parser_load_from_data (parser, all->str, all->len, NULL) &&
-      (root = json_parser_get_root (parser)) != NULL && JSON_NODE_HOLDS_ARRAY (root) &&
-      json_array_get_length (json_node_get_array (root)) == n)
+  fast = openai_json_parse (all->str, all->len);
+  if (fast != NULL)
+    root = fast;
+  else
+    {
+      parser = json_parser_new_immutable ();
+      root = json_parser_load_from_data (parser, all->str, all->len, NULL) ? json_parser_get_root (parser) : NULL;
+    }
+  if (root != NULL && JSON_NODE_HOLDS_ARRAY (root) && json_array_get_length (json_node_get_array (root)) == n)
     {
       JsonArray *chunks = json_node_get_array (root);
 
