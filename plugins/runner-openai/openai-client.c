@@ -357,13 +357,11 @@ wait_unless_stopped (GCancellable *stop,
 
 OpenaiTurn *
 openai_client_chat (OpenaiClient   *self,
-                    JsonObject     *body,
+                    GBytes         *body,
                     OpenaiFailure  *failure,
                     GError        **error)
 {
-  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), body);
-  char *text = json_to_string (node, FALSE);
-  g_autoptr(GBytes) bytes = g_bytes_new_take (text, strlen (text));
+  GBytes *bytes = body;
   g_autoptr(GError) last_error = NULL;
   guint attempts = 0;
 

@@ -27,6 +27,9 @@ typedef struct {
   JsonObject *model;
   JsonArray *messages;
   JsonArray *tools_json;
+  char *tools_text;                 /* tools_json serialized, or NULL when empty */
+  GString *sent;                    /* messages[0, n_sent) serialized for requests */
+  guint n_sent;
 
   guint iterations;
   guint tool_calls;
@@ -49,6 +52,9 @@ loop_clear (Loop *loop)
   g_clear_object (&loop->stop);
   g_clear_pointer (&loop->messages, json_array_unref);
   g_clear_pointer (&loop->tools_json, json_array_unref);
+  g_free (loop->tools_text);
+  if (loop->sent != NULL)
+    g_string_free (loop->sent, TRUE);
   g_free (loop->final_answer);
   g_free (loop->message);
 }
@@ -130,40 +136,70 @@ build_tools (Loop *loop)
     }
 }
 
-static JsonObject *
+static void
+append_json (GString  *out,
+             JsonNode *node)
+{
+  g_autofree char *text = json_to_string (node, FALSE);
+
+  g_string_append (out, text);
+}
+
+/* The request as JSON text. Messages never change once in the transcript,
+ * so each is serialized once, when it is first sent: a turn costs what is
+ * new, not the whole conversation again. */
+static GBytes *
 request_body (Loop *loop)
 {
-  JsonObject *body = json_object_new ();
-  JsonArray *messages = json_array_new ();
-  JsonObject *stream_options = json_object_new ();
+  GString *body = g_string_sized_new (loop->sent->len + 1024);
 
-  json_object_set_string_member (body, "model", json_object_get_string_member (loop->model, "model"));
-  /* The transcript keeps each turn's usage; the server gets messages only. */
-  for (guint i = 0; i < json_array_get_length (loop->messages); i++)
+  for (; loop->n_sent < json_array_get_length (loop->messages); loop->n_sent++)
     {
-      JsonObject *kept = json_array_get_object_element (loop->messages, i);
-      JsonObject *sent = json_object_new ();
+      JsonObject *kept = json_array_get_object_element (loop->messages, loop->n_sent);
+      g_autoptr(JsonObject) sent = json_object_new ();
+      g_autoptr(JsonNode) node = NULL;
       JsonObjectIter iter;
       const char *key;
       JsonNode *value;
 
+      /* The transcript keeps each turn's usage; the server gets messages only. */
       json_object_iter_init (&iter, kept);
       while (json_object_iter_next (&iter, &key, &value))
         if (!g_str_equal (key, "usage"))
           json_object_set_member (sent, key, json_node_ref (value));
-      json_array_add_object_element (messages, sent);
+      node = json_node_init_object (json_node_alloc (), sent);
+      if (loop->sent->len > 0)
+        g_string_append_c (loop->sent, ',');
+      append_json (loop->sent, node);
     }
-  json_object_set_array_member (body, "messages", messages);
-  json_object_set_boolean_member (body, "stream", TRUE);
-  json_object_set_boolean_member (stream_options, "include_usage", TRUE);
-  json_object_set_object_member (body, "stream_options", stream_options);
-  if (json_array_get_length (loop->tools_json) > 0)
-    json_object_set_array_member (body, "tools", json_array_ref (loop->tools_json));
+
+  g_string_append (body, "{\"model\":");
+  {
+    g_autoptr(JsonNode) model = json_node_init_string (json_node_alloc (),
+                                                       json_object_get_string_member (loop->model, "model"));
+    append_json (body, model);
+  }
+  g_string_append (body, ",\"messages\":[");
+  g_string_append_len (body, loop->sent->str, loop->sent->len);
+  g_string_append (body, "],\"stream\":true,\"stream_options\":{\"include_usage\":true}");
+  if (loop->tools_text != NULL)
+    {
+      g_string_append (body, ",\"tools\":");
+      g_string_append (body, loop->tools_text);
+    }
   if (json_object_has_member (loop->model, "max_tokens"))
-    json_object_set_int_member (body, "max_tokens", json_object_get_int_member (loop->model, "max_tokens"));
+    g_string_append_printf (body, ",\"max_tokens\":%" G_GINT64_FORMAT,
+                            json_object_get_int_member (loop->model, "max_tokens"));
   if (json_object_has_member (loop->model, "temperature"))
-    json_object_set_double_member (body, "temperature", json_object_get_double_member (loop->model, "temperature"));
-  return body;
+    {
+      char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_string_append_printf (body, ",\"temperature\":%s",
+                              g_ascii_dtostr (number, sizeof number,
+                                              json_object_get_double_member (loop->model, "temperature")));
+    }
+  g_string_append_c (body, '}');
+  return g_string_free_to_bytes (body);
 }
 
 static double
@@ -272,7 +308,7 @@ step (Loop *loop)
   guint max_iterations = subagent_run_context_get_max_iterations (loop->context);
   guint max_tool_calls = subagent_run_context_get_max_tool_calls (loop->context);
   double budget = subagent_run_context_get_max_cost_cents (loop->context);
-  g_autoptr(JsonObject) body = NULL;
+  g_autoptr(GBytes) body = NULL;
   g_autoptr(OpenaiTurn) turn = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *prefix = NULL;
@@ -439,6 +475,12 @@ openai_loop_run (SubagentRunContext *context,
                                                     isolation ? subagent_isolation_context_get_isolation (isolation) : "shared",
                                                     NULL, subagent_run_context_get_permission_mode (context));
   build_tools (&loop);
+  if (json_array_get_length (loop.tools_json) > 0)
+    {
+      g_autoptr(JsonNode) tools = json_node_init_array (json_node_alloc (), loop.tools_json);
+      loop.tools_text = json_to_string (tools, FALSE);
+    }
+  loop.sent = g_string_new (NULL);
 
   if (transcript != NULL && json_array_get_length (transcript) > 0)
     {

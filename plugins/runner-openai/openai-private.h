@@ -91,9 +91,9 @@ OpenaiClient *openai_client_new        (JsonObject      *model,
                                         GCancellable    *stop,
                                         GError         **error);
 void          openai_client_free       (OpenaiClient    *self);
-/* POSTs @body (streaming) and assembles the answer; retries 429/5xx. */
+/* POSTs @body (JSON text, streaming) and assembles the answer; retries 429/5xx. */
 OpenaiTurn   *openai_client_chat       (OpenaiClient    *self,
-                                        JsonObject      *body,
+                                        GBytes          *body,
                                         OpenaiFailure   *failure,
                                         GError         **error);
 guint         openai_client_get_retries (OpenaiClient   *self);
