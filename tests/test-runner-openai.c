@@ -815,6 +815,76 @@ test_missing_model_and_key (void)
   fx_close (&fx);
 }
 
+static JsonNode *
+lookup_ticket (SubagentTool  *tool,
+               JsonObject    *arguments,
+               GCancellable  *cancellable,
+               gpointer       user_data,
+               GError       **error)
+{
+  g_autofree char *text = g_strdup_printf ("ticket %s: the build is red",
+                                           json_object_get_string_member (arguments, "id"));
+  return json_node_init_string (json_node_alloc (), text);
+}
+
+/* The host's own tools reach the model through the child's narrowed view. */
+static void
+test_host_tools (void)
+{
+  Fx fx = { 0 };
+  g_autoptr(SubagentSimpleToolRegistry) host = subagent_simple_tool_registry_new ();
+  g_autoptr(SubagentTool) ticket = NULL;
+  g_autoptr(SubagentTool) deploy = NULL;
+  g_autoptr(JsonNode) schema = json_from_string ("{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\"}}}", NULL);
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *names = NULL, *content = NULL;
+
+  fx_open (&fx, "{'steps': ["
+                "  {'tool_calls': [{'name': 'lookup_ticket', 'arguments': {'id': 'T-7'}}]},"
+                "  {'say': 'red'}]}", NULL);
+  sat_write_file (fx.root, ".subagent/agents/triage.yaml",
+                  "name: triage\nmodel: test\ntools: [Read, lookup_ticket]\n");
+  ticket = subagent_tool_new ("lookup_ticket", "Looks a ticket up", json_node_get_object (schema), FALSE,
+                              lookup_ticket, NULL, NULL);
+  deploy = subagent_tool_new ("deploy", "Deploys", json_node_get_object (schema), TRUE, lookup_ticket, NULL, NULL);
+  subagent_simple_tool_registry_add (host, ticket);
+  subagent_simple_tool_registry_add (host, deploy);
+  g_clear_object (&fx.manager);
+  fx.manager = subagent_manager_new (fx.root, NULL);
+  subagent_manager_set_tools (fx.manager, SUBAGENT_TOOL_REGISTRY (host));
+  result = fx_run (&fx, "triage", "what does T-7 say?");
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  names = tool_names (&fx, 0);
+  g_assert_cmpstr (names, ==, "Read,lookup_ticket");
+  content = tool_result (&fx, 1, "call_0");
+  g_assert_cmpstr (content, ==, "ticket T-7: the build is red");
+  fx_close (&fx);
+}
+
+/* `subagentctl run --model NAME` picks the parent's model. */
+static void
+test_cli_model_option (void)
+{
+  Fx fx = { 0 };
+  g_autofree char *config = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(JsonObject) body = NULL;
+
+  fx_open (&fx, "{'steps': [{'say': 'from the CLI'}]}", NULL);
+  config = g_strdup_printf ("models:\n"
+                            "  big: { base_url: 'http://127.0.0.1:%u/v1', model: big-one, api_key_env: " MTS_KEY_ENV " }\n"
+                            "  small: { base_url: 'http://127.0.0.1:%u/v1', model: small-one, api_key_env: " MTS_KEY_ENV " }\n"
+                            "default_model: big\n", fx.server->port, fx.server->port);
+  sat_write_file (fx.root, ".subagent/config.yaml", config);
+  sat_write_file (fx.root, ".subagent/agents/plain.yaml", "name: plain\nmodel: inherit\n");
+  g_assert_cmpint (sat_run_ctl (fx.root, &out, &err, "run", "--root", fx.root, "--def", "plain", "--model", "small",
+                                "--json", "--", "hello", NULL), ==, 0);
+  g_assert_nonnull (strstr (out, "\"final_answer\" : \"from the CLI\""));
+  body = mts_server_request_body (fx.server, 0);
+  g_assert_cmpstr (json_object_get_string_member (body, "model"), ==, "small-one");
+  fx_close (&fx);
+}
+
 static void
 waited (GObject *source, GAsyncResult *res, gpointer data)
 {
@@ -904,5 +974,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/model/tools/outside-registry", test_tool_outside_registry);
   g_test_add_func ("/model/config/missing-model-and-key", test_missing_model_and_key);
   g_test_add_func ("/model/follow-up-continues", test_follow_up_continues);
+  g_test_add_func ("/model/host-tools", test_host_tools);
+  g_test_add_func ("/model/cli-model-option", test_cli_model_option);
   return g_test_run ();
 }
