@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "docker-test-support.h"
+#include "model-test-support.h"
 
 static DtsEngine engines[] = {
   { "docker", "docker", NULL },
@@ -500,6 +501,79 @@ test_manager_review_patch (gconstpointer data)
   sat_rm_rf (root);
 }
 
+/* A model-backed child in a container: its Bash runs inside (another
+ * hostname, the workspace as cwd), its file tools write the workspace on
+ * the host side, and the review shows both. */
+static void
+test_manager_model_child (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = dts_make_root (e, "unused", "true");
+  g_autofree char *config = NULL;
+  g_autofree char *docker_section = NULL;
+  g_autoptr(MtsServer) server = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(JsonArray) requests = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *label = NULL;
+  JsonArray *messages;
+  const char *bash;
+
+  g_setenv (MTS_KEY_ENV, MTS_KEY, TRUE);
+  server = mts_server_start ("{\"steps\": ["
+                             " {\"tool_calls\": ["
+                             "   {\"name\": \"Bash\", \"arguments\": {\"command\": \"hostname; pwd; echo by bash > bash.txt; echo \\\"[$" MTS_KEY_ENV "]\\\"\"}, \"id\": \"b\"},"
+                             "   {\"name\": \"Write\", \"arguments\": {\"file_path\": \"tool.txt\", \"content\": \"by the Write tool\\n\"}, \"id\": \"w\"}]},"
+                             " {\"say\": \"done in the container\"}]}");
+  config = sat_read_file (root, ".subagent/config.yaml");
+  docker_section = g_strdup (config);
+  mts_write_config (root, server, docker_section);
+  sat_write_file (root, ".subagent/agents/modeler.yaml",
+                  "name: modeler\nmodel: test\nisolation: docker\ntools: [Bash, Write]\npermission_mode: allow\n");
+  {
+    g_autofree char *with_mode = sat_read_file (root, ".subagent/config.yaml");
+    g_autofree char *full = g_strconcat (with_mode, "permission_mode: allow\n", NULL);
+    sat_write_file (root, ".subagent/config.yaml", full);
+  }
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "modeler", NULL, NULL);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "done in the container");
+
+  requests = mts_server_records (server, "request");
+  g_assert_cmpuint (json_array_get_length (requests), ==, 2);
+  messages = json_object_get_array_member (json_object_get_object_member (json_array_get_object_element (requests, 1), "body"),
+                                           "messages");
+  bash = NULL;
+  for (guint i = 0; i < json_array_get_length (messages); i++)
+    {
+      JsonObject *m = json_array_get_object_element (messages, i);
+      if (g_strcmp0 (json_object_get_string_member_with_default (m, "tool_call_id", NULL), "b") == 0)
+        bash = json_object_get_string_member (m, "content");
+    }
+  g_assert_nonnull (bash);
+  {
+    g_auto(GStrv) lines = g_strsplit (bash, "\n", -1);
+
+    g_assert_cmpuint (g_strv_length (lines), >=, 3);
+    g_assert_cmpstr (lines[0], !=, g_get_host_name ());   /* inside the container */
+    g_assert_cmpstr (lines[1], ==, "/workspace");
+    g_assert_cmpstr (lines[2], ==, "[]");                 /* no API key inside */
+  }
+  g_assert_true (g_file_get_contents (json_object_get_string_member (subagent_run_result_get_review (result), "patch_path"),
+                                      &patch, NULL, NULL));
+  g_assert_nonnull (strstr (patch, "+by bash"));
+  g_assert_nonnull (strstr (patch, "+by the Write tool"));
+  g_assert_false (dts_file_exists (root, "tool.txt"));
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  dts_assert_nothing_left (e, label, root);
+  g_clear_object (&manager);
+  sat_rm_rf (root);
+}
+
 static void
 test_manager_failing_child (gconstpointer data)
 {
@@ -808,6 +882,7 @@ add_engine_tests (DtsEngine  *e)
     { "errors/bad-memory-and-options", test_errors_bad_memory_and_options },
     { "manager/review-patch-of-container-write", test_manager_review_patch },
     { "manager/failing-child-leaves-nothing", test_manager_failing_child },
+    { "manager/model-child-bash-inside", test_manager_model_child },
     { "manager/cancelled-child-leaves-nothing", test_manager_cancelled_child },
     { "prune/sigkill-leftover-reclaimed-nothing-else", test_prune_after_sigkill },
     { "worktree/context-base-commit-and-read-only-git-file", test_worktree_context },
