@@ -501,7 +501,9 @@ openai_loop_run (SubagentRunContext *context,
 
   while (step (&loop))
     ;
-  g_debug ("loop of %s ended: %s", subagent_run_context_get_run_id (context), loop.stop_reason);
+  g_debug ("Model child %s: %u turns, %u tool calls, %.4f cents, stop reason %s",
+           subagent_run_context_get_run_id (context), loop.iterations, loop.tool_calls, loop.cost_cents,
+           loop.stop_reason);
 
 done:
   if (cancel_handler != 0)
@@ -514,7 +516,6 @@ done:
   if (loop.turns_without_usage > 0)
     g_string_append_printf (message, "%sThe server reported no usage for %u of %u turns; cost_cents counts only "
                             "reported usage", message->len ? ". " : "", loop.turns_without_usage, loop.iterations);
-  g_debug ("loop of %s cleaned up", subagent_run_context_get_run_id (context));
   outcome = g_object_new (SUBAGENT_TYPE_RUN_OUTCOME,
                           "stop-reason", loop.stop_reason ? loop.stop_reason : SUBAGENT_STOP_REASON_ERROR,
                           "iterations", loop.iterations,
