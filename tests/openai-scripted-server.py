@@ -13,7 +13,7 @@ A STEP is one of
   {"say": "text", "split": 3, "tool_calls": [CALL, ...], "usage": {...} | null,
    "style": "openai" | "llamacpp" | "ollama", "split_args": 1,
    "finish_reason": "...", "slow_ms": 0, "stall_after": null, "no_done": false,
-   "json": false}
+   "json": false, "empty": false}
 CALL = {"name": "Read", "arguments": {...} or "raw text", "id": "call_1" | null}
   style openai:   role chunk, content deltas, tool-call deltas (id+name first,
                   arguments in split_args fragments, keyed by index), finish
@@ -201,6 +201,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        if step.get("empty"):
+            # A 200 whose stream ends before any event.
+            self.send_chunk(b"")
+            record({"event": "finished", "index": index, "time": time.monotonic()})
+            return
         slow = step.get("slow_ms", 0) / 1000.0
         stall_after = step.get("stall_after")
         try:

@@ -444,6 +444,21 @@ test_retry_after_429 (void)
 }
 
 static void
+test_empty_stream_retried (void)
+{
+  Fx fx = { 0 };
+  g_autoptr(SubagentRunResult) result = NULL;
+
+  fx_open (&fx, "{'steps': [{'empty': true}, {'say': 'second try', 'json': true}]}", NULL);
+  result = fx_run (&fx, "helper", "hi");
+  /* A stream cut before any event is retried; a non-streamed answer is read too. */
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "second try");
+  g_assert_cmpuint (n_requests (&fx), ==, 2);
+  fx_close (&fx);
+}
+
+static void
 test_500_three_times (void)
 {
   Fx fx = { 0 };
@@ -957,6 +972,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/model/denied-from-another-process", test_denied_from_another_process);
   g_test_add_func ("/model/retry/429-then-success", test_retry_after_429);
   g_test_add_func ("/model/retry/500-three-times", test_500_three_times);
+  g_test_add_func ("/model/retry/empty-stream-then-whole-answer", test_empty_stream_retried);
   g_test_add_func ("/model/stalled-stream", test_stalled_stream);
   g_test_add_func ("/model/cancel-mid-stream", test_cancel_mid_stream);
   g_test_add_func ("/model/usage-missing", test_usage_missing);

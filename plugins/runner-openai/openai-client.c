@@ -332,6 +332,13 @@ attempt (OpenaiClient  *self,
       /* Reference 003: retry a transport failure only before visible output. */
       return retry ? ATTEMPT_RETRY : ATTEMPT_FAIL;
     }
+  if (!turn->done && !turn->visible)
+    {
+      /* The stream ended before any event: a cut connection, not an answer. */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_CONNECTION_CLOSED,
+                   "the model server at %s ended its answer before sending anything", self->url);
+      return ATTEMPT_RETRY;
+    }
   *turn_out = g_steal_pointer (&turn);
   return ATTEMPT_OK;
 }
