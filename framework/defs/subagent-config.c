@@ -832,7 +832,7 @@ subagent_config_get_model (SubagentConfig *self,
  * subagent_config_list_models:
  * @self: a #SubagentConfig
  *
- * Returns: (transfer full): the names of `models:`, sorted
+ * Returns: (transfer full) (array zero-terminated=1): the names of `models:`, sorted
  *
  * Since: 0.2
  */
