@@ -459,6 +459,24 @@ test_empty_stream_retried (void)
 }
 
 static void
+test_unreachable_server (void)
+{
+  Fx fx = { 0 };
+  g_autoptr(SubagentRunResult) result = NULL;
+
+  fx_open (&fx, "{'steps': []}", NULL);
+  mts_write_config (fx.root, NULL, NULL);  /* port 9: nothing listens */
+  g_clear_object (&fx.manager);
+  fx.manager = subagent_manager_new (fx.root, NULL);
+  result = fx_run (&fx, "helper", "hi");
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
+  g_assert_nonnull (strstr (subagent_run_result_get_message (result),
+                            "cannot reach the model server at http://127.0.0.1:9/v1/chat/completions"));
+  g_assert_nonnull (strstr (subagent_run_result_get_message (result), "gave up after 3 attempts"));
+  fx_close (&fx);
+}
+
+static void
 test_500_three_times (void)
 {
   Fx fx = { 0 };
@@ -973,6 +991,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/model/retry/429-then-success", test_retry_after_429);
   g_test_add_func ("/model/retry/500-three-times", test_500_three_times);
   g_test_add_func ("/model/retry/empty-stream-then-whole-answer", test_empty_stream_retried);
+  g_test_add_func ("/model/retry/unreachable-server", test_unreachable_server);
   g_test_add_func ("/model/stalled-stream", test_stalled_stream);
   g_test_add_func ("/model/cancel-mid-stream", test_cancel_mid_stream);
   g_test_add_func ("/model/usage-missing", test_usage_missing);
