@@ -695,6 +695,27 @@ call_result (McpCall *call)
   return result;
 }
 
+static gboolean call_done (gpointer data);
+
+/* Clients built on the TypeScript SDK handle a notification a microtask
+ * after the message that came with it, but a response at once: a response
+ * in the same read as the last progress notification would overtake it
+ * (and the notification be dropped as for an unknown token). A call that
+ * sent progress answers a few milliseconds later. */
+#define PROGRESS_SETTLE_MS 10
+
+static gboolean
+call_thread_done (gpointer data)
+{
+  McpCall *call = data;
+
+  if (call->progress > 0 && !call->cancelled && !call->server->closing)
+    g_timeout_add (PROGRESS_SETTLE_MS, call_done, call);
+  else
+    call_done (call);
+  return G_SOURCE_REMOVE;
+}
+
 static gboolean
 call_done (gpointer data)
 {
@@ -724,7 +745,7 @@ call_thread (gpointer data)
   McpCall *call = data;
 
   call->output = subagent_tool_call (call->tool, call->arguments, NULL, &call->error);
-  g_idle_add (call_done, call);
+  g_idle_add (call_thread_done, call);
   return NULL;
 }
 
