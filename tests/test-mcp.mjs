@@ -83,6 +83,10 @@ function makeRoot () {
   def('slow', 'Sleeps until cancelled', ['slow', '301.25']);
   def('asker', 'Asks for an approval to delete a file', ['ask']);
   def('broken', 'Always fails', ['fail']);
+  def('writer', 'Writes its task down', ['work']);
+  fs.mkdirSync(path.join(root, '.subagent', 'teams'));
+  fs.writeFileSync(path.join(root, '.subagent', 'teams', 'pair.yaml'),
+                   'name: pair\ndescription: Two writers\nmembers: [writer, {def: writer, isolation: directory-snapshot}]\n');
   return root;
 }
 
@@ -122,7 +126,7 @@ async function connect (root, { elicitation = null } = {}) {
   const listChanged = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged.push(Date.now()); });
   if (elicitation)
-    client.setRequestHandler(ElicitRequestSchema, request => elicitation(request.params));
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => elicitation(request.params, extra));
   await client.connect(transport);
   const proc = transport._process;
   const exited = new Promise(resolve => proc.on('exit', (code, signal) => resolve({ code, signal })));
@@ -143,8 +147,14 @@ async function disconnect (session) {
 
 const root = makeRoot();
 const elicited = [];
+let withdrawn = null;
 const session = await connect(root, {
-  elicitation: params => {
+  elicitation: (params, extra) => {
+    if (params.message.includes('{"path":"cli"}'))
+      return new Promise(resolve => extra.signal.addEventListener('abort', () => {
+        withdrawn = String(extra.signal.reason);
+        resolve({ action: 'cancel' });
+      }));
     elicited.push(params);
     if (params.message.includes('{"path":"yes"}'))
       return { action: 'accept', content: { decision: 'approve' } };
@@ -181,7 +191,7 @@ await step('initialize: version negotiation, ping, before-initialize refusal', a
 await step('tools/list: the delegation tools with valid input and output schemas', async () => {
   ({ tools } = await client.listTools());
   const names = tools.map(t => t.name).sort();
-  assert.deepEqual(names, ['subagent', 'subagent_asker', 'subagent_batch', 'subagent_broken', 'subagent_slow', 'team']);
+  assert.deepEqual(names, ['subagent', 'subagent_asker', 'subagent_batch', 'subagent_broken', 'subagent_slow', 'subagent_writer', 'team']);
   for (const tool of tools) {
     assert.equal(tool.inputSchema.type, 'object', tool.name);
     assert.equal(tool.outputSchema.type, 'object', tool.name);
@@ -283,6 +293,31 @@ await step('approvals through elicitation/create: one approved, one denied', asy
     assert.match(params.message, /shared isolation/);
     assert.deepEqual(params.requestedSchema.properties.decision.enum, ['approve', 'deny']);
   }
+});
+
+await step('an approval answered elsewhere withdraws the client\'s form', async () => {
+  const asked = () => [...session.stderr().matchAll(/approval request ([A-Za-z0-9_-]+); answer it in the MCP client, or with/g)];
+  const before = asked().length;
+  const call = client.callTool({ name: 'subagent_asker', arguments: { task: 'cli', isolation: 'shared' } });
+  await until('the request on stderr', () => asked().length > before);
+  const id = asked()[before][1];
+  execFileSync(subagentctl, ['approvals', 'deny', '--root', root, '--reason', 'from the terminal', id], { encoding: 'utf8' });
+  const result = await call;
+  assert.match(result.structuredContent.final_answer, /"approved":false/);
+  assert.match(result.structuredContent.final_answer, /from the terminal/);
+  await until('the form to be withdrawn', () => withdrawn !== null);
+  assert.match(withdrawn, /answered elsewhere: denied/);
+});
+
+await step('team: members in parallel, their answers combined', async () => {
+  const result = await client.callTool({ name: 'team', arguments: { task: 'pair work', team_name: 'pair', isolation: 'shared' } });
+  assert.equal(result.isError, false, JSON.stringify(result));
+  const s = result.structuredContent;
+  assert.equal(s.team, 'pair');
+  assert.deepEqual(s.members.map(m => m.member), ['writer', 'writer']);
+  assert.deepEqual(s.members.map(m => m.final_answer), ['did: pair work', 'did: pair work']);
+  assert.match(s.output, /## writer\ndid: pair work/);
+  assert.equal(result.content.filter(c => c.type === 'resource_link').length, 1);
 });
 
 await step('a definition added while connected: tools/list_changed', async () => {

@@ -7,7 +7,9 @@
  * When the client declared the `elicitation` capability, each request is
  * also put to the client's user as an `elicitation/create` (tool,
  * arguments, child, isolation; approve or deny, with a reason), and the
- * answer goes to the queue like any other verdict: the first verdict wins.
+ * answer goes to the queue like any other verdict: the first verdict wins
+ * (a form still open when another verdict came is withdrawn with
+ * notifications/cancelled).
  *
  * The queue emits its signals on whatever thread changed it; they are
  * forwarded to the main context, where everything here runs.
@@ -23,6 +25,7 @@
 typedef struct {
   McpServer *server;
   SubagentApprovalRequest *request;
+  gboolean resolved;
 } Forward;
 
 typedef struct {
@@ -188,12 +191,41 @@ elicit (McpServer               *server,
   asked = g_new0 (Asked, 1);
   asked->server = server;
   asked->request_id = g_strdup (subagent_approval_request_get_request_id (request));
-  g_hash_table_replace (server->elicitations, g_strdup (asked->request_id), g_object_ref (request));
-  mcp_send_request (server, "elicitation/create", params, on_elicitation_reply, asked);
+  g_hash_table_replace (server->elicitations, g_strdup (asked->request_id),
+                        g_memdup2 (&(gint64) { mcp_send_request (server, "elicitation/create", params,
+                                                                 on_elicitation_reply, asked) },
+                                   sizeof (gint64)));
+}
+
+/* Answered elsewhere (the approvals CLI, a timeout, the child ended) while
+ * the client's form is open: withdraw the form. */
+static void
+withdraw (McpServer               *server,
+          SubagentApprovalRequest *request)
+{
+  const char *id = subagent_approval_request_get_request_id (request);
+  gint64 *rpc_id = g_hash_table_lookup (server->elicitations, id);
+  g_autoptr(JsonObject) params = NULL;
+  g_autoptr(JsonNode) id_node = NULL;
+  g_autofree char *key = NULL;
+  g_autofree char *reason = NULL;
+
+  if (rpc_id == NULL)
+    return;
+  params = json_object_new ();
+  reason = g_strdup_printf ("approval request %s was answered elsewhere: %s", id,
+                            subagent_approval_status_to_string (subagent_approval_request_get_status (request)));
+  json_object_set_int_member (params, "requestId", *rpc_id);
+  json_object_set_string_member (params, "reason", reason);
+  mcp_send_notification (server, "notifications/cancelled", params);
+  id_node = json_node_init_int (json_node_alloc (), *rpc_id);
+  key = mcp_id_key (id_node);
+  /* Its reply function drops the elicitation. */
+  g_hash_table_remove (server->replies, key);
 }
 
 static gboolean
-on_added_main (gpointer data)
+on_queue_event_main (gpointer data)
 {
   Forward *forward = data;
   McpServer *server = forward->server;
@@ -202,7 +234,14 @@ on_added_main (gpointer data)
   g_autofree char *arguments = describe_arguments (request);
   g_autofree char *quoted_root = g_shell_quote (server->root);
 
-  if (server->closing || subagent_approval_request_get_status (request) != SUBAGENT_APPROVAL_STATUS_PENDING)
+  if (server->closing)
+    return G_SOURCE_REMOVE;
+  if (forward->resolved)
+    {
+      withdraw (server, request);
+      return G_SOURCE_REMOVE;
+    }
+  if (subagent_approval_request_get_status (request) != SUBAGENT_APPROVAL_STATUS_PENDING)
     return G_SOURCE_REMOVE;
   g_printerr ("subagentctl mcp: child “%s” (run %s) asks to run %s %s\n"
               "subagentctl mcp:   approval request %s; answer it %swith\n"
@@ -226,15 +265,32 @@ forward_free (Forward *forward)
 }
 
 static void
-on_request_added (SubagentApprovalQueue   *queue,
-                  SubagentApprovalRequest *request,
-                  McpServer               *server)
+forward (McpServer               *server,
+         SubagentApprovalRequest *request,
+         gboolean                 resolved)
 {
   Forward *forward = g_new0 (Forward, 1);
 
   forward->server = server;
   forward->request = g_object_ref (request);
-  g_idle_add_full (G_PRIORITY_DEFAULT, on_added_main, forward, (GDestroyNotify) forward_free);
+  forward->resolved = resolved;
+  g_idle_add_full (G_PRIORITY_DEFAULT, on_queue_event_main, forward, (GDestroyNotify) forward_free);
+}
+
+static void
+on_request_added (SubagentApprovalQueue   *queue,
+                  SubagentApprovalRequest *request,
+                  McpServer               *server)
+{
+  forward (server, request, FALSE);
+}
+
+static void
+on_request_resolved (SubagentApprovalQueue   *queue,
+                     SubagentApprovalRequest *request,
+                     McpServer               *server)
+{
+  forward (server, request, TRUE);
 }
 
 void
@@ -250,6 +306,8 @@ mcp_approvals_init (McpServer *server)
       return;
     }
   server->queue_added_id = g_signal_connect (server->queue, "request-added", G_CALLBACK (on_request_added), server);
+  server->queue_resolved_id = g_signal_connect (server->queue, "request-resolved", G_CALLBACK (on_request_resolved),
+                                                server);
 }
 
 void
@@ -257,7 +315,9 @@ mcp_approvals_shutdown (McpServer *server)
 {
   if (server->queue != NULL && server->queue_added_id != 0)
     g_signal_handler_disconnect (server->queue, server->queue_added_id);
-  server->queue_added_id = 0;
+  if (server->queue != NULL && server->queue_resolved_id != 0)
+    g_signal_handler_disconnect (server->queue, server->queue_resolved_id);
+  server->queue_added_id = server->queue_resolved_id = 0;
   /* Idle forwards still queued carry @server: run them now, while it lives
    * (closing is set, so they do nothing). */
   while (g_main_context_iteration (NULL, FALSE))

@@ -117,7 +117,7 @@ mcp_send_notification (McpServer  *server,
   mcp_send (server, message);
 }
 
-void
+gint64
 mcp_send_request (McpServer   *server,
                   const char  *method,
                   JsonObject  *params,
@@ -137,6 +137,7 @@ mcp_send_request (McpServer   *server,
   if (params != NULL)
     json_object_set_object_member (message, "params", json_object_ref (params));
   mcp_send (server, message);
+  return id;
 }
 
 /* A hash key for a JSON-RPC id: its JSON text ("7" and "\"7\"" differ). */
@@ -512,7 +513,7 @@ sactl_cmd_mcp (int    argc,
   server.loop = g_main_loop_new (NULL, FALSE);
   server.replies = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) reply_free);
   server.calls = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) mcp_call_free);
-  server.elicitations = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  server.elicitations = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   server.monitors = g_ptr_array_new_with_free_func (g_object_unref);
   if (!mcp_tools_init (&server, &error))
     {

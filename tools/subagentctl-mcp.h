@@ -55,6 +55,7 @@ struct _McpServer
   SubagentRunner *runner;           /* shared by every manager */
   SubagentApprovalQueue *queue;     /* the parent run's; NULL: unattended */
   gulong queue_added_id;
+  gulong queue_resolved_id;
   GHashTable *calls;                /* request id key → McpCall */
   guint n_workers;                  /* calls whose tool is still running */
   guint agents_started;             /* children started by this session */
@@ -65,7 +66,8 @@ struct _McpServer
   guint reload_id;
   char *tools_fingerprint;
 
-  /* Approvals on screen at the client: request id → SubagentApprovalRequest. */
+  /* Approvals on screen at the client: approval request id → our
+   * elicitation/create's JSON-RPC id (gint64*). */
   GHashTable *elicitations;
 };
 
@@ -82,7 +84,7 @@ void     mcp_send_error         (McpServer   *server,
 void     mcp_send_notification  (McpServer   *server,
                                  const char  *method,
                                  JsonObject  *params);
-void     mcp_send_request       (McpServer   *server,
+gint64   mcp_send_request       (McpServer   *server,
                                  const char  *method,
                                  JsonObject  *params,
                                  McpReplyFunc func,
