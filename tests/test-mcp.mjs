@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 
 const subagentctl = process.env.SUBAGENTCTL;
 const srcdir = process.env.G_TEST_SRCDIR;
-const sdkDir = process.env.SUBAGENT_MCP_SDK_DIR || process.argv[2] || '';
+const sdkDir = path.resolve(process.env.SUBAGENT_MCP_SDK_DIR || process.argv[2] || '.');
 
 function fail (message) {
   console.error(`not ok - ${message}`);
@@ -39,6 +39,9 @@ const {
 } = require('@modelcontextprotocol/sdk/types.js');
 
 const child = path.join(srcdir, 'fixtures', 'children', 'mcp-child.sh');
+// What the slow child sleeps: unique to this run, so that the process
+// checks see only our children.
+const SLEEP = `301.${process.pid}`;
 let passed = 0;
 
 async function step (name, body) {
@@ -80,7 +83,7 @@ function makeRoot () {
   const def = (name, description, args) =>
     fs.writeFileSync(path.join(root, '.subagent', 'agents', `${name}.yaml`),
                      `name: ${name}\ndescription: ${description}\ncommand: ${JSON.stringify([child, ...args])}\n`);
-  def('slow', 'Sleeps until cancelled', ['slow', '301.25']);
+  def('slow', 'Sleeps until cancelled', ['slow', SLEEP]);
   def('asker', 'Asks for an approval to delete a file', ['ask']);
   def('broken', 'Always fails', ['fail']);
   def('writer', 'Writes its task down', ['work']);
@@ -264,11 +267,11 @@ await step('notifications/cancelled: the child is killed and its worktree remove
                                CallToolResultSchema,
                                { signal: controller.signal, onprogress: p => notes.push(p) });
   const settled = call.then(() => 'resolved', () => 'rejected');
-  await until('the slow child to run', () => processesRunning(['sleep', '301.25']) === 1 && worktreesOf(root) === 1);
+  await until('the slow child to run', () => processesRunning(['sleep', SLEEP]) === 1 && worktreesOf(root) === 1);
   assert.ok(notes.some(n => n.message.startsWith('started')));
   controller.abort('the user changed their mind');
   assert.equal(await settled, 'rejected');
-  await until('the child to be gone', () => processesRunning(['sleep', '301.25']) === 0);
+  await until('the child to be gone', () => processesRunning(['sleep', SLEEP]) === 0);
   await until('the worktree to be removed', () => worktreesOf(root) === 0);
   const worktrees = path.join(root, '.subagent', 'worktrees');
   if (fs.existsSync(worktrees))
@@ -347,10 +350,10 @@ await step('malformed messages get JSON-RPC errors; the server stays up', async 
 await step('EOF: clean shutdown while a child runs (child cancelled, workspace cleaned)', async () => {
   const call = client.callTool({ name: 'subagent_slow', arguments: { task: 'nap', isolation: 'worktree' } })
     .catch(() => null);
-  await until('the slow child to run', () => processesRunning(['sleep', '301.25']) === 1 && worktreesOf(root) === 1);
+  await until('the slow child to run', () => processesRunning(['sleep', SLEEP]) === 1 && worktreesOf(root) === 1);
   await disconnect(session);
   await call;
-  assert.equal(processesRunning(['sleep', '301.25']), 0);
+  assert.equal(processesRunning(['sleep', SLEEP]), 0);
   assert.equal(worktreesOf(root), 0);
   const sessions = fs.readdirSync(path.join(root, '.subagent', 'sessions'));
   assert.ok(sessions.length >= 1);
