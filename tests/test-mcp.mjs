@@ -375,6 +375,41 @@ await step('without elicitation, approvals wait in the queue for `subagentctl ap
   await disconnect(plain);
 });
 
+await step('caps hold for the session: runner.max_agents and budget.max_cost_cents', async () => {
+  const capped = makeRoot();
+  fs.writeFileSync(path.join(capped, '.subagent', 'config.yaml'),
+                   `runner:\n  command: [${JSON.stringify(child)}, work]\n  max_agents: 2\n`);
+  const a = await connect(capped);
+  const bad = await a.client.callTool({ name: 'subagent', arguments: { task: 'x', colour: 'red' } });
+  assert.equal(bad.isError, true);
+  assert.match(bad.content[0].text, /colour/);
+  const tooMany = await a.client.callTool({ name: 'subagent_batch', arguments: { tasks: [{ task: '1' }, { task: '2' }, { task: '3' }], isolation: 'shared' } });
+  assert.equal(tooMany.isError, true);
+  assert.match(tooMany.content[0].text, /cap|max_agents/i);
+  for (const task of ['first', 'second']) {
+    const ok = await a.client.callTool({ name: 'subagent', arguments: { task, isolation: 'shared' } });
+    assert.equal(ok.isError, false, JSON.stringify(ok));
+  }
+  const third = await a.client.callTool({ name: 'subagent', arguments: { task: 'third', isolation: 'shared' } });
+  assert.equal(third.isError, true);
+  assert.match(third.content[0].text, /runner\.max_agents/);
+  await disconnect(a);
+
+  fs.writeFileSync(path.join(capped, '.subagent', 'config.yaml'),
+                   `runner:\n  command: [${JSON.stringify(child)}, work]\nbudget:\n  max_cost_cents: 0.3\n`);
+  const b = await connect(capped);
+  const first = await b.client.callTool({ name: 'subagent', arguments: { task: 'one', isolation: 'shared' } });
+  assert.equal(first.structuredContent.status, 'complete');
+  const second = await b.client.callTool({ name: 'subagent', arguments: { task: 'two', isolation: 'shared' } });
+  assert.equal(second.structuredContent.status, 'partial', JSON.stringify(second.structuredContent));
+  assert.match(second.structuredContent.reason, /budget/);
+  const third2 = await b.client.callTool({ name: 'subagent', arguments: { task: 'three', isolation: 'shared' } });
+  assert.equal(third2.isError, true);
+  assert.match(third2.content[0].text, /budget\.max_cost_cents/);
+  await disconnect(b);
+  fs.rmSync(capped, { recursive: true, force: true });
+});
+
 await step('the official inspector, CLI mode: --method tools/list', async () => {
   const cli = path.join(sdkDir, 'node_modules', '@modelcontextprotocol', 'inspector', 'cli', 'build', 'cli.js');
   const run = spawnSync(process.execPath, [cli, '--cli', subagentctl, 'mcp', '--method', 'tools/list'],
