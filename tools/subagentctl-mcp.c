@@ -202,18 +202,14 @@ handle_initialize (McpServer  *server,
   mcp_send_result (server, id, result);
 }
 
-static void
-on_shutdown_timeout_expired (McpServer *server)
+static gboolean
+on_shutdown_timeout (gpointer data)
 {
+  McpServer *server = data;
+
   server->shutdown_timeout = 0;
   g_printerr ("subagentctl mcp: children did not stop within %d s; exiting anyway\n", SHUTDOWN_GRACE_MS / 1000);
   g_main_loop_quit (server->loop);
-}
-
-static gboolean
-shutdown_timeout_cb (gpointer data)
-{
-  on_shutdown_timeout_expired (data);
   return G_SOURCE_REMOVE;
 }
 
@@ -234,7 +230,7 @@ begin_shutdown (McpServer  *server,
   server->closing = TRUE;
   g_printerr ("subagentctl mcp: %s; cancelling the children still running\n", why);
   mcp_tools_shutdown (server);
-  server->shutdown_timeout = g_timeout_add (SHUTDOWN_GRACE_MS, shutdown_timeout_cb, server);
+  server->shutdown_timeout = g_timeout_add (SHUTDOWN_GRACE_MS, on_shutdown_timeout, server);
   mcp_maybe_finish (server);
 }
 

@@ -1,5 +1,5 @@
 /* subagentctl-mcp.h: what the files of `subagentctl mcp` share (the MCP
- * server: transport and lifecycle, tools, approvals, resources).
+ * server: transport and lifecycle, tools, results, approvals, resources).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,6 +19,39 @@ G_BEGIN_DECLS
 
 typedef struct _McpServer McpServer;
 typedef struct _McpCall McpCall;
+
+typedef enum {
+  MCP_KIND_SINGLE,
+  MCP_KIND_BATCH,
+  MCP_KIND_TEAM,
+} McpCallKind;
+
+/* One tools/call, from its request to its response. */
+struct _McpCall
+{
+  McpServer *server;
+  char *key;
+  JsonNode *id;
+  char *tool_name;
+  McpCallKind kind;
+  JsonObject *arguments;
+  JsonNode *progress_token;
+  double progress;
+  double total;
+
+  SubagentManager *manager;
+  SubagentSupervisor *supervisor;
+  gulong event_id;
+  SubagentTool *tool;
+  GPtrArray *run_ids;               /* in the order they were accepted */
+  GHashTable *batch_indexes;        /* run id → batch index + 1 (0: none) */
+  gboolean cancelled;
+  gboolean running;
+
+  /* From the worker. */
+  JsonNode *output;
+  GError *error;
+};
 
 /* Called on the main thread with the client's answer to one of our
  * requests: @result or @error (the JSON-RPC error object); both NULL when
@@ -108,6 +141,15 @@ void     mcp_tools_cancel       (McpServer   *server,
                                  const char  *reason);
 void     mcp_call_free          (McpCall     *call);
 
+/* subagentctl-mcp-results.c */
+McpCallKind mcp_call_kind      (const char  *tool_name);
+JsonObject *mcp_output_schema  (McpCallKind  kind);
+JsonObject *mcp_call_result    (McpCall     *call);
+void        mcp_add_text       (JsonArray   *content,
+                                const char  *text);
+/* subagent://reviews/<key>.patch for a review's patch path, or NULL. */
+char       *mcp_review_uri     (const char  *patch_path);
+
 /* subagentctl-mcp-approvals.c */
 void     mcp_approvals_init     (McpServer   *server);
 void     mcp_approvals_shutdown (McpServer   *server);
@@ -120,6 +162,5 @@ void     mcp_resources_templates (McpServer  *server,
 void     mcp_resources_read     (McpServer   *server,
                                  JsonNode    *id,
                                  JsonObject  *params);
-char    *mcp_review_uri         (const char  *patch_path);
 
 G_END_DECLS
