@@ -337,9 +337,13 @@ await step('a definition added while connected: tools/list_changed', async () =>
 await step('malformed messages get JSON-RPC errors; the server stays up', async () => {
   const stdin = session.proc.stdin;
   stdin.write('this is not json\n');
+  stdin.write(Buffer.from([0xff, 0xfe, 0x7b, 0x0a]));
+  stdin.write('[{"jsonrpc":"2.0","id":"in-a-batch","method":"ping"}]\n');
   stdin.write('{"jsonrpc":"2.0","id":"bad-1","method":42}\n');
   stdin.write('{"jsonrpc":"2.0","id":"bad-2","method":"no/such/method"}\n');
-  await until('the error responses', () => /"code":-32700/.test(session.raw()) &&
+  await until('the error responses', () => /"code":-32700,"message":"Parse error: <data>/.test(session.raw()) &&
+                                            /"code":-32700,"message":"Parse error: the line is not valid UTF-8"/.test(session.raw()) &&
+                                            /"code":-32600,"message":"Invalid Request: JSON-RPC batches/.test(session.raw()) &&
                                             /"id":"bad-1","error":\{"code":-32600/.test(session.raw()) &&
                                             /"id":"bad-2","error":\{"code":-32601/.test(session.raw()));
   await client.ping();

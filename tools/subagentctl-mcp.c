@@ -401,28 +401,27 @@ on_line (GObject      *source,
   McpServer *server = user_data;
   g_autoptr(GError) error = NULL;
   gsize length = 0;
-  g_autofree char *line = g_data_input_stream_read_line_finish_utf8 (G_DATA_INPUT_STREAM (source), result,
-                                                                     &length, &error);
+  g_autofree char *line = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
 
   if (line == NULL)
     {
       if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         return;
-      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+      if (error != NULL)
         g_printerr ("subagentctl mcp: cannot read stdin: %s\n", error->message);
-      if (error != NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
-        {
-          /* Not UTF-8: a parse error for that line, then go on. */
-          mcp_send_error (server, NULL, MCP_PARSE_ERROR, "Parse error: the line is not valid UTF-8");
-          read_next (server);
-          return;
-        }
       server->eof = TRUE;
       begin_shutdown (server, "the client closed stdin");
       return;
     }
-  g_strchomp (line);
-  handle_line (server, line);
+  /* A line that is not UTF-8 (or holds a NUL) is a parse error; the next
+   * one may be fine. */
+  if (!g_utf8_validate_len (line, length, NULL))
+    mcp_send_error (server, NULL, MCP_PARSE_ERROR, "Parse error: the line is not valid UTF-8");
+  else
+    {
+      g_strchomp (line);
+      handle_line (server, line);
+    }
   if (!server->closing)
     read_next (server);
 }
