@@ -207,8 +207,12 @@ await step('tools/list: the delegation tools with valid input and output schemas
 });
 
 await step('subagent in worktree isolation: structured result and a review link', async () => {
-  const result = await client.callTool({ name: 'subagent', arguments: { task: 'write the change', isolation: 'worktree' } });
+  const notes = [];
+  const result = await client.callTool({ name: 'subagent', arguments: { task: 'write the change', isolation: 'worktree' } },
+                                       CallToolResultSchema, { onprogress: p => notes.push(p) });
   assert.equal(result.isError, false, JSON.stringify(result));
+  assert.deepEqual(notes.map(n => [n.progress, n.total, n.message.split(' ')[0]]),
+                   [[1, 3, 'accepted'], [2, 3, 'started'], [2.5, 3, 'usage'], [3, 3, 'finished']]);
   const s = result.structuredContent;
   assert.equal(s.status, 'complete');
   assert.equal(s.final_answer, 'did: write the change');
@@ -251,9 +255,14 @@ await step('subagent_batch: progress notifications, items as they finish', async
   const results = result.structuredContent.results;
   assert.deepEqual(results.map(r => r.batch_index), [0, 1, 2]);
   assert.deepEqual(results.map(r => r.final_answer), ['did: one', 'did: two', 'did: three']);
-  assert.equal(notes.length, 9, JSON.stringify(notes));
-  assert.deepEqual(notes.map(n => n.progress), [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  // Three whole steps per child, a usage report half-way in between.
+  const whole = notes.filter(n => Number.isInteger(n.progress));
+  assert.deepEqual(whole.map(n => n.progress), [1, 2, 3, 4, 5, 6, 7, 8, 9], JSON.stringify(notes));
+  assert.ok(notes.every((n, i) => i === 0 || n.progress > notes[i - 1].progress));
   assert.ok(notes.every(n => n.total === 9));
+  const usage = notes.filter(n => n.message.startsWith('usage of item'));
+  assert.equal(usage.length, 3, JSON.stringify(notes));
+  assert.ok(usage.every(n => /so far: 1 iterations, 1 tool calls, 0.25 cents/.test(n.message)));
   const finished = notes.filter(n => n.message.startsWith('finished item'));
   assert.equal(finished.length, 3);
   assert.ok(finished.every(n => /complete; usage 1 iterations, 1 tool calls, 0.25 cents/.test(n.message)), JSON.stringify(finished));

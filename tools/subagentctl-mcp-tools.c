@@ -223,16 +223,26 @@ mcp_tools_shutdown (McpServer *server)
 
 /* ---- progress ---- */
 
+/* Each child takes three whole steps (accepted, started, finished); a usage
+ * report in between moves half-way to the next whole step, so progress
+ * always grows and never passes the total. */
 static void
 progress (McpCall    *call,
+          gboolean    whole_step,
           const char *message)
 {
   g_autoptr(JsonObject) params = NULL;
+  double next;
 
   if (call->progress_token == NULL || call->cancelled || call->server->closing)
     return;
+  next = (double) (gint64) call->progress + 1;  /* progress is never negative */
+  if (!whole_step)
+    next = call->progress + (next - call->progress) / 2;
+  if (next - call->progress < 1e-9)
+    return;  /* a child that reports usage very often: skip it */
   params = json_object_new ();
-  call->progress += 1;
+  call->progress = next;
   json_object_set_member (params, "progressToken", json_node_copy (call->progress_token));
   json_object_set_double_member (params, "progress", call->progress);
   if (call->total >= call->progress)
@@ -287,13 +297,21 @@ on_event (SubagentSupervisor *supervisor,
                                  json_object_has_member (details, "reason") ? "; " : "",
                                  json_object_get_string_member_with_default (details, "reason", ""));
       break;
+    case SUBAGENT_EVENT_USAGE:
+      message = g_strdup_printf ("usage of %s so far: %" G_GINT64_FORMAT " iterations, %" G_GINT64_FORMAT
+                                 " tool calls, %.2f cents", child,
+                                 json_object_get_int_member_with_default (details, "iterations", 0),
+                                 json_object_get_int_member_with_default (details, "tool_calls", 0),
+                                 json_object_get_double_member_with_default (details, "cost_cents", 0));
+      progress (call, FALSE, message);
+      return;
     default:
       /* Queued, workspace and approval steps: on stderr only, so that the
        * progress total (three steps per child) holds. */
       g_printerr ("subagentctl mcp: %s %s\n", subagent_event_kind_to_string (subagent_event_get_kind (event)), child);
       return;
     }
-  progress (call, message);
+  progress (call, TRUE, message);
 }
 
 static gboolean call_done (gpointer data);
