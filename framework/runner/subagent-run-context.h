@@ -63,4 +63,10 @@ JsonObject               *subagent_run_context_get_model           (SubagentRunC
 SUBAGENT_AVAILABLE_IN_0_2
 JsonArray                *subagent_run_context_get_transcript      (SubagentRunContext *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
+void                      subagent_run_context_report_usage        (SubagentRunContext *self,
+                                                                    guint               iterations,
+                                                                    guint               tool_calls,
+                                                                    double              cost_cents);
+
 G_END_DECLS

@@ -355,6 +355,7 @@ step (Loop *loop)
   /* Tool calls are what arrived, whatever finish_reason claims. */
   if (turn->tool_calls->len == 0)
     {
+      subagent_run_context_report_usage (loop->context, loop->iterations, loop->tool_calls, loop->cost_cents);
       g_free (loop->final_answer);
       loop->final_answer = g_strdup (turn->content->str);
       loop->stop_reason = SUBAGENT_STOP_REASON_COMPLETE;
@@ -392,6 +393,8 @@ step (Loop *loop)
       result = run_tool_call (loop, call);
       add_tool_result (loop, call->id, result);
     }
+  /* Running totals for the host (the supervisor's `usage` events). */
+  subagent_run_context_report_usage (loop->context, loop->iterations, loop->tool_calls, loop->cost_cents);
   if (loop->stop_reason != NULL)
     return FALSE;
   return !stopped (loop);
