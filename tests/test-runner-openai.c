@@ -940,6 +940,15 @@ wait_result (SubagentSupervisor *supervisor,
   return result;
 }
 
+static void
+on_event (SubagentSupervisor *supervisor,
+          SubagentEvent      *event,
+          gpointer            data)
+{
+  if (subagent_event_get_kind (event) == SUBAGENT_EVENT_USAGE)
+    (*(guint *) data)++;
+}
+
 /* The kept transcript lets a follow-up continue the conversation. */
 static void
 test_follow_up_continues (void)
@@ -953,10 +962,12 @@ test_follow_up_continues (void)
   g_autoptr(GError) error = NULL;
   g_autofree char *run_id = NULL;
   g_autofree char *again = NULL;
+  guint usage_events = 0;
   guint n;
 
   fx_open (&fx, "{'steps': [{'say': 'The first answer.'}, {'say': 'The second answer.'}]}", NULL);
   supervisor = g_object_new (SUBAGENT_TYPE_SUPERVISOR, "manager", fx.manager, NULL);
+  g_signal_connect (supervisor, "event", G_CALLBACK (on_event), &usage_events);
   subagent_run_options_set_def_name (options, "helper");
   run_id = subagent_supervisor_spawn (supervisor, "first question", options, &error);
   g_assert_no_error (error);
@@ -973,6 +984,10 @@ test_follow_up_continues (void)
   g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (messages, 1), "content"), ==, "first question");
   g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (messages, 2), "content"), ==, "The first answer.");
   g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (messages, 3), "content"), ==, "second question");
+  /* Each turn's running totals reached the host as usage events. */
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpuint (usage_events, >=, 2);
   g_object_unref (subagent_supervisor_shutdown (supervisor, 5000, NULL));
   fx_close (&fx);
 }
