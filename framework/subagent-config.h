@@ -36,8 +36,14 @@ SubagentPermissionMode subagent_config_get_permission_mode    (SubagentConfig *s
 const char            *subagent_config_get_plugin_for_backend (SubagentConfig *self,
                                                                const char     *backend);
 const char * const    *subagent_config_get_plugin_path        (SubagentConfig *self);
-JsonObject            *subagent_config_get_backend_options    (SubagentConfig *self,
-                                                               const char     *backend);
+JsonObject            *subagent_config_get_section            (SubagentConfig *self,
+                                                               const char     *name);
+GStrv                  subagent_config_list_sections          (SubagentConfig *self);
+guint                  subagent_config_get_line               (SubagentConfig *self,
+                                                               const char     *section,
+                                                               const char     *key);
+const char            *subagent_config_get_auto_isolation     (SubagentConfig *self,
+                                                               gboolean        git_work_tree);
 const char * const    *subagent_config_get_runner_command     (SubagentConfig *self);
 guint                  subagent_config_get_runner_timeout     (SubagentConfig *self);
 guint                  subagent_config_get_max_parallel       (SubagentConfig *self);
@@ -45,7 +51,6 @@ guint                  subagent_config_get_max_agents         (SubagentConfig *s
 double                 subagent_config_get_max_cost_cents     (SubagentConfig *self);
 const char            *subagent_config_get_approval_sink      (SubagentConfig *self);
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
-const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
 
 G_END_DECLS

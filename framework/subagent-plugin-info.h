@@ -32,6 +32,11 @@ const char           *subagent_plugin_info_get_version        (SubagentPluginInf
 const char           *subagent_plugin_info_get_description    (SubagentPluginInfo  *self);
 gboolean              subagent_plugin_info_is_loaded          (SubagentPluginInfo  *self);
 SubagentPluginModule *subagent_plugin_info_get_module         (SubagentPluginInfo  *self);
+const char           *subagent_plugin_info_get_section        (SubagentPluginInfo *self);
+const char * const   *subagent_plugin_info_get_aliases        (SubagentPluginInfo *self);
+const char           *subagent_plugin_info_get_auto           (SubagentPluginInfo *self);
+const char * const   *subagent_plugin_info_get_leftovers      (SubagentPluginInfo *self);
+GPtrArray            *subagent_plugin_info_get_options        (SubagentPluginInfo *self);
 JsonObject           *subagent_plugin_info_to_json            (SubagentPluginInfo  *self);
 
 G_END_DECLS

@@ -10,6 +10,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-config.h"
 #include "subagent-isolation-provider.h"
 #include "subagent-plugin.h"
 #include "subagent-plugin-info.h"
@@ -48,5 +49,32 @@ GObject                   *subagent_plugin_registry_create_from_plugin (Subagent
 SubagentIsolationProvider *subagent_plugin_registry_get_isolation_provider (SubagentPluginRegistry *self,
                                                                             const char             *backend,
                                                                             GError                **error);
+
+/* What the descriptors say about backends (subagent-plugin-registry-backends.c). */
+SubagentPluginRegistry    *subagent_plugin_registry_new_for_config       (SubagentConfig          *config);
+GStrv                      subagent_plugin_registry_list_isolation_modes (SubagentPluginRegistry  *self);
+const char                *subagent_plugin_registry_resolve_isolation    (SubagentPluginRegistry  *self,
+                                                                          const char              *value,
+                                                                          gboolean                *is_deprecated_alias,
+                                                                          GError                 **error);
+const char                *subagent_plugin_registry_resolve_auto         (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          gboolean                 git_work_tree,
+                                                                          GError                 **error);
+SubagentPluginInfo        *subagent_plugin_registry_find_for_leftovers   (SubagentPluginRegistry  *self,
+                                                                          const char              *kind,
+                                                                          GError                 **error);
+SubagentPluginInfo        *subagent_plugin_registry_find_for_section     (SubagentPluginRegistry  *self,
+                                                                          const char              *section);
+gboolean                   subagent_plugin_registry_validate_config      (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          GStrv                   *warnings,
+                                                                          GError                 **error);
+GObject                   *subagent_plugin_registry_create_configured    (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          GType                    interface_type,
+                                                                          const char              *backend,
+                                                                          const char              *root,
+                                                                          GError                 **error);
 
 G_END_DECLS

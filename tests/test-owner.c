@@ -96,7 +96,7 @@ prepare_snapshot (const char *root,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentIsolationProvider) provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT, &error);
+    subagent_plugin_registry_get_isolation_provider (registry, "directory-snapshot", &error);
   g_autoptr(JsonObject) options = json_object_new ();
   g_autoptr(SubagentIsolationRequest) request = NULL;
   SubagentIsolationContext *context;
@@ -105,7 +105,7 @@ prepare_snapshot (const char *root,
   json_object_set_string_member (options, "strategy", strategy);
   json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                          "parent-root", root, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "parent-root", root, "isolation", "directory-snapshot",
                           "session-key", key, "parent-run-id", "run-prune", "options", options, NULL);
   context = subagent_isolation_provider_prepare (provider, request, NULL, &error);
   g_assert_no_error (error);

@@ -103,7 +103,7 @@ sactl_cmd_run (int    argc,
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "def", 'd', 0, G_OPTION_ARG_STRING, &def_name, "Definition to run", "NAME" },
-    { "isolation", 'i', 0, G_OPTION_ARG_STRING, &isolation, "shared, worktree, directory-snapshot, docker or auto", "MODE" },
+    { "isolation", 'i', 0, G_OPTION_ARG_STRING, &isolation, "shared, auto, or a backend an installed plugin provides (see `subagentctl plugins`)", "MODE" },
     { "depth", 0, 0, G_OPTION_ARG_INT, &depth, "The parent's depth (default 0)", "N" },
     { "command", 'c', 0, G_OPTION_ARG_STRING, &command_line, "Child program (shell words) instead of the definition's", "CMD" },
     { "cpu-quota", 0, 0, G_OPTION_ARG_DOUBLE, &cpu_quota, "CPUs the child may use (docker)", "CPUS" },
