@@ -233,7 +233,7 @@ test_record_refuses_bad_input (void)
   g_assert_false (subagent_owner_record_save (root, "../escape", "snapshot", "/x", NULL, NULL, &error));
   g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  g_assert_false (subagent_owner_record_save (root, "k-1", "vm", "/x", NULL, NULL, &error));
+  g_assert_false (subagent_owner_record_save (root, "k-1", "Not a kind", "/x", NULL, NULL, &error));
   g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_assert_false (subagent_owner_record_save (missing, "k-1", "snapshot", "/x", NULL, NULL, &error));
