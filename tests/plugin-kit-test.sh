@@ -126,8 +126,10 @@ check "an option of the wrong type is an error with file and line" \
 cp "$work/config.good" "$root/.subagent/config.yaml"
 
 # prune after the host is SIGKILLed mid-run.
-ctl run --root "$root" --isolation tmpdir \
-  --command "sh -c 'echo \$\$ >$work/child.pid; exec sleep 60'" 'wait' >/dev/null 2>&1 &
+# exec: $! must be subagentctl itself, not a shell around it.
+( exec env -u LD_LIBRARY_PATH -u SUBAGENT_PLUGIN_PATH -u SUBAGENT_CONFIG "$prefix/bin/subagentctl" \
+    run --root "$root" --isolation tmpdir \
+    --command "sh -c 'echo \$\$ >$work/child.pid; exec sleep 60'" 'wait' >/dev/null 2>&1 ) &
 host_pid=$!
 for _ in $(seq 1 100); do
   [[ -s $work/child.pid ]] && break
@@ -136,12 +138,15 @@ done
 child_pid=$(cat "$work/child.pid" 2>/dev/null)
 leftover=$(ls -d "$work"/base/subagent-tmpdir-* 2>/dev/null | head -n1)
 check "a run was in progress in a tmpdir workspace" test -n "$leftover" -a -n "$child_pid"
+check "the host is subagentctl" grep -q subagentctl "/proc/$host_pid/cmdline"
 kill -9 "$host_pid"; wait "$host_pid" 2>/dev/null; host_pid=''
 [[ -n $child_pid ]] && kill -9 "$child_pid" 2>/dev/null; child_pid=''
+sleep 0.2
 check "the killed host left its workspace and owner record" \
   bash -c 'test -d "$1" && ls "$2"/.subagent/owners/*.json >/dev/null' _ "$leftover" "$root"
 out=$(ctl prune --root "$root" --json 2>&1)
 check "prune reclaims it through the plugin" grep -q '"action" : "removed"' <<<"$out"
+check "prune names the tmpdir leftover" grep -q '"kind" : "tmpdir"' <<<"$out"
 check "the workspace is gone" test ! -e "$leftover"
 check "its owner record is gone" bash -c '! ls "$1"/.subagent/owners/*.json >/dev/null 2>&1' _ "$root"
 
