@@ -295,8 +295,9 @@ subagent_def_class_init (SubagentDefClass *klass)
   /**
    * SubagentDef:isolation:
    *
-   * The workspace isolation: `shared`, `worktree`, `directory-snapshot`,
-   * `docker`, `auto`, or the deprecated `container`.
+   * The workspace isolation: `shared`, `auto`, or a backend an installed
+   * plugin provides (its descriptor's `Provides=`), as spelled here; which
+   * exist is checked when the definition runs (and by `subagentctl defs --check`).
    */
   properties[PROP_ISOLATION] =
     g_param_spec_string ("isolation", NULL, NULL, SUBAGENT_DEF_DEFAULT_ISOLATION, CONSTRUCT_FLAGS);
