@@ -336,6 +336,48 @@ test_sinks_are_configured_like_providers (void)
   sat_rm_rf (root);
 }
 
+/* What validation without loading relies on: each in-tree plugin type that
+ * lists its options lists exactly what its descriptor declares. */
+static void
+test_types_agree_with_descriptors (void)
+{
+  g_autofree char *worktree = built_plugin ("isolation-worktree");
+  g_autofree char *snapshot = built_plugin ("isolation-snapshot");
+  g_autofree char *sink = built_plugin ("approval-file");
+  g_autoptr(SubagentPluginRegistry) registry =
+    subagent_plugin_registry_new ((const char * const []) { worktree, snapshot, sink, NULL });
+  static const struct { const char *plugin, *backend; GType (*iface) (void); } cases[] = {
+    { "isolation-worktree", "worktree", subagent_isolation_provider_get_type },
+    { "isolation-snapshot", "directory-snapshot", subagent_isolation_provider_get_type },
+    { "approval-file", "file", subagent_approval_sink_get_type },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(SubagentPluginInfo) info = subagent_plugin_registry_find_plugin (registry, cases[i].plugin, NULL);
+      g_autoptr(GPtrArray) declared = subagent_plugin_info_get_options (info);
+      g_autoptr(GObject) object = NULL;
+      g_autoptr(GPtrArray) listed = NULL;
+      g_autoptr(GError) error = NULL;
+
+      object = subagent_plugin_registry_create (registry, cases[i].iface (), cases[i].backend, &error);
+      g_assert_no_error (error);
+      g_assert_true (SUBAGENT_IS_CONFIGURABLE (object));
+      listed = subagent_configurable_list_options (SUBAGENT_CONFIGURABLE (object));
+      g_test_message ("%s: %u declared, %u listed", cases[i].plugin, declared->len, listed->len);
+      g_assert_cmpuint (listed->len, ==, declared->len);
+      for (guint j = 0; j < listed->len; j++)
+        {
+          SubagentPluginOption *mine = listed->pdata[j];
+          SubagentPluginOption *theirs = subagent_plugin_options_find (declared, subagent_plugin_option_get_name (mine));
+
+          g_assert_nonnull (theirs);
+          g_assert_cmpstr (subagent_plugin_option_get_value_type (mine), ==, subagent_plugin_option_get_value_type (theirs));
+          g_assert_cmpstr (subagent_plugin_option_get_default (mine), ==, subagent_plugin_option_get_default (theirs));
+        }
+    }
+}
+
 /* ---- leftovers ------------------------------------------------------------ */
 
 static void
@@ -418,6 +460,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/open-backends/options/config-sections-are-validated", test_config_sections_are_validated);
   g_test_add_func ("/open-backends/options/manager-refuses-wrong-type", test_manager_refuses_wrong_option_type);
   g_test_add_func ("/open-backends/configure/sinks-like-providers", test_sinks_are_configured_like_providers);
+  g_test_add_func ("/open-backends/options/types-agree-with-descriptors", test_types_agree_with_descriptors);
   g_test_add_func ("/open-backends/leftovers/go-to-their-plugin", test_leftovers_go_to_their_plugin);
   g_test_add_func ("/open-backends/leftovers/prune-skips-unclaimed-kinds", test_prune_skips_kinds_no_plugin_reclaims);
   int rc = g_test_run ();
