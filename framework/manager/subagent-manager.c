@@ -521,9 +521,10 @@ subagent_manager_set_permission_mode (SubagentManager        *self,
  *
  * The queue children's approval requests go to, made now if there is none
  * yet: from #SubagentManager:approval-sink, or from the sink `config.yaml`
- * names (`approvals.sink`: `file` loads the approval-file plugin, rooted at
- * the workspace root and signing with `approvals.hmac_key_file`; `memory`
- * is the built-in sink). Its parent run id is the manager's run id.
+ * names (`approvals.sink`: the plugin that provides that backend, made and
+ * configured with the workspace root and its own `config.yaml` section by
+ * subagent_plugin_registry_create_configured(); `memory` is the built-in
+ * sink, `none` means no queue). Its parent run id is the manager's run id.
  *
  * This may load a plugin and read the store: it blocks, so a UI calls it
  * from a worker thread. Runs call it in a worker thread themselves, and
