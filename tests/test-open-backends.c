@@ -438,6 +438,40 @@ test_prune_skips_kinds_no_plugin_reclaims (void)
   sat_rm_rf (root);
 }
 
+/* prune opens only the plugins whose descriptors claim a dead record's kind. */
+static void
+test_prune_loads_only_plugins_with_leftovers (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("open-prune-loads");
+  g_autofree char *gone = g_build_filename (root, "no-such-snapshot", NULL);
+  g_autofree char *record_path = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *out = NULL, *err = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (subagent_owner_record_save (root, "snap-1", "snapshot", gone, "run", NULL, &error));
+  record_path = subagent_owner_record_path (root, "snap-1");
+  g_assert_true (g_file_get_contents (record_path, &text, NULL, NULL));
+  node = json_from_string (text, NULL);
+  json_object_set_string_member (json_node_get_object (node), "boot_id", "00000000-0000-0000-0000-000000000000");
+  g_free (text);
+  text = json_to_string (node, FALSE);
+  g_assert_true (g_file_set_contents (record_path, text, -1, NULL));
+
+  g_setenv ("LD_DEBUG", "files", TRUE);
+  g_assert_cmpint (sat_run_ctl (root, &out, &err, "prune", "--json", NULL), ==, 0);
+  g_unsetenv ("LD_DEBUG");
+  assert_contains (out, "\"action\" : \"removed\"");
+  assert_contains (out, "already gone");
+  g_assert_false (g_file_test (record_path, G_FILE_TEST_EXISTS));
+  assert_contains (err, "libsubagent-isolation-snapshot.so");
+  g_assert_null (strstr (err, "libsubagent-isolation-worktree.so"));
+  g_assert_null (strstr (err, "libsubagent-isolation-docker.so"));
+  g_assert_null (strstr (err, "libsubagent-test-isolation.so"));
+  sat_rm_rf (root);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -463,6 +497,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/open-backends/options/types-agree-with-descriptors", test_types_agree_with_descriptors);
   g_test_add_func ("/open-backends/leftovers/go-to-their-plugin", test_leftovers_go_to_their_plugin);
   g_test_add_func ("/open-backends/leftovers/prune-skips-unclaimed-kinds", test_prune_skips_kinds_no_plugin_reclaims);
+  g_test_add_func ("/open-backends/leftovers/prune-loads-only-their-plugins", test_prune_loads_only_plugins_with_leftovers);
   int rc = g_test_run ();
   g_free (fixture_path);
   return rc;
