@@ -296,7 +296,7 @@ prepare_pooled (const char *parent,
   json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
   json_object_set_int_member (options, "pool_size", pool_size);
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                          "parent-root", parent, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "parent-root", parent, "isolation", "directory-snapshot",
                           "session-key", key, "parent-run-id", "run-snap", "options", options, NULL);
   context = subagent_isolation_provider_prepare (provider, request, NULL, &error);
   g_assert_no_error (error);
