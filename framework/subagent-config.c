@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 #include "subagent.h"
 #include "subagent-yaml-private.h"
@@ -205,11 +206,14 @@ read_argv (JsonObject  *object,
     return TRUE;
   if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
     {
-      GStrv argv = NULL;
-      if (!g_shell_parse_argv (json_node_get_string (node), NULL, &argv, NULL))
-        return invalid (error, source, key, "a command line that parses like a shell's");
+      const char *line = json_node_get_string (node);
+
+      /* One string is a shell command line, run as /bin/sh -c LINE. */
+      if (strspn (line, " \t\n") == strlen (line))
+        return invalid (error, source, key, "a command line or a list of arguments");
+      g_strv_builder_add_many (builder, "/bin/sh", "-c", line, NULL);
       g_strfreev (*out);
-      *out = argv;
+      *out = g_strv_builder_end (builder);
       return TRUE;
     }
   if (!JSON_NODE_HOLDS_ARRAY (node))

@@ -101,6 +101,31 @@ lineage_for (RunState *state)
                                state->isolation, state->batch_index, worktree, container);
 }
 
+/* The file of a definition named @name that the catalog skipped with an
+ * error, so that "unknown" is not said of a file the user can see. The
+ * name of a skipped file is its base name: its `name:` did not parse. */
+static const char *
+skipped_file_for (SubagentCatalog *catalog,
+                  const char      *name)
+{
+  GPtrArray *diagnostics = subagent_catalog_get_diagnostics (catalog);
+
+  for (guint i = 0; diagnostics != NULL && i < diagnostics->len; i++)
+    {
+      const SubagentDiagnostic *diagnostic = diagnostics->pdata[i];
+      const char *file = subagent_diagnostic_get_file (diagnostic);
+      g_autofree char *base = file ? g_path_get_basename (file) : NULL;
+      char *dot = base ? strrchr (base, '.') : NULL;
+
+      if (subagent_diagnostic_get_severity (diagnostic) != SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR || dot == NULL)
+        continue;
+      *dot = '\0';
+      if (g_str_equal (base, name))
+        return file;
+    }
+  return NULL;
+}
+
 /* The definition to run: a named one, or the default; a command override
  * makes a copy that runs it. */
 static SubagentDef *
@@ -117,6 +142,15 @@ resolve_def (SubagentManager     *self,
   if (name != NULL && *name != '\0')
     {
       SubagentDef *found = subagent_catalog_lookup (self->catalog, name);
+      const char *skipped = found ? NULL : skipped_file_for (self->catalog, name);
+
+      if (skipped != NULL)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "Subagent definition “%s” in %s was skipped because it does not parse: "
+                       "`subagentctl defs --check` shows why", name, skipped);
+          return NULL;
+        }
       if (found == NULL)
         {
           g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
@@ -260,7 +294,14 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->def = resolve_def (self, options, &error);
   if (state->def == NULL)
     {
-      state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
+      const char *isolation = options ? subagent_run_options_get_isolation (options) : NULL;
+
+      /* Every key of the error shape, the lineage included: what the
+       * child would have been is known even when its definition is not. */
+      state->isolation = g_strdup (isolation && *isolation ? isolation : SUBAGENT_ISOLATION_SHARED);
+      state->lineage = subagent_lineage_new (state->parent_run_id, name && *name ? name : "default",
+                                             state->depth + 1, state->isolation, state->batch_index, NULL, NULL);
       return_error_result (task, state, error->message);
       return;
     }
@@ -523,6 +564,22 @@ capture_review_of_context (const char                *root,
                                   subagent_isolation_context_get_child_root (context), NULL, error);
 }
 
+/* An isolation option given as true or "true" (a config file or --option). */
+static gboolean
+option_is_true (JsonObject *options,
+                const char *key)
+{
+  JsonNode *node = options ? json_object_get_member (options, key) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+    return json_node_get_boolean (node);
+  if (json_node_get_value_type (node) == G_TYPE_STRING)
+    return g_ascii_strcasecmp (json_node_get_string (node), "true") == 0;
+  return FALSE;
+}
+
 static JsonObject *
 capture_review (RunState *state)
 {
@@ -649,6 +706,10 @@ run_wrap_up (GTask        *task,
 
   if (state->outcome != NULL)
     review = capture_review (state);
+  /* A kept branch is what the user merges: name it next to the patch. */
+  if (review != NULL && subagent_isolation_context_get_branch (state->context) != NULL &&
+      option_is_true (state->isolation_options, "keep_branch"))
+    json_object_set_string_member (review, "branch", subagent_isolation_context_get_branch (state->context));
 
   /* Cleanup guarantee: whatever the child did — unless the supervisor keeps
    * the workspace for follow-ups, and then owns its cleanup. */

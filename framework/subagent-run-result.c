@@ -584,10 +584,16 @@ subagent_run_result_to_json (SubagentRunResult *self)
       json_object_set_string_member (object, "status", subagent_run_status_to_string (self->status));
       json_object_set_int_member (object, "iterations", 0);
       json_object_set_int_member (object, "tool_calls", 0);
+      json_object_set_double_member (object, "cost_cents", 0.0);
       json_object_set_string_member (object, "final_answer", "");
-      json_object_set_string_member (object, "message", self->message);
+      /* Reference 001's error shape, with every key of a result present so
+       * that consumers need no special case: null where unknown. `review`
+       * stays, as in 001, only where there is one. */
       if (self->lineage != NULL)
         json_object_set_object_member (object, "lineage", subagent_lineage_to_json (self->lineage));
+      else
+        json_object_set_null_member (object, "lineage");
+      json_object_set_string_member (object, "message", self->message);
       return object;
     }
 

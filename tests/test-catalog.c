@@ -206,8 +206,9 @@ test_markdown_every_field (void)
   g_assert_true (subagent_def_get_background (def));
   g_assert_cmpstr (subagent_def_get_effort (def), ==, "medium");
   strv = subagent_def_get_command (def);
-  g_assert_cmpuint (g_strv_length ((GStrv) strv), ==, 2);
-  g_assert_cmpstr (strv[0], ==, "./bin/explainer");
+  g_assert_cmpuint (g_strv_length ((GStrv) strv), ==, 3);
+  g_assert_cmpstr (strv[0], ==, "/bin/sh");
+  g_assert_cmpstr (strv[2], ==, "./bin/explainer --verbose");
   g_assert_cmpstr (subagent_def_get_write_scope (def)[0], ==, "notes/explain.txt");
   g_assert_cmpfloat (subagent_def_get_cpu_quota (def), ==, 0.5);
   g_assert_cmpstr (subagent_def_get_memory_limit (def), ==, "256MiB");

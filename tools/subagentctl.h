@@ -9,8 +9,35 @@
 G_BEGIN_DECLS
 
 /* Every command: int sactl_cmd_NAME (int argc, char **argv), argv[0] = the
- * command name; returns the process exit status. Errors go to stderr. */
+ * command name; returns the process exit status, one of the table below.
+ * Errors go to stderr, once. */
 typedef int (*SactlCommandFunc) (int argc, char **argv);
+
+/* The exit statuses of every command (docs/cli.md, subagentctl(1)). */
+enum {
+  SACTL_EXIT_OK = 0,      /* success */
+  SACTL_EXIT_FAILURE = 1, /* the run or the operation failed */
+  SACTL_EXIT_USAGE = 2,   /* bad command line: unknown option, missing argument */
+};
+
+/* The usage parameters and the one-line summary of a command (subagentctl.c). */
+const char *sactl_command_params  (const char *command);
+const char *sactl_command_summary (const char *command);
+
+/* An option context in the one usage style: "subagentctl COMMAND [OPTION…] PARAMS". */
+GOptionContext *sactl_option_context_new   (const char          *command,
+                                            const GOptionEntry  *entries);
+/* Parses; on a bad command line prints the usage error and returns FALSE
+ * (the command then returns SACTL_EXIT_USAGE). */
+gboolean        sactl_option_context_parse (GOptionContext      *context,
+                                            const char          *command,
+                                            int                 *argc,
+                                            char              ***argv);
+/* Prints "subagentctl COMMAND: <message> (see `subagentctl help COMMAND`)"
+ * and returns SACTL_EXIT_USAGE. */
+int             sactl_usage_error          (const char          *command,
+                                            const char          *format,
+                                            ...) G_GNUC_PRINTF (2, 3);
 
 /* Resolves --root (or the current directory) to an absolute, existing path. */
 char     *sactl_resolve_root   (const char *root_option,
