@@ -122,7 +122,7 @@ read_string (JsonObject   *object,
 
 /**
  * subagent_batch_item_new_from_json:
- * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?}`
+ * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?, "interactive"?}`
  * @error: return location for a #GError
  *
  * Reads one batch item as reference 001's `subagent_batch` tool takes it.
@@ -135,7 +135,8 @@ SubagentBatchItem *
 subagent_batch_item_new_from_json (JsonObject  *object,
                                    GError     **error)
 {
-  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls", NULL };
+  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls",
+                                        "interactive", NULL };
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(GList) members = NULL;
   const char *task, *def_name, *isolation;
@@ -150,7 +151,7 @@ subagent_batch_item_new_from_json (JsonObject  *object,
       {
         g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                      "A batch item has an unknown member “%s”; items take task, def_name, isolation, "
-                     "max_iterations and max_tool_calls", (const char *) l->data);
+                     "max_iterations, max_tool_calls and interactive", (const char *) l->data);
         return NULL;
       }
   if (!read_string (object, "task", &task, error) ||
@@ -180,6 +181,18 @@ subagent_batch_item_new_from_json (JsonObject  *object,
   subagent_run_options_set_isolation (options, isolation);
   subagent_run_options_set_max_iterations (options, max_iterations);
   subagent_run_options_set_max_tool_calls (options, max_tool_calls);
+  if (json_object_has_member (object, "interactive"))
+    {
+      JsonNode *node = json_object_get_member (object, "interactive");
+
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "A batch item's “interactive” must be true or false");
+          return NULL;
+        }
+      subagent_run_options_set_interactive (options, json_node_get_boolean (node));
+    }
   return subagent_batch_item_new (task, options);
 }
 

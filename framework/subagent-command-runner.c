@@ -96,15 +96,23 @@ subagent_command_runner_run_async (SubagentRunner      *runner,
   argv = choose_command (self, def);
   if (argv == NULL)
     {
+      /* Name what the user can set without editing a file shared with
+       * Claude Code: the workspace's own configuration. */
+      g_autofree char *config = g_build_filename (subagent_isolation_context_get_parent_root (isolation),
+                                                  ".subagent", "config.yaml", NULL);
+
       g_task_return_new_error (task, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                               "Definition “%s” has no command to run: set `command` in %s, or a default-command on the runner",
+                               "Definition “%s” (%s) has no command, and no model is configured to run it: "
+                               "set `default_model:` (or `models:`) in %s to run it through a model, or "
+                               "`runner.command` there to run a program for definitions without a command",
                                subagent_def_get_name (def),
-                               subagent_def_get_source_path (def) ? subagent_def_get_source_path (def) : "the definition");
+                               subagent_def_get_source_path (def) ? subagent_def_get_source_path (def) : "built in",
+                               config);
       return;
     }
 
   g_mutex_lock (&self->lock);
-  interactive_stdin = self->interactive_stdin;
+  interactive_stdin = self->interactive_stdin || subagent_def_get_interactive (def);
   kill_grace_ms = self->kill_grace_ms;
   g_mutex_unlock (&self->lock);
   subagent_command_run_start (task, context, argv, interactive_stdin, kill_grace_ms, cancellable);

@@ -28,6 +28,8 @@
  *   timeout_seconds: 600
  *   max_parallel: 4
  *   max_agents: 128
+ *   max_iterations: 50            # limits of .claude/agents files that set none
+ *   max_tool_calls: 200
  * budget:
  *   max_cost_cents: 500           # per parent run
  * approvals:
@@ -57,6 +59,8 @@ struct _SubagentConfig
   GStrv runner_command;
   guint runner_timeout;
   guint max_parallel;
+  guint default_max_iterations;
+  guint default_max_tool_calls;
   guint max_agents;
   double max_cost_cents;
   char *approval_sink;
@@ -113,6 +117,8 @@ subagent_config_init (SubagentConfig *self)
                                                  (GDestroyNotify) json_object_unref);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
+  self->default_max_iterations = SUBAGENT_DEFAULT_MAX_ITERATIONS;
+  self->default_max_tool_calls = SUBAGENT_DEFAULT_MAX_TOOL_CALLS;
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -267,7 +273,8 @@ warn_unknown_keys (SubagentConfig     *self,
 static gboolean
 load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents", NULL };
+  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents",
+                                        "max_iterations", "max_tool_calls", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *runner = section (self, root, "runner", source, &local_error);
 
@@ -279,9 +286,12 @@ load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError 
   if (!read_argv (runner, "command", "runner.command", source, &self->runner_command, error) ||
       !read_uint (runner, "timeout_seconds", "runner.timeout_seconds", source, &self->runner_timeout, error) ||
       !read_uint (runner, "max_parallel", "runner.max_parallel", source, &self->max_parallel, error) ||
-      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error))
+      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error) ||
+      !read_uint (runner, "max_iterations", "runner.max_iterations", source, &self->default_max_iterations, error) ||
+      !read_uint (runner, "max_tool_calls", "runner.max_tool_calls", source, &self->default_max_tool_calls, error))
     return FALSE;
   self->max_parallel = MAX (self->max_parallel, 1);
+  self->default_max_iterations = MAX (self->default_max_iterations, 1);
   return TRUE;
 }
 
@@ -641,6 +651,44 @@ subagent_config_get_runner_timeout (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), 0);
   return self->runner_timeout;
+}
+
+/**
+ * subagent_config_get_default_max_iterations:
+ * @self: a #SubagentConfig
+ *
+ * The iteration limit of a run whose definition sets none and comes from
+ * `.claude/agents/` (Claude Code's files have no such field):
+ * `runner.max_iterations`, default %SUBAGENT_DEFAULT_MAX_ITERATIONS.
+ *
+ * Returns: the limit (at least 1)
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_iterations (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_ITERATIONS);
+  return self->default_max_iterations;
+}
+
+/**
+ * subagent_config_get_default_max_tool_calls:
+ * @self: a #SubagentConfig
+ *
+ * The tool-call limit of a run whose definition sets none and comes from
+ * `.claude/agents/`: `runner.max_tool_calls`, default
+ * %SUBAGENT_DEFAULT_MAX_TOOL_CALLS.
+ *
+ * Returns: the limit
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_tool_calls (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_TOOL_CALLS);
+  return self->default_max_tool_calls;
 }
 
 /**

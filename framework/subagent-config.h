@@ -17,6 +17,22 @@ G_BEGIN_DECLS
 #define SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS 180
 #define SUBAGENT_DEFAULT_MAX_PARALLEL 4
 #define SUBAGENT_DEFAULT_MAX_AGENTS 128
+/**
+ * SUBAGENT_DEFAULT_MAX_ITERATIONS:
+ *
+ * `runner.max_iterations` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
+#define SUBAGENT_DEFAULT_MAX_ITERATIONS 50
+/**
+ * SUBAGENT_DEFAULT_MAX_TOOL_CALLS:
+ *
+ * `runner.max_tool_calls` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
+#define SUBAGENT_DEFAULT_MAX_TOOL_CALLS 200
 
 #define SUBAGENT_TYPE_CONFIG (subagent_config_get_type ())
 G_DECLARE_FINAL_TYPE (SubagentConfig, subagent_config, SUBAGENT, CONFIG, GObject)
@@ -40,6 +56,8 @@ JsonObject            *subagent_config_get_backend_options    (SubagentConfig *s
                                                                const char     *backend);
 const char * const    *subagent_config_get_runner_command     (SubagentConfig *self);
 guint                  subagent_config_get_runner_timeout     (SubagentConfig *self);
+guint                  subagent_config_get_default_max_iterations (SubagentConfig *self);
+guint                  subagent_config_get_default_max_tool_calls (SubagentConfig *self);
 guint                  subagent_config_get_max_parallel       (SubagentConfig *self);
 guint                  subagent_config_get_max_agents         (SubagentConfig *self);
 double                 subagent_config_get_max_cost_cents     (SubagentConfig *self);

@@ -50,6 +50,7 @@ static const Field fields[] = {
   { "max_depth", NULL, "max-depth", FIELD_COUNT },
   { "isolation", NULL, "isolation", FIELD_ISOLATION },
   { "background", NULL, "background", FIELD_FLAG },
+  { "interactive", NULL, "interactive", FIELD_FLAG },
   { "effort", NULL, "effort", FIELD_OPTIONAL_TEXT },
   { "command", NULL, "command", FIELD_ARGV },
   { "write_scope", NULL, "write-scope", FIELD_PATHS },

@@ -38,6 +38,9 @@ struct _SubagentDef
   guint max_depth;
   char *isolation;
   gboolean background;
+  gboolean interactive;
+  gboolean iterations_unset;
+  gboolean tool_calls_unset;
   char *effort;
   GStrv command;
   GStrv write_scope;
@@ -66,6 +69,7 @@ enum {
   PROP_MAX_DEPTH,
   PROP_ISOLATION,
   PROP_BACKGROUND,
+  PROP_INTERACTIVE,
   PROP_EFFORT,
   PROP_COMMAND,
   PROP_WRITE_SCOPE,
@@ -146,6 +150,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_DEPTH: g_value_set_uint (value, self->max_depth); break;
     case PROP_ISOLATION: g_value_set_string (value, self->isolation); break;
     case PROP_BACKGROUND: g_value_set_boolean (value, self->background); break;
+    case PROP_INTERACTIVE: g_value_set_boolean (value, self->interactive); break;
     case PROP_EFFORT: g_value_set_string (value, self->effort); break;
     case PROP_COMMAND: g_value_set_boxed (value, self->command); break;
     case PROP_WRITE_SCOPE: g_value_set_boxed (value, self->write_scope); break;
@@ -201,6 +206,7 @@ subagent_def_set_property (GObject      *object,
       self->isolation = g_strdup (s && *s ? s : SUBAGENT_DEF_DEFAULT_ISOLATION);
       break;
     case PROP_BACKGROUND: self->background = g_value_get_boolean (value); break;
+    case PROP_INTERACTIVE: self->interactive = g_value_get_boolean (value); break;
     case PROP_EFFORT: self->effort = dup_or_null (value); break;
     case PROP_COMMAND: self->command = g_value_dup_boxed (value); break;
     case PROP_WRITE_SCOPE: self->write_scope = g_value_dup_boxed (value); break;
@@ -310,6 +316,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    * Whether the parent should not wait for the child.
    */
   properties[PROP_BACKGROUND] = g_param_spec_boolean ("background", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
+  /**
+   * SubagentDef:interactive:
+   *
+   * Whether the child speaks the approval protocol: its stdin stays open
+   * after the task so that verdicts reach it (`SUBAGENT_STDIN_MODE=interactive`,
+   * `docs/child-protocol.md`).
+   *
+   * Since: 0.2
+   */
+  properties[PROP_INTERACTIVE] = g_param_spec_boolean ("interactive", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
   /**
    * SubagentDef:effort:
    *
@@ -523,6 +539,7 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_int_member (object, "max_depth", self->max_depth);
   json_object_set_string_member (object, "isolation", self->isolation);
   json_object_set_boolean_member (object, "background", self->background);
+  json_object_set_boolean_member (object, "interactive", self->interactive);
   subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
@@ -695,6 +712,42 @@ subagent_def_get_background (SubagentDef *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_DEF (self), FALSE);
   return self->background;
+}
+
+void
+_subagent_def_set_limits_unset (SubagentDef *def,
+                                gboolean     iterations,
+                                gboolean     tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  def->iterations_unset = iterations;
+  def->tool_calls_unset = tool_calls;
+}
+
+void
+_subagent_def_get_limits_unset (SubagentDef *def,
+                                gboolean    *iterations,
+                                gboolean    *tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  *iterations = def->iterations_unset;
+  *tool_calls = def->tool_calls_unset;
+}
+
+/**
+ * subagent_def_get_interactive:
+ * @self: a definition
+ *
+ * Returns: whether the child speaks the approval protocol and keeps its
+ *   stdin open for verdicts (default %FALSE)
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_def_get_interactive (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), FALSE);
+  return self->interactive;
 }
 
 /**

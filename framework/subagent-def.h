@@ -43,6 +43,7 @@ const char * const  *subagent_def_get_disallowed_tools (SubagentDef *self);
 guint                subagent_def_get_max_depth        (SubagentDef *self);
 const char          *subagent_def_get_isolation        (SubagentDef *self);
 gboolean             subagent_def_get_background       (SubagentDef *self);
+gboolean             subagent_def_get_interactive      (SubagentDef *self);
 const char          *subagent_def_get_effort           (SubagentDef *self);
 const char * const  *subagent_def_get_command          (SubagentDef *self);
 const char * const  *subagent_def_get_write_scope      (SubagentDef *self);

@@ -9,6 +9,7 @@
 
 #include "subagent.h"
 #include "subagent-manager-private.h"
+#include "subagent-def-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -135,6 +136,8 @@ resolve_def (SubagentManager     *self,
 {
   const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
   const char * const *command = options ? subagent_run_options_get_command (options) : NULL;
+  gboolean interactive = options != NULL && subagent_run_options_get_interactive (options);
+  SubagentDef *copy;
   g_autoptr(SubagentDef) def = NULL;
   g_autoptr(JsonObject) object = NULL;
   g_autoptr(JsonArray) argv = NULL;
@@ -163,15 +166,29 @@ resolve_def (SubagentManager     *self,
   else
     def = subagent_def_new ("default");
 
-  if (command == NULL || command[0] == NULL)
+  if ((command == NULL || command[0] == NULL) &&
+      !(interactive && !subagent_def_get_interactive (def)))
     return g_steal_pointer (&def);
 
   object = subagent_def_to_json (def);
-  argv = json_array_new ();
-  for (guint i = 0; command[i] != NULL; i++)
-    json_array_add_string_element (argv, command[i]);
-  json_object_set_array_member (object, "command", g_steal_pointer (&argv));
-  return subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (command != NULL && command[0] != NULL)
+    {
+      argv = json_array_new ();
+      for (guint i = 0; command[i] != NULL; i++)
+        json_array_add_string_element (argv, command[i]);
+      json_object_set_array_member (object, "command", g_steal_pointer (&argv));
+    }
+  if (interactive)
+    json_object_set_boolean_member (object, "interactive", TRUE);
+  copy = subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (copy != NULL)
+    {
+      gboolean iterations_unset, tool_calls_unset;
+
+      _subagent_def_get_limits_unset (def, &iterations_unset, &tool_calls_unset);
+      _subagent_def_set_limits_unset (copy, iterations_unset, tool_calls_unset);
+    }
+  return copy;
 }
 
 static JsonObject *
@@ -263,6 +280,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
+  gboolean iterations_unset, tool_calls_unset;
 
   g_return_if_fail (SUBAGENT_IS_MANAGER (self));
   g_return_if_fail (options == NULL || SUBAGENT_IS_RUN_OPTIONS (options));
@@ -344,10 +362,13 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
 
 #define PICK(opt, def_value) ((opt) != 0 ? (opt) : (def_value))
+  _subagent_def_get_limits_unset (state->def, &iterations_unset, &tool_calls_unset);
   state->max_iterations = PICK (options ? subagent_run_options_get_max_iterations (options) : 0,
-                                subagent_def_get_max_iterations (state->def));
+                                iterations_unset ? subagent_config_get_default_max_iterations (self->config)
+                                                 : subagent_def_get_max_iterations (state->def));
   state->max_tool_calls = PICK (options ? subagent_run_options_get_max_tool_calls (options) : 0,
-                                subagent_def_get_max_tool_calls (state->def));
+                                tool_calls_unset ? subagent_config_get_default_max_tool_calls (self->config)
+                                                 : subagent_def_get_max_tool_calls (state->def));
   state->timeout_seconds = PICK (options ? subagent_run_options_get_timeout_seconds (options) : 0,
                                  PICK (subagent_def_get_timeout_seconds (state->def),
                                        subagent_config_get_runner_timeout (self->config)));

@@ -31,6 +31,7 @@ struct _SubagentRunOptions
   char *memory_limit;
   guint timeout_seconds;
   GStrv command;
+  gboolean interactive;
   JsonObject *isolation_options;
 };
 
@@ -386,6 +387,40 @@ subagent_run_options_get_command (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return (const char * const *) self->command;
+}
+
+/**
+ * subagent_run_options_set_interactive:
+ * @self: a #SubagentRunOptions
+ * @interactive: whether the child speaks the approval protocol
+ *
+ * Runs the child as if its definition said `interactive: true`: its stdin
+ * stays open after the task so that approval verdicts reach it. %FALSE
+ * leaves the definition's setting.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_interactive (SubagentRunOptions *self,
+                                      gboolean            interactive)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  self->interactive = !!interactive;
+}
+
+/**
+ * subagent_run_options_get_interactive:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: whether this run is made interactive over its definition
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_run_options_get_interactive (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), FALSE);
+  return self->interactive;
 }
 
 /**

@@ -39,6 +39,8 @@ void        subagent_run_options_set_timeout_seconds (SubagentRunOptions *self, 
 guint       subagent_run_options_get_timeout_seconds (SubagentRunOptions *self);
 void        subagent_run_options_set_command         (SubagentRunOptions *self, const char * const *command);
 const char * const *subagent_run_options_get_command (SubagentRunOptions *self);
+void        subagent_run_options_set_interactive     (SubagentRunOptions *self, gboolean interactive);
+gboolean    subagent_run_options_get_interactive     (SubagentRunOptions *self);
 void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
 JsonObject *subagent_run_options_get_isolation_options (SubagentRunOptions *self);
 

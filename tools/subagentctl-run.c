@@ -183,6 +183,13 @@ sactl_cmd_run (int    argc,
 
   /* Only a child with an open stdin can get a verdict: route its requests
    * to the parent run's queue (and the terminal). */
+  /* A definition that says `interactive: true` gets the same routing. */
+  if (!interactive && def_name != NULL)
+    {
+      SubagentDef *def = subagent_manager_get_def (manager, def_name);
+
+      interactive = def != NULL && subagent_def_get_interactive (def);
+    }
   if (interactive)
     {
       SubagentRunner *runner = subagent_manager_get_runner (manager);
