@@ -195,6 +195,7 @@ lenient_value (const char *key,
 {
   g_autofree char *document = g_strdup_printf ("%s: %s", key, raw->str);
   g_autoptr(JsonNode) parsed = subagent_yaml_parse (document, -1, NULL, NULL);
+  const char *start = raw->str + strspn (raw->str, " \t");
   JsonNode *member;
 
   if (parsed != NULL && JSON_NODE_HOLDS_OBJECT (parsed) &&
@@ -202,7 +203,23 @@ lenient_value (const char *key,
       (member = json_object_get_member (json_node_get_object (parsed), key)) != NULL &&
       !JSON_NODE_HOLDS_OBJECT (member))
     return json_node_copy (member);
+  /* A flow list or mapping that does not parse is a mistake, not prose. */
+  if (*start == '[' || *start == '{')
+    return NULL;
   return json_node_init_string (json_node_alloc (), g_strstrip (raw->str));
+}
+
+static gboolean
+add_lenient_member (JsonObject *object,
+                    const char *key,
+                    GString    *raw)
+{
+  JsonNode *value = lenient_value (key, raw);
+
+  if (value == NULL)
+    return FALSE;
+  json_object_set_member (object, key, value);
+  return TRUE;
 }
 
 /* Front matter as Claude Code reads it when it is not strict YAML: each
@@ -230,8 +247,8 @@ read_front_matter_leniently (const char *front)
         key_len++;
       if (key_len > 0 && line[key_len] == ':' && (line[key_len + 1] == ' ' || line[key_len + 1] == '\0'))
         {
-          if (key != NULL)
-            json_object_set_member (object, key, lenient_value (key, raw));
+          if (key != NULL && !add_lenient_member (object, key, raw))
+            return NULL;
           g_free (key);
           key = g_strndup (line, key_len);
           g_string_assign (raw, line + key_len + 1);
@@ -242,8 +259,8 @@ read_front_matter_leniently (const char *front)
       g_string_append_c (raw, '\n');
       g_string_append (raw, line);
     }
-  if (key != NULL)
-    json_object_set_member (object, key, lenient_value (key, raw));
+  if (key != NULL && !add_lenient_member (object, key, raw))
+    return NULL;
   return json_node_init_object (json_node_alloc (), object);
 }
 
@@ -300,7 +317,7 @@ read_fields (FileCtx *ctx)
           info.first_line = ctx->first_line = 2;
         }
       root = subagent_yaml_parse_full (yaml_text, yaml_len, ctx->path, &info, &error);
-      if (root == NULL && ctx->format == FORMAT_MARKDOWN &&
+      if (root == NULL && ctx->format == FORMAT_MARKDOWN && ctx->claude &&
           (root = read_front_matter_leniently (yaml_text)) != NULL)
         {
           add_diagnostic (ctx->scan, ctx->path, info.error_mark, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING,
