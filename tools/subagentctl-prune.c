@@ -463,6 +463,13 @@ says_gone (const char *text)
          strstr (lower, "no container with") != NULL;
 }
 
+/* What happened to the container, for reasons: a dry run removed nothing. */
+static const char *
+container_done (Pruner *pruner)
+{
+  return pruner->dry_run ? "container would be removed" : "container removed";
+}
+
 /* The container's workspace on the host: removed only with its marker. */
 static Outcome
 reclaim_container_workspace (Pruner      *pruner,
@@ -478,15 +485,15 @@ reclaim_container_workspace (Pruner      *pruner,
     return OUTCOME_REMOVED;
   if (!g_path_is_absolute (workspace))
     {
-      *reason = g_strdup ("container removed; its workspace is not an absolute path, left alone");
+      *reason = g_strdup_printf ("%s; its workspace is not an absolute path, left alone", container_done (pruner));
       return OUTCOME_SKIPPED;
     }
   if (lstat (workspace, &st) != 0 && errno == ENOENT)
     return OUTCOME_REMOVED;
   if (!S_ISDIR (st.st_mode) || !subagent_owner_marker_matches (workspace, CONTAINER_WORKSPACE_MARKER, key))
     {
-      *reason = g_strdup_printf ("container removed; %s has no workspace marker for this session, left alone",
-                                 workspace);
+      *reason = g_strdup_printf ("%s; %s has no workspace marker for this session, left alone",
+                                 container_done (pruner), workspace);
       return OUTCOME_SKIPPED;
     }
   if (pruner->dry_run)

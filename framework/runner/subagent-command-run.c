@@ -534,6 +534,23 @@ on_exited (gpointer user_data)
   maybe_complete (task);
 }
 
+/* TRUE when the host gave the parent no tools of its own (subagentctl, a
+ * host without a tool system): nothing then narrows the definition's. */
+static gboolean
+parent_has_no_tools (SubagentToolRegistry *tools)
+{
+  SubagentToolRegistry *parent;
+  g_auto(GStrv) names = NULL;
+
+  if (tools == NULL)
+    return TRUE;
+  if (!SUBAGENT_IS_CHILD_TOOL_REGISTRY (tools))
+    return FALSE;
+  parent = subagent_child_tool_registry_get_parent (SUBAGENT_CHILD_TOOL_REGISTRY (tools));
+  names = parent ? subagent_tool_registry_list_names (parent) : NULL;
+  return names == NULL || names[0] == NULL;
+}
+
 /* The tools the child may use: its registry's when a parent registry
  * narrows them, else what its definition declares (`tools:` minus
  * `disallowed_tools:`), so that a wrapper can pass them on to its agent. */
@@ -546,7 +563,7 @@ join_tool_names (SubagentToolRegistry *tools,
   const char * const *disallowed = subagent_def_get_disallowed_tools (def);
   g_autoptr(GStrvBuilder) builder = NULL;
 
-  if (tools != NULL)
+  if (!parent_has_no_tools (tools))
     {
       names = subagent_tool_registry_list_names (tools);
       return g_strjoinv (",", names);
