@@ -67,10 +67,19 @@ G_DECLARE_INTERFACE (SubagentRunner, subagent_runner, SUBAGENT, RUNNER, GObject)
 
 /**
  * SubagentRunnerInterface:
- * @run_async: runs the child described by the context
- * @run_finish: finishes @run_async; an outcome also for children that failed or were cancelled, %NULL only when the runner itself could not run
+ * @run_async: runs the child described by the context. The default runs
+ *   @run in a worker thread.
+ * @run_finish: finishes @run_async; an outcome also for children that failed
+ *   or were cancelled, %NULL only when the runner itself could not run. The
+ *   default takes the outcome from a #GTask, whether it was returned with
+ *   g_task_return_pointer() or g_task_return_value().
+ * @run: runs the child and blocks until it has ended (Since: 0.2). An
+ *   implementation may give only this one: the default @run_async calls it
+ *   in a worker thread. It is the natural vfunc for a runner written in a
+ *   language binding (`do_run` in Python).
  *
- * The virtual methods of #SubagentRunner.
+ * The virtual methods of #SubagentRunner. Implement @run, or @run_async
+ * (and, unless it returns a #GTask, @run_finish).
  */
 struct _SubagentRunnerInterface
 {
@@ -84,9 +93,13 @@ struct _SubagentRunnerInterface
   SubagentRunOutcome *(*run_finish) (SubagentRunner      *self,
                                      GAsyncResult        *result,
                                      GError             **error);
+  SubagentRunOutcome *(*run)        (SubagentRunner      *self,
+                                     SubagentRunContext  *context,
+                                     GCancellable        *cancellable,
+                                     GError             **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 SUBAGENT_AVAILABLE_IN_ALL
