@@ -42,9 +42,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
 /* The workspace's sink, configured for @root (and the HMAC key file that
  * config.yaml names, if any; otherwise the sink reads SUBAGENT_APPROVAL_HMAC_KEY). */
-static SubagentApprovalSink *
-open_sink (const char  *root,
-           GError     **error)
+SubagentApprovalSink *
+sactl_open_approval_sink (const char  *root,
+                          GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
   g_autoptr(GObject) sink = NULL;
@@ -449,7 +449,7 @@ sactl_cmd_approvals (int    argc,
   root = sactl_resolve_root (o.root, &error);
   if (root == NULL)
     return sactl_fail (error);
-  sink = open_sink (root, &error);
+  sink = sactl_open_approval_sink (root, &error);
   if (sink == NULL)
     return sactl_fail (error);
 

@@ -36,9 +36,23 @@ static const SactlCommand commands[] = {
   { "help", NULL, "[COMMAND]", "show this list, or the options of COMMAND" },
 };
 
+/* Not listed: what the bash completion asks (subagentctl-complete.c). */
+static const SactlCommand complete_command = {
+  "__complete", sactl_cmd_complete, "commands | defs | backends | requests", "names for shell completion"
+};
+
+void
+sactl_print_command_names (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    printf ("%s\n", commands[i].name);
+}
+
 static const SactlCommand *
 lookup (const char *name)
 {
+  if (name != NULL && g_str_equal (name, complete_command.name))
+    return &complete_command;
   for (guint i = 0; name != NULL && i < G_N_ELEMENTS (commands); i++)
     if (g_str_equal (name, commands[i].name))
       return &commands[i];

@@ -63,6 +63,13 @@ SactlApprovalRoute *sactl_approval_route_new  (SubagentManager     *manager,
 void                sactl_approval_route_free (SactlApprovalRoute  *route);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SactlApprovalRoute, sactl_approval_route_free)
 
+/* The workspace's approval sink as config.yaml names it (subagentctl-approvals.c). */
+SubagentApprovalSink *sactl_open_approval_sink (const char  *root,
+                                                GError     **error);
+/* The names of the commands, for `__complete commands` (subagentctl.c). */
+void sactl_print_command_names (void);
+
+int sactl_cmd_complete (int argc, char **argv);
 int sactl_cmd_run     (int argc, char **argv);
 int sactl_cmd_defs    (int argc, char **argv);
 int sactl_cmd_plugins (int argc, char **argv);
