@@ -98,7 +98,18 @@ result = run_with(AsyncRunner(), "two")
 check("task.return_value(outcome) is enough", result is not None and result.get_final_answer() == "async: two")
 
 
-# 4. A failure in do_run is the run's error, not a hang.
+# 4. Without threads or callbacks: do_start gets the GTask to complete.
+class StartRunner(GObject.Object, Subagent.Runner):
+    def do_start(self, context, task):
+        outcome = Subagent.RunOutcome.new("complete", 1, 0, 0.0, "start: " + context.get_task(), "", "")
+        GLib.idle_add(lambda: task.return_value(outcome) or GLib.SOURCE_REMOVE)
+
+
+result = run_with(StartRunner(), "four")
+check("do_start and task.return_value(outcome)", result is not None and result.get_final_answer() == "start: four")
+
+
+# 5. A failure in do_run is the run's error, not a hang.
 class FailingRunner(GObject.Object, Subagent.Runner):
     def do_run(self, context, cancellable):
         raise GLib.Error("no model reachable")

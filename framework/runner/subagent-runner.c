@@ -425,6 +425,12 @@ run_in_thread (GTask        *task,
     g_task_return_pointer (task, outcome, g_object_unref);
 }
 
+/* The source tag of tasks handed to start(); they complete with a GValue. */
+static void
+subagent_runner_real_start (void)
+{
+}
+
 /* For implementations that give only the blocking run(): a thread, so
  * that the caller's main loop keeps going (approvals, other children). */
 static void
@@ -437,13 +443,19 @@ subagent_runner_real_run_async (SubagentRunner      *self,
   SubagentRunnerInterface *iface = SUBAGENT_RUNNER_GET_IFACE (self);
   g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
 
-  g_task_set_source_tag (task, subagent_runner_real_run_async);
   /* A cancelled child still has an outcome: the implementation reports it. */
   g_task_set_check_cancellable (task, FALSE);
+  if (iface->start != NULL)
+    {
+      g_task_set_source_tag (task, subagent_runner_real_start);
+      iface->start (self, context, task);
+      return;
+    }
+  g_task_set_source_tag (task, subagent_runner_real_run_async);
   if (iface->run == NULL)
     {
       g_task_return_new_error (task, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                               "%s implements SubagentRunner without run or run_async; implement one of them",
+                               "%s implements SubagentRunner without run, start or run_async; implement one of them",
                                G_OBJECT_TYPE_NAME (self));
       return;
     }

@@ -75,11 +75,16 @@ G_DECLARE_INTERFACE (SubagentRunner, subagent_runner, SUBAGENT, RUNNER, GObject)
  *   g_task_return_pointer() or g_task_return_value().
  * @run: runs the child and blocks until it has ended (Since: 0.2). An
  *   implementation may give only this one: the default @run_async calls it
- *   in a worker thread. It is the natural vfunc for a runner written in a
- *   language binding (`do_run` in Python).
+ *   in a worker thread. The natural vfunc for a runner in Python (`do_run`).
+ * @start: starts the child; the implementation later completes @task with
+ *   g_task_return_value() (an outcome) or g_task_return_error() (Since: 0.2).
+ *   The default @run_async calls it on the caller's thread. The natural
+ *   vfunc for a runner in a language without threads, such as JavaScript
+ *   (`vfunc_start`): no callback to pass on.
  *
- * The virtual methods of #SubagentRunner. Implement @run, or @run_async
- * (and, unless it returns a #GTask, @run_finish).
+ * The virtual methods of #SubagentRunner. Implement one of @run, @start or
+ * @run_async (the last with @run_finish, unless it completes a #GTask with
+ * g_task_return_value()).
  */
 struct _SubagentRunnerInterface
 {
@@ -97,9 +102,12 @@ struct _SubagentRunnerInterface
                                      SubagentRunContext  *context,
                                      GCancellable        *cancellable,
                                      GError             **error);
+  void                (*start)      (SubagentRunner      *self,
+                                     SubagentRunContext  *context,
+                                     GTask               *task);
 
   /*< private >*/
-  gpointer padding[7];
+  gpointer padding[6];
 };
 
 SUBAGENT_AVAILABLE_IN_ALL
