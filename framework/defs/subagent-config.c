@@ -398,8 +398,12 @@ load_backend_sections (SubagentConfig *self, JsonObject *root, const char *sourc
 /**
  * subagent_config_new:
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full): the defaults: shared isolation, prompt mode,
  *   file approvals with a 180 s timeout, 4 children in parallel
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new (void)
@@ -413,8 +417,12 @@ subagent_config_new (void)
  * @source: (nullable): where it came from, for messages
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full) (nullable): the configuration, or %NULL with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new_from_json (JsonObject  *object,
@@ -478,7 +486,11 @@ subagent_config_new_from_json (JsonObject  *object,
  * @path: a YAML (or JSON) file
  * @error: return location for a #GError
  *
+ * Loads the configuration.
+ *
  * Returns: (transfer full) (nullable): the configuration
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_load_file (const char  *path,
@@ -547,7 +559,11 @@ subagent_config_load_for_root (const char  *root,
  * subagent_config_get_source:
  * @self: a #SubagentConfig
  *
+ * Gets the file it was loaded from.
+ *
  * Returns: (transfer none) (nullable): the file it was loaded from
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_source (SubagentConfig *self)
@@ -560,7 +576,11 @@ subagent_config_get_source (SubagentConfig *self)
  * subagent_config_get_default_isolation:
  * @self: a #SubagentConfig
  *
+ * Gets the isolation mode of runs that name none.
+ *
  * Returns: (transfer none): the isolation mode of runs that name none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_default_isolation (SubagentConfig *self)
@@ -573,7 +593,11 @@ subagent_config_get_default_isolation (SubagentConfig *self)
  * subagent_config_get_permission_mode:
  * @self: a #SubagentConfig
  *
+ * Gets the parent's permission mode.
+ *
  * Returns: the parent's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_config_get_permission_mode (SubagentConfig *self)
@@ -587,8 +611,13 @@ subagent_config_get_permission_mode (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @backend: a backend name such as `worktree`
  *
+ * Gets the plugin chosen for @backend, or %NULL to take whichever plugin
+ * provides it.
+ *
  * Returns: (transfer none) (nullable): the plugin chosen for @backend, or
  *   %NULL to take whichever plugin provides it
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_plugin_for_backend (SubagentConfig *self,
@@ -602,7 +631,11 @@ subagent_config_get_plugin_for_backend (SubagentConfig *self,
  * subagent_config_get_plugin_path:
  * @self: a #SubagentConfig
  *
+ * Gets extra plugin directories.
+ *
  * Returns: (transfer none) (array zero-terminated=1): extra plugin directories
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_plugin_path (SubagentConfig *self)
@@ -616,7 +649,11 @@ subagent_config_get_plugin_path (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @backend: a backend name such as `worktree` or `directory-snapshot`
  *
+ * Gets the backend's options section.
+ *
  * Returns: (transfer none) (nullable): the backend's options section
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_config_get_backend_options (SubagentConfig *self,
@@ -630,8 +667,12 @@ subagent_config_get_backend_options (SubagentConfig *self,
  * subagent_config_get_runner_command:
  * @self: a #SubagentConfig
  *
+ * Gets the child program of definitions that name none (may be empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): the child program of
  *   definitions that name none (may be empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_runner_command (SubagentConfig *self)
@@ -644,7 +685,11 @@ subagent_config_get_runner_command (SubagentConfig *self)
  * subagent_config_get_runner_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets the default wall-clock limit of a run in seconds (0: none).
+ *
  * Returns: the default wall-clock limit of a run in seconds (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_runner_timeout (SubagentConfig *self)
@@ -695,7 +740,11 @@ subagent_config_get_default_max_tool_calls (SubagentConfig *self)
  * subagent_config_get_max_parallel:
  * @self: a #SubagentConfig
  *
+ * Gets how many children run at once (at least 1).
+ *
  * Returns: how many children run at once (at least 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_parallel (SubagentConfig *self)
@@ -708,7 +757,11 @@ subagent_config_get_max_parallel (SubagentConfig *self)
  * subagent_config_get_max_agents:
  * @self: a #SubagentConfig
  *
+ * Gets the total number of children a parent run may start.
+ *
  * Returns: the total number of children a parent run may start
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_agents (SubagentConfig *self)
@@ -721,7 +774,11 @@ subagent_config_get_max_agents (SubagentConfig *self)
  * subagent_config_get_max_cost_cents:
  * @self: a #SubagentConfig
  *
+ * Gets the cost budget of a parent run (0: none).
+ *
  * Returns: the cost budget of a parent run (0: none)
+ *
+ * Since: 0.2
  */
 double
 subagent_config_get_max_cost_cents (SubagentConfig *self)
@@ -734,7 +791,11 @@ subagent_config_get_max_cost_cents (SubagentConfig *self)
  * subagent_config_get_approval_sink:
  * @self: a #SubagentConfig
  *
+ * Gets the approval store backend: `file`, `memory` or `none`.
+ *
  * Returns: (transfer none): the approval store backend: `file`, `memory` or `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_approval_sink (SubagentConfig *self)
@@ -747,7 +808,11 @@ subagent_config_get_approval_sink (SubagentConfig *self)
  * subagent_config_get_approval_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets seconds an approval request waits before it times out.
+ *
  * Returns: seconds an approval request waits before it times out
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_approval_timeout (SubagentConfig *self)
@@ -760,7 +825,11 @@ subagent_config_get_approval_timeout (SubagentConfig *self)
  * subagent_config_get_hmac_key_file:
  * @self: a #SubagentConfig
  *
+ * Gets a key file (mode 0600) that signs approval files.
+ *
  * Returns: (transfer none) (nullable): a key file (mode 0600) that signs approval files
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_hmac_key_file (SubagentConfig *self)
@@ -773,7 +842,11 @@ subagent_config_get_hmac_key_file (SubagentConfig *self)
  * subagent_config_get_warnings:
  * @self: a #SubagentConfig
  *
+ * Gets what loading warned about.
+ *
  * Returns: (transfer none) (array zero-terminated=1): what loading warned about
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_warnings (SubagentConfig *self)

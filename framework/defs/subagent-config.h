@@ -16,8 +16,29 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS:
+ *
+ * `approvals.timeout_seconds` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS 180
+/**
+ * SUBAGENT_DEFAULT_MAX_PARALLEL:
+ *
+ * `runner.max_parallel` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_MAX_PARALLEL 4
+/**
+ * SUBAGENT_DEFAULT_MAX_AGENTS:
+ *
+ * `runner.max_agents` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_MAX_AGENTS 128
 /**
  * SUBAGENT_DEFAULT_MAX_ITERATIONS:

@@ -559,7 +559,11 @@ subagent_def_to_json (SubagentDef *self)
  * subagent_def_get_name:
  * @self: a definition
  *
+ * Gets the name.
+ *
  * Returns: (transfer none): the name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_name (SubagentDef *self)
@@ -572,7 +576,11 @@ subagent_def_get_name (SubagentDef *self)
  * subagent_def_get_description:
  * @self: a definition
  *
+ * Gets the description; "" when unset.
+ *
  * Returns: (transfer none): the description; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_description (SubagentDef *self)
@@ -585,7 +593,11 @@ subagent_def_get_description (SubagentDef *self)
  * subagent_def_get_system_prompt:
  * @self: a definition
  *
+ * Gets the system prompt; "" when unset.
+ *
  * Returns: (transfer none): the system prompt; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_system_prompt (SubagentDef *self)
@@ -598,7 +610,11 @@ subagent_def_get_system_prompt (SubagentDef *self)
  * subagent_def_get_model:
  * @self: a definition
  *
+ * Gets the model, or %NULL for the parent's.
+ *
  * Returns: (transfer none) (nullable): the model, or %NULL for the parent's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_model (SubagentDef *self)
@@ -611,7 +627,11 @@ subagent_def_get_model (SubagentDef *self)
  * subagent_def_get_permission_mode:
  * @self: a definition
  *
+ * Gets the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default.
+ *
  * Returns: the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_def_get_permission_mode (SubagentDef *self)
@@ -624,7 +644,11 @@ subagent_def_get_permission_mode (SubagentDef *self)
  * subagent_def_get_max_iterations:
  * @self: a definition
  *
+ * Gets the iteration limit of one run (default 5).
+ *
  * Returns: the iteration limit of one run (default 5)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_iterations (SubagentDef *self)
@@ -637,7 +661,11 @@ subagent_def_get_max_iterations (SubagentDef *self)
  * subagent_def_get_max_tool_calls:
  * @self: a definition
  *
+ * Gets the tool-call limit of one run (default 8).
+ *
  * Returns: the tool-call limit of one run (default 8)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_tool_calls (SubagentDef *self)
@@ -650,8 +678,12 @@ subagent_def_get_max_tool_calls (SubagentDef *self)
  * subagent_def_get_tool_whitelist:
  * @self: a definition
  *
+ * Gets the tools the child may use, or %NULL for all of the parent's.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may use, or %NULL for all of the parent's
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_tool_whitelist (SubagentDef *self)
@@ -664,8 +696,12 @@ subagent_def_get_tool_whitelist (SubagentDef *self)
  * subagent_def_get_disallowed_tools:
  * @self: a definition
  *
+ * Gets the tools the child may never use, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may never use, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_disallowed_tools (SubagentDef *self)
@@ -678,7 +714,11 @@ subagent_def_get_disallowed_tools (SubagentDef *self)
  * subagent_def_get_max_depth:
  * @self: a definition
  *
+ * Gets how many delegation levels deep it may start (default 1).
+ *
  * Returns: how many delegation levels deep it may start (default 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_depth (SubagentDef *self)
@@ -691,8 +731,13 @@ subagent_def_get_max_depth (SubagentDef *self)
  * subagent_def_get_isolation:
  * @self: a definition
  *
+ * Gets the isolation mode (default `shared`), as written; `container` is not
+ * normalised here.
+ *
  * Returns: (transfer none): the isolation mode (default `shared`), as
  *   written; `container` is not normalised here
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_isolation (SubagentDef *self)
@@ -705,7 +750,11 @@ subagent_def_get_isolation (SubagentDef *self)
  * subagent_def_get_background:
  * @self: a definition
  *
+ * Gets whether the child runs in the background (default %FALSE).
+ *
  * Returns: whether the child runs in the background (default %FALSE)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_def_get_background (SubagentDef *self)
@@ -738,6 +787,9 @@ _subagent_def_get_limits_unset (SubagentDef *def,
  * subagent_def_get_interactive:
  * @self: a definition
  *
+ * Gets whether the child speaks the approval protocol and keeps its stdin
+ * open for verdicts (default %FALSE).
+ *
  * Returns: whether the child speaks the approval protocol and keeps its
  *   stdin open for verdicts (default %FALSE)
  *
@@ -754,7 +806,11 @@ subagent_def_get_interactive (SubagentDef *self)
  * subagent_def_get_effort:
  * @self: a definition
  *
+ * Gets the effort hint, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the effort hint, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_effort (SubagentDef *self)
@@ -767,8 +823,12 @@ subagent_def_get_effort (SubagentDef *self)
  * subagent_def_get_command:
  * @self: a definition
  *
+ * Gets the argv of the child program, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the argv
  *   of the child program, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_command (SubagentDef *self)
@@ -781,8 +841,13 @@ subagent_def_get_command (SubagentDef *self)
  * subagent_def_get_write_scope:
  * @self: a definition
  *
+ * Gets what the child may write, or %NULL for no restriction beyond the
+ * isolation.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): what the
  *   child may write, or %NULL for no restriction beyond the isolation
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_write_scope (SubagentDef *self)
@@ -795,7 +860,11 @@ subagent_def_get_write_scope (SubagentDef *self)
  * subagent_def_get_cpu_quota:
  * @self: a definition
  *
+ * Gets the CPU quota; 0 means none.
+ *
  * Returns: the CPU quota; 0 means none
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_cpu_quota (SubagentDef *self)
@@ -808,7 +877,11 @@ subagent_def_get_cpu_quota (SubagentDef *self)
  * subagent_def_get_memory_limit:
  * @self: a definition
  *
+ * Gets the memory limit, or %NULL for none.
+ *
  * Returns: (transfer none) (nullable): the memory limit, or %NULL for none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_memory_limit (SubagentDef *self)
@@ -821,7 +894,11 @@ subagent_def_get_memory_limit (SubagentDef *self)
  * subagent_def_get_timeout_seconds:
  * @self: a definition
  *
+ * Gets the wall-clock limit in seconds; 0 means none.
+ *
  * Returns: the wall-clock limit in seconds; 0 means none
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_timeout_seconds (SubagentDef *self)
@@ -834,7 +911,11 @@ subagent_def_get_timeout_seconds (SubagentDef *self)
  * subagent_def_get_max_cost_cents:
  * @self: a definition
  *
+ * Gets the cost budget in cents; 0 means no budget.
+ *
  * Returns: the cost budget in cents; 0 means no budget
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_max_cost_cents (SubagentDef *self)
@@ -847,7 +928,11 @@ subagent_def_get_max_cost_cents (SubagentDef *self)
  * subagent_def_get_max_follow_ups:
  * @self: a definition
  *
+ * Gets how many follow-ups a finished child may receive (default 3).
+ *
  * Returns: how many follow-ups a finished child may receive (default 3)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_follow_ups (SubagentDef *self)
@@ -860,7 +945,11 @@ subagent_def_get_max_follow_ups (SubagentDef *self)
  * subagent_def_get_network:
  * @self: a definition
  *
+ * Gets the network, or %NULL, which means `none`.
+ *
  * Returns: (transfer none) (nullable): the network, or %NULL, which means `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_network (SubagentDef *self)
@@ -873,7 +962,11 @@ subagent_def_get_network (SubagentDef *self)
  * subagent_def_get_source_path:
  * @self: a definition
  *
+ * Gets the file it was read from, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the file it was read from, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_source_path (SubagentDef *self)

@@ -91,10 +91,48 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentIsolationProvider *subagent_shared_isolation_new (void);
 
 /* Mode names and session keys (reference 001). */
+/**
+ * SUBAGENT_ISOLATION_SHARED:
+ *
+ * The isolation mode in which the child works in the parent's own directory.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_ISOLATION_SHARED "shared"
+/**
+ * SUBAGENT_ISOLATION_WORKTREE:
+ *
+ * The isolation mode in which the child works in a git worktree on a branch
+ * of its own.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_ISOLATION_WORKTREE "worktree"
+/**
+ * SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT:
+ *
+ * The isolation mode in which the child works in a copy of the parent's
+ * directory.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT "directory-snapshot"
+/**
+ * SUBAGENT_ISOLATION_DOCKER:
+ *
+ * The isolation mode in which the child works in a Docker container.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_ISOLATION_DOCKER "docker"
+/**
+ * SUBAGENT_ISOLATION_AUTO:
+ *
+ * The isolation mode that picks %SUBAGENT_ISOLATION_WORKTREE inside a git
+ * repository, else %SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_ISOLATION_AUTO "auto"
 
 SUBAGENT_AVAILABLE_IN_ALL

@@ -765,9 +765,13 @@ run_wrap_up (GTask        *task,
  * @result: the #GAsyncResult passed to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_manager_run_async().
+ *
  * Returns: (transfer full) (nullable): the run's result — also for runs that
  *   failed, were cancelled or could not start (status `error`); %NULL only
  *   for a caller's mistake such as an empty task
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_manager_run_finish (SubagentManager  *self,

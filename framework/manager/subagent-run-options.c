@@ -67,7 +67,11 @@ subagent_run_options_init (SubagentRunOptions *self)
 /**
  * subagent_run_options_new:
  *
+ * Creates a new #SubagentRunOptions.
+ *
  * Returns: (transfer full): options that defer everything to the definition and configuration
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_run_options_new (void)
@@ -95,7 +99,11 @@ subagent_run_options_set_def_name (SubagentRunOptions *self,
  * subagent_run_options_get_def_name:
  * @self: a #SubagentRunOptions
  *
+ * Gets the definition to run; %NULL runs the default definition.
+ *
  * Returns: (transfer none) (nullable): the definition to run; %NULL runs the default definition
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_def_name (SubagentRunOptions *self)
@@ -124,7 +132,11 @@ subagent_run_options_set_parent_run_id (SubagentRunOptions *self,
  * subagent_run_options_get_parent_run_id:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's run id; %NULL takes the manager's.
+ *
  * Returns: (transfer none) (nullable): the parent's run id; %NULL takes the manager's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_parent_run_id (SubagentRunOptions *self)
@@ -152,7 +164,11 @@ subagent_run_options_set_depth (SubagentRunOptions *self,
  * subagent_run_options_get_depth:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's depth: the child runs at @depth + 1.
+ *
  * Returns: the parent's depth: the child runs at @depth + 1
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_depth (SubagentRunOptions *self)
@@ -181,7 +197,12 @@ subagent_run_options_set_isolation (SubagentRunOptions *self,
  * subagent_run_options_get_isolation:
  * @self: a #SubagentRunOptions
  *
+ * Gets the isolation mode; %NULL takes the definition's, then the
+ * configuration's.
+ *
  * Returns: (transfer none) (nullable): the isolation mode; %NULL takes the definition's, then the configuration's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_isolation (SubagentRunOptions *self)
@@ -209,7 +230,11 @@ subagent_run_options_set_max_iterations (SubagentRunOptions *self,
  * subagent_run_options_get_max_iterations:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's iteration limit; 0 takes the definition's.
+ *
  * Returns: the child's iteration limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_iterations (SubagentRunOptions *self)
@@ -237,7 +262,11 @@ subagent_run_options_set_max_tool_calls (SubagentRunOptions *self,
  * subagent_run_options_get_max_tool_calls:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's tool-call limit; 0 takes the definition's.
+ *
  * Returns: the child's tool-call limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_tool_calls (SubagentRunOptions *self)
@@ -265,7 +294,11 @@ subagent_run_options_set_batch_index (SubagentRunOptions *self,
  * subagent_run_options_get_batch_index:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_run_options_get_batch_index (SubagentRunOptions *self)
@@ -293,7 +326,11 @@ subagent_run_options_set_cpu_quota (SubagentRunOptions *self,
  * subagent_run_options_get_cpu_quota:
  * @self: a #SubagentRunOptions
  *
+ * Gets CPUs the child may use (0: no limit; docker isolation).
+ *
  * Returns: CPUs the child may use (0: no limit; docker isolation)
+ *
+ * Since: 0.2
  */
 double
 subagent_run_options_get_cpu_quota (SubagentRunOptions *self)
@@ -322,7 +359,11 @@ subagent_run_options_set_memory_limit (SubagentRunOptions *self,
  * subagent_run_options_get_memory_limit:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's memory limit such as `64m` (docker isolation).
+ *
  * Returns: (transfer none) (nullable): the child's memory limit such as `64m` (docker isolation)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_memory_limit (SubagentRunOptions *self)
@@ -350,7 +391,11 @@ subagent_run_options_set_timeout_seconds (SubagentRunOptions *self,
  * subagent_run_options_get_timeout_seconds:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's wall-clock limit; 0 takes the definition's.
+ *
  * Returns: the child's wall-clock limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_timeout_seconds (SubagentRunOptions *self)
@@ -380,7 +425,11 @@ subagent_run_options_set_command (SubagentRunOptions *self,
  * subagent_run_options_get_command:
  * @self: a #SubagentRunOptions
  *
+ * Gets the command override.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the command override
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_run_options_get_command (SubagentRunOptions *self)
@@ -411,6 +460,8 @@ subagent_run_options_set_interactive (SubagentRunOptions *self,
 /**
  * subagent_run_options_get_interactive:
  * @self: a #SubagentRunOptions
+ *
+ * Gets whether this run is made interactive over its definition.
  *
  * Returns: whether this run is made interactive over its definition
  *
@@ -449,7 +500,11 @@ subagent_run_options_set_isolation_option (SubagentRunOptions *self,
  * subagent_run_options_get_isolation_options:
  * @self: a #SubagentRunOptions
  *
+ * Gets the per-run backend options.
+ *
  * Returns: (transfer none): the per-run backend options
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_run_options_get_isolation_options (SubagentRunOptions *self)

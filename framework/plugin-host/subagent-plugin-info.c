@@ -422,7 +422,11 @@ subagent_plugin_info_new_from_file (const char  *path,
  * subagent_plugin_info_get_name:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the plugin's name.
+ *
  * Returns: the plugin's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_name (SubagentPluginInfo *self)
@@ -435,7 +439,11 @@ subagent_plugin_info_get_name (SubagentPluginInfo *self)
  * subagent_plugin_info_get_descriptor_path:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the absolute path of the `.plugin` file.
+ *
  * Returns: the absolute path of the `.plugin` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_descriptor_path (SubagentPluginInfo *self)
@@ -448,7 +456,11 @@ subagent_plugin_info_get_descriptor_path (SubagentPluginInfo *self)
  * subagent_plugin_info_get_module_path:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the absolute path of the module file.
+ *
  * Returns: the absolute path of the module file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_module_path (SubagentPluginInfo *self)
@@ -461,7 +473,11 @@ subagent_plugin_info_get_module_path (SubagentPluginInfo *self)
  * subagent_plugin_info_get_interface_name:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the GType name of the interface the plugin implements.
+ *
  * Returns: the GType name of the interface the plugin implements
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_interface_name (SubagentPluginInfo *self)
@@ -474,7 +490,11 @@ subagent_plugin_info_get_interface_name (SubagentPluginInfo *self)
  * subagent_plugin_info_get_provides:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the backend names the plugin serves.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the backend names the plugin serves
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_provides (SubagentPluginInfo *self)
@@ -488,7 +508,12 @@ subagent_plugin_info_get_provides (SubagentPluginInfo *self)
  * @self: a #SubagentPluginInfo
  * @backend: a backend name
  *
+ * Checks whether the plugin provides @backend, from its descriptor alone
+ * (nothing is loaded).
+ *
  * Returns: whether the descriptor lists @backend in `Provides=`
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_info_provides (SubagentPluginInfo *self,
@@ -502,7 +527,11 @@ subagent_plugin_info_provides (SubagentPluginInfo *self,
  * subagent_plugin_info_get_abi_major:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the ABI major version the descriptor declares.
+ *
  * Returns: the ABI major version the descriptor declares
+ *
+ * Since: 0.2
  */
 guint
 subagent_plugin_info_get_abi_major (SubagentPluginInfo *self)
@@ -515,7 +544,11 @@ subagent_plugin_info_get_abi_major (SubagentPluginInfo *self)
  * subagent_plugin_info_get_abi_minor:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the ABI minor version the descriptor declares.
+ *
  * Returns: the ABI minor version the descriptor declares
+ *
+ * Since: 0.2
  */
 guint
 subagent_plugin_info_get_abi_minor (SubagentPluginInfo *self)
@@ -528,7 +561,11 @@ subagent_plugin_info_get_abi_minor (SubagentPluginInfo *self)
  * subagent_plugin_info_get_version:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the plugin's version, if the descriptor gives one.
+ *
  * Returns: (nullable): the plugin's version, if the descriptor gives one
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_version (SubagentPluginInfo *self)
@@ -541,7 +578,11 @@ subagent_plugin_info_get_version (SubagentPluginInfo *self)
  * subagent_plugin_info_get_description:
  * @self: a #SubagentPluginInfo
  *
+ * Gets one line about the plugin, if the descriptor gives one.
+ *
  * Returns: (nullable): one line about the plugin, if the descriptor gives one
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_description (SubagentPluginInfo *self)
@@ -573,7 +614,11 @@ subagent_plugin_info_get_module (SubagentPluginInfo *self)
  * subagent_plugin_info_is_loaded:
  * @self: a #SubagentPluginInfo
  *
+ * Checks whether the plugin's module has been loaded and checked.
+ *
  * Returns: whether the plugin's module has been loaded and checked
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_info_is_loaded (SubagentPluginInfo *self)

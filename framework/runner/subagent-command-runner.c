@@ -258,7 +258,11 @@ subagent_command_runner_new (void)
  * subagent_command_runner_dup_default_command:
  * @self: a #SubagentCommandRunner
  *
+ * Gets a copy of the default command.
+ *
  * Returns: (transfer full) (nullable) (array zero-terminated=1): a copy of the default command
+ *
+ * Since: 0.2
  */
 char **
 subagent_command_runner_dup_default_command (SubagentCommandRunner *self)
@@ -307,7 +311,11 @@ subagent_command_runner_set_default_command (SubagentCommandRunner *self,
  * subagent_command_runner_get_interactive_stdin:
  * @self: a #SubagentCommandRunner
  *
+ * Gets whether children's stdin stays open after the task.
+ *
  * Returns: whether children's stdin stays open after the task
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_command_runner_get_interactive_stdin (SubagentCommandRunner *self)
@@ -349,7 +357,12 @@ subagent_command_runner_set_interactive_stdin (SubagentCommandRunner *self,
  * subagent_command_runner_get_kill_grace_ms:
  * @self: a #SubagentCommandRunner
  *
+ * Gets the time a stopped child has between SIGTERM and SIGKILL, in
+ * milliseconds.
+ *
  * Returns: the time a stopped child has between SIGTERM and SIGKILL, in milliseconds
+ *
+ * Since: 0.2
  */
 guint
 subagent_command_runner_get_kill_grace_ms (SubagentCommandRunner *self)

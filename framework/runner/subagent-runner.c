@@ -255,7 +255,11 @@ subagent_run_outcome_new (const char *stop_reason,
  * subagent_run_outcome_get_stop_reason:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the stop reason.
+ *
  * Returns: (transfer none): the stop reason
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_stop_reason (SubagentRunOutcome *self)
@@ -268,7 +272,11 @@ subagent_run_outcome_get_stop_reason (SubagentRunOutcome *self)
  * subagent_run_outcome_get_iterations:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the iterations used.
+ *
  * Returns: the iterations used
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_outcome_get_iterations (SubagentRunOutcome *self)
@@ -281,7 +289,11 @@ subagent_run_outcome_get_iterations (SubagentRunOutcome *self)
  * subagent_run_outcome_get_tool_calls:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the tool calls made.
+ *
  * Returns: the tool calls made
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_outcome_get_tool_calls (SubagentRunOutcome *self)
@@ -294,7 +306,11 @@ subagent_run_outcome_get_tool_calls (SubagentRunOutcome *self)
  * subagent_run_outcome_get_cost_cents:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the cost in cents.
+ *
  * Returns: the cost in cents
+ *
+ * Since: 0.2
  */
 double
 subagent_run_outcome_get_cost_cents (SubagentRunOutcome *self)
@@ -307,7 +323,11 @@ subagent_run_outcome_get_cost_cents (SubagentRunOutcome *self)
  * subagent_run_outcome_get_final_answer:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the answer, `""` when none.
+ *
  * Returns: (transfer none): the answer, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_final_answer (SubagentRunOutcome *self)
@@ -320,7 +340,11 @@ subagent_run_outcome_get_final_answer (SubagentRunOutcome *self)
  * subagent_run_outcome_get_output:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the other output, `""` when none.
+ *
  * Returns: (transfer none): the other output, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_output (SubagentRunOutcome *self)
@@ -333,7 +357,11 @@ subagent_run_outcome_get_output (SubagentRunOutcome *self)
  * subagent_run_outcome_get_message:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the message, `""` when none.
+ *
  * Returns: (transfer none): the message, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_message (SubagentRunOutcome *self)

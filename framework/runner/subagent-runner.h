@@ -17,13 +17,70 @@
 G_BEGIN_DECLS
 
 /* Stop reasons a runner reports (reference 003). */
+/**
+ * SUBAGENT_STOP_REASON_COMPLETE:
+ *
+ * The stop reason of a child that finished its task.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_COMPLETE "complete"
+/**
+ * SUBAGENT_STOP_REASON_MAX_TURNS:
+ *
+ * The stop reason of a child that used all its iterations or tool calls.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_MAX_TURNS "max_turns"
+/**
+ * SUBAGENT_STOP_REASON_MAX_TOKENS:
+ *
+ * The stop reason of a child whose model hit its output limit.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_MAX_TOKENS "max_tokens"
+/**
+ * SUBAGENT_STOP_REASON_CANCELLED:
+ *
+ * The stop reason of a child that was cancelled.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_CANCELLED "cancelled"
+/**
+ * SUBAGENT_STOP_REASON_ERROR:
+ *
+ * The stop reason of a child that failed.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_ERROR "error"
+/**
+ * SUBAGENT_STOP_REASON_USAGE_LIMIT:
+ *
+ * The stop reason of a child stopped by a usage limit of its model's
+ * provider.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_USAGE_LIMIT "usage_limit"
+/**
+ * SUBAGENT_STOP_REASON_BUDGET:
+ *
+ * The stop reason of a child that spent its cost budget.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_BUDGET "budget"
+/**
+ * SUBAGENT_STOP_REASON_TIMEOUT:
+ *
+ * The stop reason of a child that ran past its wall-clock limit.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_TIMEOUT "timeout"
 
 /* SubagentRunOutcome: what a runner reports back (immutable). */

@@ -60,7 +60,11 @@ subagent_batch_item_init (SubagentBatchItem *self)
  * @options: (nullable): how to run it; copied (its batch index is replaced
  *   by the item's position)
  *
+ * Creates a new #SubagentBatchItem.
+ *
  * Returns: (transfer full): a new #SubagentBatchItem
+ *
+ * Since: 0.2
  */
 SubagentBatchItem *
 subagent_batch_item_new (const char         *task,
@@ -241,7 +245,11 @@ subagent_batch_items_from_json (JsonArray  *array,
  * subagent_batch_item_get_task:
  * @self: a #SubagentBatchItem
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_batch_item_get_task (SubagentBatchItem *self)
@@ -254,7 +262,11 @@ subagent_batch_item_get_task (SubagentBatchItem *self)
  * subagent_batch_item_get_options:
  * @self: a #SubagentBatchItem
  *
+ * Gets the item's options (do not change them).
+ *
  * Returns: (transfer none): the item's options (do not change them)
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_batch_item_get_options (SubagentBatchItem *self)
@@ -586,10 +598,14 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_run_batch_async().
+ *
  * Returns: (transfer container) (element-type SubagentRunResult) (nullable):
  *   one result per item, in input order whatever the finishing order; an
  *   item the supervisor refused has an error result. %NULL with @error set
  *   for the agent cap or a cancelled wait.
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_supervisor_run_batch_finish (SubagentSupervisor  *self,
