@@ -90,7 +90,7 @@ usage (FILE *out)
 static int
 version (void)
 {
-  printf ("subagentctl %s\n", SACTL_VERSION);
+  printf ("subagentctl %s (libsubagent %s)\n", SACTL_VERSION, SUBAGENT_VERSION_S);
   return SACTL_EXIT_OK;
 }
 
