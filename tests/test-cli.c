@@ -10,8 +10,20 @@
 
 #include "test-support.h"
 
-/* subagentctl in @root; returns the exit status. */
-#define ctl(root, out, err, ...) sat_run_ctl ((root), (out), (err), __VA_ARGS__, NULL)
+/* subagentctl in @root; returns the exit status. What *out and *err held
+ * from an earlier call is freed first. */
+#define ctl(root, out, err, ...) \
+  (clear_outputs ((out), (err)), sat_run_ctl ((root), (out), (err), __VA_ARGS__, NULL))
+
+static void
+clear_outputs (char **out,
+               char **err)
+{
+  if (out != NULL)
+    g_clear_pointer (out, g_free);
+  if (err != NULL)
+    g_clear_pointer (err, g_free);
+}
 
 static guint
 count_occurrences (const char *haystack,
