@@ -119,6 +119,7 @@ test_usage_errors_exit_2 (void)
     { "sessions", "extra", NULL },
     { "follow-up", NULL },
     { "--events", "bogus", NULL },
+    { "mcp", "extra", NULL },
     { "nosuch-command", NULL },
   };
   g_autofree char *root = sat_make_temp_dir ("subagent-cli");

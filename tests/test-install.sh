@@ -26,7 +26,7 @@ mandir="$dest$prefix/share/man"
 
 for page in subagentctl.1 subagentctl-run.1 subagentctl-defs.1 subagentctl-plugins.1 subagentctl-prune.1 \
             subagentctl-worktrees.1 subagentctl-approvals.1 subagentctl-batch.1 subagentctl-team.1 \
-            subagentctl-sessions.1 subagentctl-follow-up.1 subagent-definitions.5 subagent-config.5; do
+            subagentctl-sessions.1 subagentctl-follow-up.1 subagentctl-mcp.1 subagent-definitions.5 subagent-config.5; do
     section=${page##*.}
     check "man page $page installed" "[[ -s '$mandir/man$section/$page' ]]"
 done

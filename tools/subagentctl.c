@@ -30,6 +30,7 @@ static const SactlCommand commands[] = {
   { "team", sactl_cmd_team, "NAME TASK…", "run a team of .subagent/teams/ on a task (members, then the aggregator)" },
   { "sessions", sactl_cmd_sessions, "", "list the kept session records of child runs" },
   { "follow-up", sactl_cmd_follow_up, "SESSION TASK…", "resume a finished child's session with a new task" },
+  { "mcp", sactl_cmd_mcp, "", "serve the delegation tools to MCP clients over stdio (docs/mcp.md)" },
   { "--events", sactl_cmd_events, "[batch|team|follow-up ARG…]",
     "print .subagent/events.jsonl; `--events batch|team|follow-up ...` streams them" },
   { "version", NULL, "", "print the version of subagentctl and libsubagent" },
