@@ -273,7 +273,7 @@ sactl_cmd_batch (int    argc,
   gboolean ok = TRUE;
 
   g_option_context_set_description (context,
-    "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"worktree\", "
+    "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"MODE\", "
     "\"max_iterations\"?: N, \"max_tool_calls\"?: N, \"interactive\"?: true}.\n"
     "A live view (queued / running / done, costs) goes to stderr.");
   if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
