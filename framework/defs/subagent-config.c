@@ -747,7 +747,11 @@ subagent_config_get_section (SubagentConfig *self,
  * subagent_config_list_sections:
  * @self: a #SubagentConfig
  *
+ * Lists the plugin sections of the file, sorted.
+ *
  * Returns: (transfer full): the plugin sections of the file, sorted
+ *
+ * Since: 0.2
  */
 GStrv
 subagent_config_list_sections (SubagentConfig *self)
@@ -771,7 +775,12 @@ subagent_config_list_sections (SubagentConfig *self)
  * @section: a plugin section
  * @key: (nullable): a key of it, or %NULL for the section itself
  *
+ * Gets the 1-based line of @section (or its @key) in the file, 0 when
+ * unknown.
+ *
  * Returns: the 1-based line of @section (or its @key) in the file, 0 when unknown
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_line (SubagentConfig *self,
@@ -792,8 +801,13 @@ subagent_config_get_line (SubagentConfig *self,
  * @self: a #SubagentConfig
  * @git_work_tree: which choice: inside a git work tree, or anywhere else
  *
+ * Gets the backend `auto_isolation.git` (or `.other`) names, or %NULL to
+ * take the descriptors' `Auto=`.
+ *
  * Returns: (transfer none) (nullable): the backend `auto_isolation.git` (or
  *   `.other`) names, or %NULL to take the descriptors' `Auto=`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_auto_isolation (SubagentConfig *self,

@@ -768,8 +768,13 @@ subagent_plugin_info_is_loaded (SubagentPluginInfo *self)
  * subagent_plugin_info_get_section:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the `config.yaml` section holding the plugin's options (`Section=`,
+ * else the plugin's name).
+ *
  * Returns: the `config.yaml` section holding the plugin's options
  *   (`Section=`, else the plugin's name)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_section (SubagentPluginInfo *self)
@@ -782,8 +787,13 @@ subagent_plugin_info_get_section (SubagentPluginInfo *self)
  * subagent_plugin_info_get_aliases:
  * @self: a #SubagentPluginInfo
  *
+ * Gets deprecated names of the plugin's first backend (`Aliases=`; maybe
+ * empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): deprecated names of the
  *   plugin's first backend (`Aliases=`; maybe empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_aliases (SubagentPluginInfo *self)
@@ -796,8 +806,13 @@ subagent_plugin_info_get_aliases (SubagentPluginInfo *self)
  * subagent_plugin_info_get_auto:
  * @self: a #SubagentPluginInfo
  *
+ * Gets `git` or `other` when the plugin's first backend is a default choice
+ * of the `auto` isolation mode (`Auto=`).
+ *
  * Returns: (nullable): `git` or `other` when the plugin's first backend is a
  *   default choice of the `auto` isolation mode (`Auto=`)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_auto (SubagentPluginInfo *self)
@@ -810,8 +825,13 @@ subagent_plugin_info_get_auto (SubagentPluginInfo *self)
  * subagent_plugin_info_get_leftovers:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the owner-record kinds the plugin reclaims (`Leftovers=`; maybe
+ * empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): the owner-record kinds
  *   the plugin reclaims (`Leftovers=`; maybe empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_leftovers (SubagentPluginInfo *self)
