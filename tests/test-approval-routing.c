@@ -229,7 +229,11 @@ test_eof_mode_puts_nothing_up (Fixture *f, gconstpointer data)
   subagent_command_runner_set_interactive_stdin (SUBAGENT_COMMAND_RUNNER (subagent_manager_get_runner (manager)),
                                                  FALSE);
   queue = host_queue (manager, &added);
+  /* ... and the host says so, once, with the fix (issue 12 item 8). */
+  g_test_expect_message ("Subagent", G_LOG_LEVEL_WARNING,
+                         "*sent an approval request, but its stdin is closed (eof mode)*interactive: true*");
   result = subagent_manager_run (manager, "t", options, NULL, &error);
+  g_test_assert_expected_messages ();
   g_assert_no_error (error);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
   g_assert_nonnull (strstr (subagent_run_result_get_final_answer (result), "stdin closed before an answer"));

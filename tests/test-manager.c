@@ -199,7 +199,7 @@ test_isolation_failure_launches_nothing (Fixture *f, gconstpointer data)
   g_autoptr(SubagentRunResult) result = NULL;
   g_autoptr(JsonObject) json = NULL;
   static const char * const error_keys[] = {
-    "run_id", "status", "iterations", "tool_calls", "final_answer", "message", "lineage", NULL
+    "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "lineage", "message", NULL
   };
 
   subagent_manager_set_runner (f->manager, SUBAGENT_RUNNER (f->probe));

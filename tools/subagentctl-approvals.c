@@ -42,9 +42,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
 /* The workspace's sink, configured for @root (and the HMAC key file that
  * config.yaml names, if any; otherwise the sink reads SUBAGENT_APPROVAL_HMAC_KEY). */
-static SubagentApprovalSink *
-open_sink (const char  *root,
-           GError     **error)
+SubagentApprovalSink *
+sactl_open_approval_sink (const char  *root,
+                          GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
   const char *backend;
@@ -387,13 +387,29 @@ out:
   return w.status;
 }
 
+/* The subcommands and their argument counts (argv[0] = "approvals"). */
+static gboolean
+subcommand_fits (const char *sub,
+                 int         argc)
+{
+  static const struct { const char *name; int argc; } table[] = {
+    { "list", 2 }, { "approve", 3 }, { "deny", 3 }, { "approve-all", 2 },
+    { "deny-all", 2 }, { "watch", 2 }, { "prune", 2 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    if (g_str_equal (sub, table[i].name))
+      return argc == table[i].argc;
+  return FALSE;
+}
+
 int
 sactl_cmd_approvals (int    argc,
                      char **argv)
 {
   g_auto(Options) o = { 0 };
   GOptionEntry entries[] = {
-    { "root", 0, 0, G_OPTION_ARG_FILENAME, &o.root, "Workspace root (default: the current directory)", "DIR" },
+    { "root", 'r', 0, G_OPTION_ARG_FILENAME, &o.root, "Workspace root (default: the current directory)", "DIR" },
     { "run", 0, 0, G_OPTION_ARG_STRING, &o.run, "Only the queue of this parent run", "RUN_ID" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "list: print a JSON array of request objects", NULL },
     { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "list: decided requests too, not only pending ones", NULL },
@@ -403,25 +419,25 @@ sactl_cmd_approvals (int    argc,
     { "count", 0, 0, G_OPTION_ARG_INT, &o.count, "watch: exit after this many renders", "N" },
     { NULL }
   };
-  g_autoptr(GOptionContext) context =
-    g_option_context_new ("list | approve ID | deny ID | approve-all | deny-all | watch | prune");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("approvals", entries);
   g_autoptr(SubagentApprovalSink) sink = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *root = NULL;
   const char *sub;
 
   g_option_context_set_summary (context, "See and answer the approval requests of subagents from another process.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, "approvals", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc < 2)
-    return sactl_fail_message ("approvals needs a subcommand: list, approve, deny, approve-all, deny-all, watch or prune");
+    return sactl_usage_error ("approvals", "give a subcommand: list, approve, deny, approve-all, deny-all, watch or prune");
   sub = argv[1];
+  if (!subcommand_fits (sub, argc))
+    return sactl_usage_error ("approvals", "unknown subcommand or wrong arguments: “%s”", sub);
 
   root = sactl_resolve_root (o.root, &error);
   if (root == NULL)
     return sactl_fail (error);
-  sink = open_sink (root, &error);
+  sink = sactl_open_approval_sink (root, &error);
   if (sink == NULL)
     return sactl_fail (error);
 
@@ -439,5 +455,5 @@ sactl_cmd_approvals (int    argc,
     return cmd_watch (sink, &o, root);
   if (g_str_equal (sub, "prune") && argc == 2)
     return cmd_prune (sink, &o);
-  return sactl_fail_message ("approvals: unknown subcommand or wrong arguments: “%s”; see `subagentctl approvals --help`", sub);
+  g_assert_not_reached ();
 }

@@ -261,10 +261,10 @@ sactl_cmd_batch (int    argc,
     { "max-parallel", 'p', 0, G_OPTION_ARG_INT, &max_parallel, "Children at once (default: runner.max_parallel)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the results as a JSON array, in input order", NULL },
     { "events", 0, 0, G_OPTION_ARG_NONE, &events, "Stream the supervisor's events (JSON lines) to stdout", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE|-" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— run a JSON array of tasks in parallel");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("batch", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) input = NULL;
   g_autoptr(GPtrArray) items = NULL;
@@ -272,17 +272,16 @@ sactl_cmd_batch (int    argc,
   g_auto(Session) session = { 0, };
   gboolean ok = TRUE;
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
     "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"MODE\", "
-    "\"max_iterations\"?: N, \"max_tool_calls\"?: N}.\n"
+    "\"max_iterations\"?: N, \"max_tool_calls\"?: N, \"interactive\"?: true}.\n"
     "A live view (queued / running / done, costs) goes to stderr.");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (files == NULL || files[0] == NULL || files[1] != NULL)
-    return sactl_fail_message ("batch: give one FILE (or - for stdin) holding a JSON array of items");
+    return sactl_usage_error ("batch", "give one FILE (or - for stdin) holding a JSON array of items");
   if (max_parallel < 0)
-    return sactl_fail_message ("batch: --max-parallel must not be negative");
+    return sactl_usage_error ("batch", "--max-parallel must not be negative");
   stream_events = stream_events || events;
 
   if ((input = read_batch_input (files[0], &error)) == NULL ||
@@ -321,10 +320,10 @@ sactl_cmd_team (int    argc,
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "max-parallel", 'p', 0, G_OPTION_ARG_INT, &max_parallel, "Members at once (default: runner.max_parallel)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the team's result as JSON", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "NAME TASK..." },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— run a team of .subagent/teams/");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("team", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentTeamResult) result = NULL;
   g_autoptr(SubagentTeam) team = NULL;
@@ -334,13 +333,12 @@ sactl_cmd_team (int    argc,
   GPtrArray *members;
   gboolean ok = TRUE;
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (words == NULL || words[0] == NULL || words[1] == NULL)
-    return sactl_fail_message ("team: give the team's name and the task, such as: subagentctl team reviewers \"review the diff\"");
+    return sactl_usage_error ("team", "give the team's name and the task, such as: subagentctl team reviewers \"review the diff\"");
   if (max_parallel < 0)
-    return sactl_fail_message ("team: --max-parallel must not be negative");
+    return sactl_usage_error ("team", "--max-parallel must not be negative");
   task = g_strjoinv (" ", words + 1);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL ||
       (team = subagent_team_lookup (root, words[0], &error)) == NULL)
@@ -387,18 +385,17 @@ sactl_cmd_sessions (int    argc,
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the session records as a JSON array", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— list the kept session records of child runs");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("sessions", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) sessions = NULL;
   g_auto(GStrv) skipped = NULL;
   g_autofree char *root = NULL;
   g_autofree char *dir_path = NULL;
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    return sactl_fail_message ("sessions: unexpected argument “%s”", argv[1]);
+    return sactl_usage_error ("sessions", "unexpected argument “%s”", argv[1]);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
     return sactl_fail (error);
 
@@ -453,21 +450,20 @@ sactl_cmd_follow_up (int    argc,
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "SESSION TASK..." },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— resume a finished child with a new task");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("follow-up", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
   g_autofree char *task = NULL;
   g_autofree char *run_id = NULL;
   g_auto(Session) session = { 0, };
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (words == NULL || words[0] == NULL || words[1] == NULL)
-    return sactl_fail_message ("follow-up: give the session id and the task (subagentctl sessions lists sessions)");
+    return sactl_usage_error ("follow-up", "give the session id and the task (subagentctl sessions lists sessions)");
   task = g_strjoinv (" ", words + 1);
   if (!session_open (&session, root_option, 1, 1, &error))
     return sactl_fail (error);
@@ -532,12 +528,11 @@ sactl_cmd_events (int    argc,
         return streamable[i].func (argc - 1, argv + 1);
       }
 
-  context = g_option_context_new ("[batch|team|follow-up ARGS...] — supervisor events as JSON lines");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  context = sactl_option_context_new ("--events", entries);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    return sactl_fail_message ("--events: “%s” is not batch, team or follow-up", argv[1]);
+    return sactl_usage_error ("--events", "“%s” is not batch, team or follow-up", argv[1]);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
     return sactl_fail (error);
   path = g_build_filename (root, ".subagent", "events.jsonl", NULL);

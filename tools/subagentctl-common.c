@@ -59,6 +59,52 @@ sactl_fail_message (const char *format,
   return 1;
 }
 
+GOptionContext *
+sactl_option_context_new (const char         *command,
+                          const GOptionEntry *entries)
+{
+  GOptionContext *context = g_option_context_new (sactl_command_params (command));
+  const char *summary = sactl_command_summary (command);
+
+  if (summary != NULL)
+    {
+      g_autofree char *sentence = g_strdup_printf ("%c%s.", g_ascii_toupper (summary[0]), summary + 1);
+      g_option_context_set_summary (context, sentence);
+    }
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, NULL);
+  return context;
+}
+
+gboolean
+sactl_option_context_parse (GOptionContext   *context,
+                            const char       *command,
+                            int              *argc,
+                            char           ***argv)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (g_option_context_parse (context, argc, argv, &error))
+    return TRUE;
+  sactl_usage_error (command, "%s", error->message);
+  return FALSE;
+}
+
+int
+sactl_usage_error (const char *command,
+                   const char *format,
+                   ...)
+{
+  g_autofree char *message = NULL;
+  va_list ap;
+
+  va_start (ap, format);
+  message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fprintf (stderr, "subagentctl %s: %s (see `subagentctl help %s`)\n", command, message, command);
+  return SACTL_EXIT_USAGE;
+}
+
 gboolean
 sactl_parse_duration (const char *text,
                       GTimeSpan  *out,

@@ -93,7 +93,12 @@ subagent_approval_id_is_valid (const char *id)
  * subagent_approval_status_is_terminal:
  * @status: a status
  *
+ * Checks whether %TRUE for every status but
+ * %SUBAGENT_APPROVAL_STATUS_PENDING.
+ *
  * Returns: %TRUE for every status but %SUBAGENT_APPROVAL_STATUS_PENDING
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_approval_status_is_terminal (SubagentApprovalStatus status)

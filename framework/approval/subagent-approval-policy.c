@@ -93,7 +93,12 @@ subagent_approval_policy_effective_mode (SubagentPermissionMode parent,
  * subagent_approval_requirement_to_string:
  * @requirement: a requirement
  *
+ * Gets the name of @requirement, as written in files, JSON and on the
+ * command line.
+ *
  * Returns: (transfer none): `allow`, `needs-approval` or `refuse`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_approval_requirement_to_string (SubagentApprovalRequirement requirement)

@@ -47,6 +47,21 @@ name_matches (const char *text,
   return *text == '\0' && *name == '\0';
 }
 
+/**
+ * subagent_permission_mode_from_string:
+ * @text: (nullable): a mode as written in definitions and configuration:
+ *   `inherit`, `read-only`, `prompt`, `workspace-write`, `allow` or
+ *   `danger-full-access` (any case, `_` for `-`)
+ * @mode: (out): where to store the mode
+ *
+ * Parses the name of a permission mode, as written by
+ * subagent_permission_mode_to_string(). %NULL or `""` is
+ * %SUBAGENT_PERMISSION_MODE_INHERIT.
+ *
+ * Returns: %TRUE if @text names a mode
+ *
+ * Since: 0.2
+ */
 gboolean
 subagent_permission_mode_from_string (const char             *text,
                                       SubagentPermissionMode *mode)
@@ -67,6 +82,17 @@ subagent_permission_mode_from_string (const char             *text,
   return FALSE;
 }
 
+/**
+ * subagent_permission_mode_to_string:
+ * @mode: a permission mode
+ *
+ * Gets the name of @mode, as written in definitions, JSON and on the
+ * command line.
+ *
+ * Returns: (transfer none): the name, such as `workspace-write`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_permission_mode_to_string (SubagentPermissionMode mode)
 {
@@ -85,6 +111,17 @@ subagent_permission_mode_clamp (SubagentPermissionMode parent,
   return MIN (parent, requested);
 }
 
+/**
+ * subagent_run_status_to_string:
+ * @status: a run status
+ *
+ * Gets the name of @status, as written in results, session records and
+ * events.
+ *
+ * Returns: (transfer none): `complete`, `partial`, `cancelled`, `failed` or `error`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_run_status_to_string (SubagentRunStatus status)
 {
@@ -92,6 +129,16 @@ subagent_run_status_to_string (SubagentRunStatus status)
   return run_status_names[status];
 }
 
+/**
+ * subagent_approval_status_to_string:
+ * @status: an approval status
+ *
+ * Gets the name of @status, as written in approval queues and JSON.
+ *
+ * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_approval_status_to_string (SubagentApprovalStatus status)
 {
@@ -99,6 +146,18 @@ subagent_approval_status_to_string (SubagentApprovalStatus status)
   return approval_status_names[status];
 }
 
+/**
+ * subagent_approval_status_from_string:
+ * @text: (nullable): a status name
+ * @status: (out): where to store the status
+ *
+ * Parses the name of an approval status, as written by
+ * subagent_approval_status_to_string().
+ *
+ * Returns: %TRUE if @text names a status
+ *
+ * Since: 0.2
+ */
 gboolean
 subagent_approval_status_from_string (const char             *text,
                                       SubagentApprovalStatus *status)

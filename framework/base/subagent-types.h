@@ -112,23 +112,10 @@ typedef enum /*< flags >*/ {
   SUBAGENT_RECLAIM_FLAGS_DRY_RUN = 1 << 0,
 } SubagentReclaimFlags;
 
-/**
- * subagent_permission_mode_from_string:
- * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
- * @mode: (out): where to store the mode
- *
- * Returns: %TRUE if @text names a mode; %NULL or "" give %SUBAGENT_PERMISSION_MODE_INHERIT.
- */
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_permission_mode_from_string (const char             *text,
                                                SubagentPermissionMode *mode);
 
-/**
- * subagent_permission_mode_to_string:
- * @mode: a mode
- *
- * Returns: (transfer none): the mode's canonical name, such as `workspace-write`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_permission_mode_to_string (SubagentPermissionMode mode);
 
@@ -145,31 +132,12 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentPermissionMode subagent_permission_mode_clamp (SubagentPermissionMode parent,
                                                        SubagentPermissionMode requested);
 
-/**
- * subagent_run_status_to_string:
- * @status: a status
- *
- * Returns: (transfer none): `complete`, `partial`, `cancelled`, `failed` or `error`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_run_status_to_string (SubagentRunStatus status);
 
-/**
- * subagent_approval_status_to_string:
- * @status: a status
- *
- * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_approval_status_to_string (SubagentApprovalStatus status);
 
-/**
- * subagent_approval_status_from_string:
- * @text: a status name
- * @status: (out): where to store it
- *
- * Returns: %TRUE if @text names a status
- */
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_approval_status_from_string (const char             *text,
                                                SubagentApprovalStatus *status);

@@ -29,6 +29,8 @@
  *   timeout_seconds: 600
  *   max_parallel: 4
  *   max_agents: 128
+ *   max_iterations: 50            # limits of .claude/agents files that set none
+ *   max_tool_calls: 200
  * budget:
  *   max_cost_cents: 500           # per parent run
  * approvals:
@@ -68,6 +70,8 @@ struct _SubagentConfig
   GStrv runner_command;
   guint runner_timeout;
   guint max_parallel;
+  guint default_max_iterations;
+  guint default_max_tool_calls;
   guint max_agents;
   double max_cost_cents;
   char *approval_sink;
@@ -114,6 +118,8 @@ subagent_config_init (SubagentConfig *self)
   self->lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
+  self->default_max_iterations = SUBAGENT_DEFAULT_MAX_ITERATIONS;
+  self->default_max_tool_calls = SUBAGENT_DEFAULT_MAX_TOOL_CALLS;
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -214,11 +220,14 @@ read_argv (JsonObject  *object,
     return TRUE;
   if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
     {
-      GStrv argv = NULL;
-      if (!g_shell_parse_argv (json_node_get_string (node), NULL, &argv, NULL))
-        return invalid (error, source, key, "a command line that parses like a shell's");
+      const char *line = json_node_get_string (node);
+
+      /* One string is a shell command line, run as /bin/sh -c LINE. */
+      if (strspn (line, " \t\n") == strlen (line))
+        return invalid (error, source, key, "a command line or a list of arguments");
+      g_strv_builder_add_many (builder, "/bin/sh", "-c", line, NULL);
       g_strfreev (*out);
-      *out = argv;
+      *out = g_strv_builder_end (builder);
       return TRUE;
     }
   if (!JSON_NODE_HOLDS_ARRAY (node))
@@ -272,7 +281,8 @@ warn_unknown_keys (SubagentConfig     *self,
 static gboolean
 load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents", NULL };
+  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents",
+                                        "max_iterations", "max_tool_calls", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *runner = section (self, root, "runner", source, &local_error);
 
@@ -284,9 +294,12 @@ load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError 
   if (!read_argv (runner, "command", "runner.command", source, &self->runner_command, error) ||
       !read_uint (runner, "timeout_seconds", "runner.timeout_seconds", source, &self->runner_timeout, error) ||
       !read_uint (runner, "max_parallel", "runner.max_parallel", source, &self->max_parallel, error) ||
-      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error))
+      !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error) ||
+      !read_uint (runner, "max_iterations", "runner.max_iterations", source, &self->default_max_iterations, error) ||
+      !read_uint (runner, "max_tool_calls", "runner.max_tool_calls", source, &self->default_max_tool_calls, error))
     return FALSE;
   self->max_parallel = MAX (self->max_parallel, 1);
+  self->default_max_iterations = MAX (self->default_max_iterations, 1);
   return TRUE;
 }
 
@@ -465,8 +478,12 @@ keep_plugin_sections (SubagentConfig              *self,
 /**
  * subagent_config_new:
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full): the defaults: shared isolation, prompt mode,
  *   file approvals with a 180 s timeout, 4 children in parallel
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new (void)
@@ -485,8 +502,12 @@ static SubagentConfig *config_from_json (JsonObject                  *object,
  * @source: (nullable): where it came from, for messages
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full) (nullable): the configuration, or %NULL with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new_from_json (JsonObject  *object,
@@ -542,7 +563,11 @@ config_from_json (JsonObject                  *object,
  * @path: a YAML (or JSON) file
  * @error: return location for a #GError
  *
+ * Loads the configuration.
+ *
  * Returns: (transfer full) (nullable): the configuration
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_load_file (const char  *path,
@@ -612,7 +637,11 @@ subagent_config_load_for_root (const char  *root,
  * subagent_config_get_source:
  * @self: a #SubagentConfig
  *
+ * Gets the file it was loaded from.
+ *
  * Returns: (transfer none) (nullable): the file it was loaded from
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_source (SubagentConfig *self)
@@ -625,7 +654,11 @@ subagent_config_get_source (SubagentConfig *self)
  * subagent_config_get_default_isolation:
  * @self: a #SubagentConfig
  *
+ * Gets the isolation mode of runs that name none.
+ *
  * Returns: (transfer none): the isolation mode of runs that name none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_default_isolation (SubagentConfig *self)
@@ -638,7 +671,11 @@ subagent_config_get_default_isolation (SubagentConfig *self)
  * subagent_config_get_permission_mode:
  * @self: a #SubagentConfig
  *
+ * Gets the parent's permission mode.
+ *
  * Returns: the parent's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_config_get_permission_mode (SubagentConfig *self)
@@ -652,8 +689,13 @@ subagent_config_get_permission_mode (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @backend: a backend name such as `worktree`
  *
+ * Gets the plugin chosen for @backend, or %NULL to take whichever plugin
+ * provides it.
+ *
  * Returns: (transfer none) (nullable): the plugin chosen for @backend, or
  *   %NULL to take whichever plugin provides it
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_plugin_for_backend (SubagentConfig *self,
@@ -667,7 +709,11 @@ subagent_config_get_plugin_for_backend (SubagentConfig *self,
  * subagent_config_get_plugin_path:
  * @self: a #SubagentConfig
  *
+ * Gets extra plugin directories.
+ *
  * Returns: (transfer none) (array zero-terminated=1): extra plugin directories
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_plugin_path (SubagentConfig *self)
@@ -681,7 +727,12 @@ subagent_config_get_plugin_path (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @name: a plugin's section name (its descriptor's `Section=`)
  *
+ * Gets the section @name of the configuration, as written: the options of
+ * the plugin whose descriptor names it.
+ *
  * Returns: (transfer none) (nullable): the section as written, or %NULL
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_config_get_section (SubagentConfig *self,
@@ -696,7 +747,11 @@ subagent_config_get_section (SubagentConfig *self,
  * subagent_config_list_sections:
  * @self: a #SubagentConfig
  *
+ * Lists the plugin sections of the file, sorted.
+ *
  * Returns: (transfer full): the plugin sections of the file, sorted
+ *
+ * Since: 0.2
  */
 GStrv
 subagent_config_list_sections (SubagentConfig *self)
@@ -720,7 +775,12 @@ subagent_config_list_sections (SubagentConfig *self)
  * @section: a plugin section
  * @key: (nullable): a key of it, or %NULL for the section itself
  *
+ * Gets the 1-based line of @section (or its @key) in the file, 0 when
+ * unknown.
+ *
  * Returns: the 1-based line of @section (or its @key) in the file, 0 when unknown
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_line (SubagentConfig *self,
@@ -741,8 +801,13 @@ subagent_config_get_line (SubagentConfig *self,
  * @self: a #SubagentConfig
  * @git_work_tree: which choice: inside a git work tree, or anywhere else
  *
+ * Gets the backend `auto_isolation.git` (or `.other`) names, or %NULL to
+ * take the descriptors' `Auto=`.
+ *
  * Returns: (transfer none) (nullable): the backend `auto_isolation.git` (or
  *   `.other`) names, or %NULL to take the descriptors' `Auto=`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_auto_isolation (SubagentConfig *self,
@@ -756,8 +821,12 @@ subagent_config_get_auto_isolation (SubagentConfig *self,
  * subagent_config_get_runner_command:
  * @self: a #SubagentConfig
  *
+ * Gets the child program of definitions that name none (may be empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): the child program of
  *   definitions that name none (may be empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_runner_command (SubagentConfig *self)
@@ -770,7 +839,11 @@ subagent_config_get_runner_command (SubagentConfig *self)
  * subagent_config_get_runner_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets the default wall-clock limit of a run in seconds (0: none).
+ *
  * Returns: the default wall-clock limit of a run in seconds (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_runner_timeout (SubagentConfig *self)
@@ -780,10 +853,52 @@ subagent_config_get_runner_timeout (SubagentConfig *self)
 }
 
 /**
+ * subagent_config_get_default_max_iterations:
+ * @self: a #SubagentConfig
+ *
+ * The iteration limit of a run whose definition sets none and comes from
+ * `.claude/agents/` (Claude Code's files have no such field):
+ * `runner.max_iterations`, default %SUBAGENT_DEFAULT_MAX_ITERATIONS.
+ *
+ * Returns: the limit (at least 1)
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_iterations (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_ITERATIONS);
+  return self->default_max_iterations;
+}
+
+/**
+ * subagent_config_get_default_max_tool_calls:
+ * @self: a #SubagentConfig
+ *
+ * The tool-call limit of a run whose definition sets none and comes from
+ * `.claude/agents/`: `runner.max_tool_calls`, default
+ * %SUBAGENT_DEFAULT_MAX_TOOL_CALLS.
+ *
+ * Returns: the limit
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_tool_calls (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_TOOL_CALLS);
+  return self->default_max_tool_calls;
+}
+
+/**
  * subagent_config_get_max_parallel:
  * @self: a #SubagentConfig
  *
+ * Gets how many children run at once (at least 1).
+ *
  * Returns: how many children run at once (at least 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_parallel (SubagentConfig *self)
@@ -796,7 +911,11 @@ subagent_config_get_max_parallel (SubagentConfig *self)
  * subagent_config_get_max_agents:
  * @self: a #SubagentConfig
  *
+ * Gets the total number of children a parent run may start.
+ *
  * Returns: the total number of children a parent run may start
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_agents (SubagentConfig *self)
@@ -809,7 +928,11 @@ subagent_config_get_max_agents (SubagentConfig *self)
  * subagent_config_get_max_cost_cents:
  * @self: a #SubagentConfig
  *
+ * Gets the cost budget of a parent run (0: none).
+ *
  * Returns: the cost budget of a parent run (0: none)
+ *
+ * Since: 0.2
  */
 double
 subagent_config_get_max_cost_cents (SubagentConfig *self)
@@ -822,7 +945,11 @@ subagent_config_get_max_cost_cents (SubagentConfig *self)
  * subagent_config_get_approval_sink:
  * @self: a #SubagentConfig
  *
+ * Gets the approval store backend: `file`, `memory` or `none`.
+ *
  * Returns: (transfer none): the approval store backend: `file`, `memory` or `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_approval_sink (SubagentConfig *self)
@@ -835,7 +962,11 @@ subagent_config_get_approval_sink (SubagentConfig *self)
  * subagent_config_get_approval_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets seconds an approval request waits before it times out.
+ *
  * Returns: seconds an approval request waits before it times out
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_approval_timeout (SubagentConfig *self)
@@ -848,7 +979,11 @@ subagent_config_get_approval_timeout (SubagentConfig *self)
  * subagent_config_get_warnings:
  * @self: a #SubagentConfig
  *
+ * Gets what loading warned about.
+ *
  * Returns: (transfer none) (array zero-terminated=1): what loading warned about
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_warnings (SubagentConfig *self)

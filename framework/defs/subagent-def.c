@@ -38,6 +38,9 @@ struct _SubagentDef
   guint max_depth;
   char *isolation;
   gboolean background;
+  gboolean interactive;
+  gboolean iterations_unset;
+  gboolean tool_calls_unset;
   char *effort;
   GStrv command;
   GStrv write_scope;
@@ -66,6 +69,7 @@ enum {
   PROP_MAX_DEPTH,
   PROP_ISOLATION,
   PROP_BACKGROUND,
+  PROP_INTERACTIVE,
   PROP_EFFORT,
   PROP_COMMAND,
   PROP_WRITE_SCOPE,
@@ -142,6 +146,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_DEPTH: g_value_set_uint (value, self->max_depth); break;
     case PROP_ISOLATION: g_value_set_string (value, self->isolation); break;
     case PROP_BACKGROUND: g_value_set_boolean (value, self->background); break;
+    case PROP_INTERACTIVE: g_value_set_boolean (value, self->interactive); break;
     case PROP_EFFORT: g_value_set_string (value, self->effort); break;
     case PROP_COMMAND: g_value_set_boxed (value, self->command); break;
     case PROP_WRITE_SCOPE: g_value_set_boxed (value, self->write_scope); break;
@@ -197,6 +202,7 @@ subagent_def_set_property (GObject      *object,
       self->isolation = g_strdup (s && *s ? s : SUBAGENT_DEF_DEFAULT_ISOLATION);
       break;
     case PROP_BACKGROUND: self->background = g_value_get_boolean (value); break;
+    case PROP_INTERACTIVE: self->interactive = g_value_get_boolean (value); break;
     case PROP_EFFORT: self->effort = dup_or_null (value); break;
     case PROP_COMMAND: self->command = g_value_dup_boxed (value); break;
     case PROP_WRITE_SCOPE: self->write_scope = g_value_dup_boxed (value); break;
@@ -307,6 +313,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    * Whether the parent should not wait for the child.
    */
   properties[PROP_BACKGROUND] = g_param_spec_boolean ("background", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
+  /**
+   * SubagentDef:interactive:
+   *
+   * Whether the child speaks the approval protocol: its stdin stays open
+   * after the task so that verdicts reach it (`SUBAGENT_STDIN_MODE=interactive`,
+   * `docs/child-protocol.md`).
+   *
+   * Since: 0.2
+   */
+  properties[PROP_INTERACTIVE] = g_param_spec_boolean ("interactive", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
   /**
    * SubagentDef:effort:
    *
@@ -523,6 +539,7 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_int_member (object, "max_depth", self->max_depth);
   json_object_set_string_member (object, "isolation", self->isolation);
   json_object_set_boolean_member (object, "background", self->background);
+  json_object_set_boolean_member (object, "interactive", self->interactive);
   subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
@@ -542,7 +559,11 @@ subagent_def_to_json (SubagentDef *self)
  * subagent_def_get_name:
  * @self: a definition
  *
+ * Gets the name.
+ *
  * Returns: (transfer none): the name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_name (SubagentDef *self)
@@ -555,7 +576,11 @@ subagent_def_get_name (SubagentDef *self)
  * subagent_def_get_description:
  * @self: a definition
  *
+ * Gets the description; "" when unset.
+ *
  * Returns: (transfer none): the description; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_description (SubagentDef *self)
@@ -568,7 +593,11 @@ subagent_def_get_description (SubagentDef *self)
  * subagent_def_get_system_prompt:
  * @self: a definition
  *
+ * Gets the system prompt; "" when unset.
+ *
  * Returns: (transfer none): the system prompt; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_system_prompt (SubagentDef *self)
@@ -581,7 +610,11 @@ subagent_def_get_system_prompt (SubagentDef *self)
  * subagent_def_get_model:
  * @self: a definition
  *
+ * Gets the model, or %NULL for the parent's.
+ *
  * Returns: (transfer none) (nullable): the model, or %NULL for the parent's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_model (SubagentDef *self)
@@ -594,7 +627,11 @@ subagent_def_get_model (SubagentDef *self)
  * subagent_def_get_permission_mode:
  * @self: a definition
  *
+ * Gets the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default.
+ *
  * Returns: the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_def_get_permission_mode (SubagentDef *self)
@@ -607,7 +644,11 @@ subagent_def_get_permission_mode (SubagentDef *self)
  * subagent_def_get_max_iterations:
  * @self: a definition
  *
+ * Gets the iteration limit of one run (default 5).
+ *
  * Returns: the iteration limit of one run (default 5)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_iterations (SubagentDef *self)
@@ -620,7 +661,11 @@ subagent_def_get_max_iterations (SubagentDef *self)
  * subagent_def_get_max_tool_calls:
  * @self: a definition
  *
+ * Gets the tool-call limit of one run (default 8).
+ *
  * Returns: the tool-call limit of one run (default 8)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_tool_calls (SubagentDef *self)
@@ -633,8 +678,12 @@ subagent_def_get_max_tool_calls (SubagentDef *self)
  * subagent_def_get_tool_whitelist:
  * @self: a definition
  *
+ * Gets the tools the child may use, or %NULL for all of the parent's.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may use, or %NULL for all of the parent's
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_tool_whitelist (SubagentDef *self)
@@ -647,8 +696,12 @@ subagent_def_get_tool_whitelist (SubagentDef *self)
  * subagent_def_get_disallowed_tools:
  * @self: a definition
  *
+ * Gets the tools the child may never use, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may never use, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_disallowed_tools (SubagentDef *self)
@@ -661,7 +714,11 @@ subagent_def_get_disallowed_tools (SubagentDef *self)
  * subagent_def_get_max_depth:
  * @self: a definition
  *
+ * Gets how many delegation levels deep it may start (default 1).
+ *
  * Returns: how many delegation levels deep it may start (default 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_depth (SubagentDef *self)
@@ -674,8 +731,13 @@ subagent_def_get_max_depth (SubagentDef *self)
  * subagent_def_get_isolation:
  * @self: a definition
  *
+ * Gets the isolation mode (default `shared`), as written; `container` is not
+ * normalised here.
+ *
  * Returns: (transfer none): the isolation mode (default `shared`), as
  *   written; `container` is not normalised here
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_isolation (SubagentDef *self)
@@ -688,7 +750,11 @@ subagent_def_get_isolation (SubagentDef *self)
  * subagent_def_get_background:
  * @self: a definition
  *
+ * Gets whether the child runs in the background (default %FALSE).
+ *
  * Returns: whether the child runs in the background (default %FALSE)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_def_get_background (SubagentDef *self)
@@ -697,11 +763,54 @@ subagent_def_get_background (SubagentDef *self)
   return self->background;
 }
 
+void
+_subagent_def_set_limits_unset (SubagentDef *def,
+                                gboolean     iterations,
+                                gboolean     tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  def->iterations_unset = iterations;
+  def->tool_calls_unset = tool_calls;
+}
+
+void
+_subagent_def_get_limits_unset (SubagentDef *def,
+                                gboolean    *iterations,
+                                gboolean    *tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  *iterations = def->iterations_unset;
+  *tool_calls = def->tool_calls_unset;
+}
+
+/**
+ * subagent_def_get_interactive:
+ * @self: a definition
+ *
+ * Gets whether the child speaks the approval protocol and keeps its stdin
+ * open for verdicts (default %FALSE).
+ *
+ * Returns: whether the child speaks the approval protocol and keeps its
+ *   stdin open for verdicts (default %FALSE)
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_def_get_interactive (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), FALSE);
+  return self->interactive;
+}
+
 /**
  * subagent_def_get_effort:
  * @self: a definition
  *
+ * Gets the effort hint, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the effort hint, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_effort (SubagentDef *self)
@@ -714,8 +823,12 @@ subagent_def_get_effort (SubagentDef *self)
  * subagent_def_get_command:
  * @self: a definition
  *
+ * Gets the argv of the child program, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the argv
  *   of the child program, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_command (SubagentDef *self)
@@ -728,8 +841,13 @@ subagent_def_get_command (SubagentDef *self)
  * subagent_def_get_write_scope:
  * @self: a definition
  *
+ * Gets what the child may write, or %NULL for no restriction beyond the
+ * isolation.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): what the
  *   child may write, or %NULL for no restriction beyond the isolation
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_write_scope (SubagentDef *self)
@@ -742,7 +860,11 @@ subagent_def_get_write_scope (SubagentDef *self)
  * subagent_def_get_cpu_quota:
  * @self: a definition
  *
+ * Gets the CPU quota; 0 means none.
+ *
  * Returns: the CPU quota; 0 means none
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_cpu_quota (SubagentDef *self)
@@ -755,7 +877,11 @@ subagent_def_get_cpu_quota (SubagentDef *self)
  * subagent_def_get_memory_limit:
  * @self: a definition
  *
+ * Gets the memory limit, or %NULL for none.
+ *
  * Returns: (transfer none) (nullable): the memory limit, or %NULL for none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_memory_limit (SubagentDef *self)
@@ -768,7 +894,11 @@ subagent_def_get_memory_limit (SubagentDef *self)
  * subagent_def_get_timeout_seconds:
  * @self: a definition
  *
+ * Gets the wall-clock limit in seconds; 0 means none.
+ *
  * Returns: the wall-clock limit in seconds; 0 means none
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_timeout_seconds (SubagentDef *self)
@@ -781,7 +911,11 @@ subagent_def_get_timeout_seconds (SubagentDef *self)
  * subagent_def_get_max_cost_cents:
  * @self: a definition
  *
+ * Gets the cost budget in cents; 0 means no budget.
+ *
  * Returns: the cost budget in cents; 0 means no budget
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_max_cost_cents (SubagentDef *self)
@@ -794,7 +928,11 @@ subagent_def_get_max_cost_cents (SubagentDef *self)
  * subagent_def_get_max_follow_ups:
  * @self: a definition
  *
+ * Gets how many follow-ups a finished child may receive (default 3).
+ *
  * Returns: how many follow-ups a finished child may receive (default 3)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_follow_ups (SubagentDef *self)
@@ -807,7 +945,11 @@ subagent_def_get_max_follow_ups (SubagentDef *self)
  * subagent_def_get_network:
  * @self: a definition
  *
+ * Gets the network, or %NULL, which means `none`.
+ *
  * Returns: (transfer none) (nullable): the network, or %NULL, which means `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_network (SubagentDef *self)
@@ -820,7 +962,11 @@ subagent_def_get_network (SubagentDef *self)
  * subagent_def_get_source_path:
  * @self: a definition
  *
+ * Gets the file it was read from, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the file it was read from, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_source_path (SubagentDef *self)

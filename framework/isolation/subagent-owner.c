@@ -154,8 +154,12 @@ subagent_owner_get_process_start_time (GPid      pid,
  * @root: the workspace root
  * @session_key: a session key (`[A-Za-z0-9_-]`)
  *
+ * Gets the path of the owner record of @session_key in @root.
+ *
  * Returns: (transfer full) (nullable): `<root>/.subagent/owners/<session_key>.json`,
  *   or %NULL if @session_key is not a valid key
+ *
+ * Since: 0.2
  */
 char *
 subagent_owner_record_path (const char *root,
@@ -388,7 +392,12 @@ bad:
  * @session_key: the session key
  * @error: return location for a #GError (%SUBAGENT_ERROR_NOT_FOUND if there is none)
  *
+ * Loads the owner record of @session_key in @root: the process that owns the
+ * workspace, and what to remove once it is gone.
+ *
  * Returns: (transfer full) (nullable): the record
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_owner_record_load (const char  *root,

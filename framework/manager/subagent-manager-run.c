@@ -9,6 +9,7 @@
 
 #include "subagent.h"
 #include "subagent-manager-private.h"
+#include "subagent-def-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -101,6 +102,31 @@ lineage_for (RunState *state)
                                state->isolation, state->batch_index, worktree, container);
 }
 
+/* The file of a definition named @name that the catalog skipped with an
+ * error, so that "unknown" is not said of a file the user can see. The
+ * name of a skipped file is its base name: its `name:` did not parse. */
+static const char *
+skipped_file_for (SubagentCatalog *catalog,
+                  const char      *name)
+{
+  GPtrArray *diagnostics = subagent_catalog_get_diagnostics (catalog);
+
+  for (guint i = 0; diagnostics != NULL && i < diagnostics->len; i++)
+    {
+      const SubagentDiagnostic *diagnostic = diagnostics->pdata[i];
+      const char *file = subagent_diagnostic_get_file (diagnostic);
+      g_autofree char *base = file ? g_path_get_basename (file) : NULL;
+      char *dot = base ? strrchr (base, '.') : NULL;
+
+      if (subagent_diagnostic_get_severity (diagnostic) != SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR || dot == NULL)
+        continue;
+      *dot = '\0';
+      if (g_str_equal (base, name))
+        return file;
+    }
+  return NULL;
+}
+
 /* The definition to run: a named one, or the default; a command override
  * makes a copy that runs it. */
 static SubagentDef *
@@ -110,6 +136,8 @@ resolve_def (SubagentManager     *self,
 {
   const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
   const char * const *command = options ? subagent_run_options_get_command (options) : NULL;
+  gboolean interactive = options != NULL && subagent_run_options_get_interactive (options);
+  SubagentDef *copy;
   g_autoptr(SubagentDef) def = NULL;
   g_autoptr(JsonObject) object = NULL;
   g_autoptr(JsonArray) argv = NULL;
@@ -117,6 +145,15 @@ resolve_def (SubagentManager     *self,
   if (name != NULL && *name != '\0')
     {
       SubagentDef *found = subagent_catalog_lookup (self->catalog, name);
+      const char *skipped = found ? NULL : skipped_file_for (self->catalog, name);
+
+      if (skipped != NULL)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "Subagent definition “%s” in %s was skipped because it does not parse: "
+                       "`subagentctl defs --check` shows why", name, skipped);
+          return NULL;
+        }
       if (found == NULL)
         {
           g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
@@ -129,15 +166,29 @@ resolve_def (SubagentManager     *self,
   else
     def = subagent_def_new ("default");
 
-  if (command == NULL || command[0] == NULL)
+  if ((command == NULL || command[0] == NULL) &&
+      !(interactive && !subagent_def_get_interactive (def)))
     return g_steal_pointer (&def);
 
   object = subagent_def_to_json (def);
-  argv = json_array_new ();
-  for (guint i = 0; command[i] != NULL; i++)
-    json_array_add_string_element (argv, command[i]);
-  json_object_set_array_member (object, "command", g_steal_pointer (&argv));
-  return subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (command != NULL && command[0] != NULL)
+    {
+      argv = json_array_new ();
+      for (guint i = 0; command[i] != NULL; i++)
+        json_array_add_string_element (argv, command[i]);
+      json_object_set_array_member (object, "command", g_steal_pointer (&argv));
+    }
+  if (interactive)
+    json_object_set_boolean_member (object, "interactive", TRUE);
+  copy = subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (copy != NULL)
+    {
+      gboolean iterations_unset, tool_calls_unset;
+
+      _subagent_def_get_limits_unset (def, &iterations_unset, &tool_calls_unset);
+      _subagent_def_set_limits_unset (copy, iterations_unset, tool_calls_unset);
+    }
+  return copy;
 }
 
 /* The config.yaml section of the plugin that serves @backend (the pinned
@@ -268,6 +319,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
+  gboolean iterations_unset, tool_calls_unset;
 
   g_return_if_fail (SUBAGENT_IS_MANAGER (self));
   g_return_if_fail (options == NULL || SUBAGENT_IS_RUN_OPTIONS (options));
@@ -299,7 +351,14 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->def = resolve_def (self, options, &error);
   if (state->def == NULL)
     {
-      state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
+      const char *isolation = options ? subagent_run_options_get_isolation (options) : NULL;
+
+      /* Every key of the error shape, the lineage included: what the
+       * child would have been is known even when its definition is not. */
+      state->isolation = g_strdup (isolation && *isolation ? isolation : SUBAGENT_ISOLATION_SHARED);
+      state->lineage = subagent_lineage_new (state->parent_run_id, name && *name ? name : "default",
+                                             state->depth + 1, state->isolation, state->batch_index, NULL, NULL);
       return_error_result (task, state, error->message);
       return;
     }
@@ -342,10 +401,13 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
 
 #define PICK(opt, def_value) ((opt) != 0 ? (opt) : (def_value))
+  _subagent_def_get_limits_unset (state->def, &iterations_unset, &tool_calls_unset);
   state->max_iterations = PICK (options ? subagent_run_options_get_max_iterations (options) : 0,
-                                subagent_def_get_max_iterations (state->def));
+                                iterations_unset ? subagent_config_get_default_max_iterations (self->config)
+                                                 : subagent_def_get_max_iterations (state->def));
   state->max_tool_calls = PICK (options ? subagent_run_options_get_max_tool_calls (options) : 0,
-                                subagent_def_get_max_tool_calls (state->def));
+                                tool_calls_unset ? subagent_config_get_default_max_tool_calls (self->config)
+                                                 : subagent_def_get_max_tool_calls (state->def));
   state->timeout_seconds = PICK (options ? subagent_run_options_get_timeout_seconds (options) : 0,
                                  PICK (subagent_def_get_timeout_seconds (state->def),
                                        subagent_config_get_runner_timeout (self->config)));
@@ -577,6 +639,22 @@ capture_review_of_context (const char                *root,
                                   subagent_isolation_context_get_child_root (context), NULL, error);
 }
 
+/* An isolation option given as true or "true" (a config file or --option). */
+static gboolean
+option_is_true (JsonObject *options,
+                const char *key)
+{
+  JsonNode *node = options ? json_object_get_member (options, key) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+    return json_node_get_boolean (node);
+  if (json_node_get_value_type (node) == G_TYPE_STRING)
+    return g_ascii_strcasecmp (json_node_get_string (node), "true") == 0;
+  return FALSE;
+}
+
 static JsonObject *
 capture_review (RunState *state)
 {
@@ -703,6 +781,10 @@ run_wrap_up (GTask        *task,
 
   if (state->outcome != NULL)
     review = capture_review (state);
+  /* A kept branch is what the user merges: name it next to the patch. */
+  if (review != NULL && subagent_isolation_context_get_branch (state->context) != NULL &&
+      option_is_true (state->isolation_options, "keep_branch"))
+    json_object_set_string_member (review, "branch", subagent_isolation_context_get_branch (state->context));
 
   /* Cleanup guarantee: whatever the child did — unless the supervisor keeps
    * the workspace for follow-ups, and then owns its cleanup. */
@@ -737,9 +819,13 @@ run_wrap_up (GTask        *task,
  * @result: the #GAsyncResult passed to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_manager_run_async().
+ *
  * Returns: (transfer full) (nullable): the run's result — also for runs that
  *   failed, were cancelled or could not start (status `error`); %NULL only
  *   for a caller's mistake such as an empty task
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_manager_run_finish (SubagentManager  *self,

@@ -31,6 +31,7 @@ struct _SubagentRunOptions
   char *memory_limit;
   guint timeout_seconds;
   GStrv command;
+  gboolean interactive;
   JsonObject *isolation_options;
 };
 
@@ -66,7 +67,11 @@ subagent_run_options_init (SubagentRunOptions *self)
 /**
  * subagent_run_options_new:
  *
+ * Creates a new #SubagentRunOptions.
+ *
  * Returns: (transfer full): options that defer everything to the definition and configuration
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_run_options_new (void)
@@ -94,7 +99,11 @@ subagent_run_options_set_def_name (SubagentRunOptions *self,
  * subagent_run_options_get_def_name:
  * @self: a #SubagentRunOptions
  *
+ * Gets the definition to run; %NULL runs the default definition.
+ *
  * Returns: (transfer none) (nullable): the definition to run; %NULL runs the default definition
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_def_name (SubagentRunOptions *self)
@@ -123,7 +132,11 @@ subagent_run_options_set_parent_run_id (SubagentRunOptions *self,
  * subagent_run_options_get_parent_run_id:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's run id; %NULL takes the manager's.
+ *
  * Returns: (transfer none) (nullable): the parent's run id; %NULL takes the manager's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_parent_run_id (SubagentRunOptions *self)
@@ -151,7 +164,11 @@ subagent_run_options_set_depth (SubagentRunOptions *self,
  * subagent_run_options_get_depth:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's depth: the child runs at @depth + 1.
+ *
  * Returns: the parent's depth: the child runs at @depth + 1
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_depth (SubagentRunOptions *self)
@@ -180,7 +197,12 @@ subagent_run_options_set_isolation (SubagentRunOptions *self,
  * subagent_run_options_get_isolation:
  * @self: a #SubagentRunOptions
  *
+ * Gets the isolation mode; %NULL takes the definition's, then the
+ * configuration's.
+ *
  * Returns: (transfer none) (nullable): the isolation mode; %NULL takes the definition's, then the configuration's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_isolation (SubagentRunOptions *self)
@@ -208,7 +230,11 @@ subagent_run_options_set_max_iterations (SubagentRunOptions *self,
  * subagent_run_options_get_max_iterations:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's iteration limit; 0 takes the definition's.
+ *
  * Returns: the child's iteration limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_iterations (SubagentRunOptions *self)
@@ -236,7 +262,11 @@ subagent_run_options_set_max_tool_calls (SubagentRunOptions *self,
  * subagent_run_options_get_max_tool_calls:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's tool-call limit; 0 takes the definition's.
+ *
  * Returns: the child's tool-call limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_tool_calls (SubagentRunOptions *self)
@@ -264,7 +294,11 @@ subagent_run_options_set_batch_index (SubagentRunOptions *self,
  * subagent_run_options_get_batch_index:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_run_options_get_batch_index (SubagentRunOptions *self)
@@ -292,7 +326,11 @@ subagent_run_options_set_cpu_quota (SubagentRunOptions *self,
  * subagent_run_options_get_cpu_quota:
  * @self: a #SubagentRunOptions
  *
+ * Gets CPUs the child may use (0: no limit; docker isolation).
+ *
  * Returns: CPUs the child may use (0: no limit; docker isolation)
+ *
+ * Since: 0.2
  */
 double
 subagent_run_options_get_cpu_quota (SubagentRunOptions *self)
@@ -321,7 +359,11 @@ subagent_run_options_set_memory_limit (SubagentRunOptions *self,
  * subagent_run_options_get_memory_limit:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's memory limit such as `64m` (docker isolation).
+ *
  * Returns: (transfer none) (nullable): the child's memory limit such as `64m` (docker isolation)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_memory_limit (SubagentRunOptions *self)
@@ -349,7 +391,11 @@ subagent_run_options_set_timeout_seconds (SubagentRunOptions *self,
  * subagent_run_options_get_timeout_seconds:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's wall-clock limit; 0 takes the definition's.
+ *
  * Returns: the child's wall-clock limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_timeout_seconds (SubagentRunOptions *self)
@@ -379,13 +425,53 @@ subagent_run_options_set_command (SubagentRunOptions *self,
  * subagent_run_options_get_command:
  * @self: a #SubagentRunOptions
  *
+ * Gets the command override.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the command override
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_run_options_get_command (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return (const char * const *) self->command;
+}
+
+/**
+ * subagent_run_options_set_interactive:
+ * @self: a #SubagentRunOptions
+ * @interactive: whether the child speaks the approval protocol
+ *
+ * Runs the child as if its definition said `interactive: true`: its stdin
+ * stays open after the task so that approval verdicts reach it. %FALSE
+ * leaves the definition's setting.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_interactive (SubagentRunOptions *self,
+                                      gboolean            interactive)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  self->interactive = !!interactive;
+}
+
+/**
+ * subagent_run_options_get_interactive:
+ * @self: a #SubagentRunOptions
+ *
+ * Gets whether this run is made interactive over its definition.
+ *
+ * Returns: whether this run is made interactive over its definition
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_run_options_get_interactive (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), FALSE);
+  return self->interactive;
 }
 
 /**
@@ -414,7 +500,11 @@ subagent_run_options_set_isolation_option (SubagentRunOptions *self,
  * subagent_run_options_get_isolation_options:
  * @self: a #SubagentRunOptions
  *
+ * Gets the per-run backend options.
+ *
  * Returns: (transfer none): the per-run backend options
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_run_options_get_isolation_options (SubagentRunOptions *self)

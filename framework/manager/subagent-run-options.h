@@ -65,6 +65,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_command         (SubagentRunOptions *self, const char * const *command);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const *subagent_run_options_get_command (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_interactive     (SubagentRunOptions *self, gboolean interactive);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_run_options_get_interactive     (SubagentRunOptions *self);
 SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
 SUBAGENT_AVAILABLE_IN_ALL

@@ -62,8 +62,13 @@ name_is_valid (const char *name)
  * @description: (nullable): one line saying what the option does
  * @error: return location for a #GError
  *
+ * Creates a new option, or %NULL with %SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR
+ * when @name or @value_type is not valid.
+ *
  * Returns: (transfer full): a new option, or %NULL with
  *   %SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR when @name or @value_type is not valid
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_option_new (const char  *name,
@@ -103,7 +108,11 @@ subagent_plugin_option_new (const char  *name,
  * subagent_plugin_option_ref:
  * @self: a #SubagentPluginOption
  *
+ * Acquires a reference on @self.
+ *
  * Returns: (transfer full): @self
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_option_ref (SubagentPluginOption *self)
@@ -116,6 +125,10 @@ subagent_plugin_option_ref (SubagentPluginOption *self)
 /**
  * subagent_plugin_option_unref:
  * @self: (transfer full): a #SubagentPluginOption
+ *
+ * Releases a reference on @self; the last one frees it.
+ *
+ * Since: 0.2
  */
 void
 subagent_plugin_option_unref (SubagentPluginOption *self)
@@ -134,7 +147,11 @@ subagent_plugin_option_unref (SubagentPluginOption *self)
  * subagent_plugin_option_get_name:
  * @self: a #SubagentPluginOption
  *
+ * Gets the option's key.
+ *
  * Returns: the option's key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_name (SubagentPluginOption *self)
@@ -147,7 +164,11 @@ subagent_plugin_option_get_name (SubagentPluginOption *self)
  * subagent_plugin_option_get_value_type:
  * @self: a #SubagentPluginOption
  *
+ * Gets `string`, `integer`, `number`, `boolean` or `string-list`.
+ *
  * Returns: `string`, `integer`, `number`, `boolean` or `string-list`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_value_type (SubagentPluginOption *self)
@@ -160,7 +181,11 @@ subagent_plugin_option_get_value_type (SubagentPluginOption *self)
  * subagent_plugin_option_get_default:
  * @self: a #SubagentPluginOption
  *
+ * Gets the default, as text for people.
+ *
  * Returns: (nullable): the default, as text for people
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_default (SubagentPluginOption *self)
@@ -173,7 +198,11 @@ subagent_plugin_option_get_default (SubagentPluginOption *self)
  * subagent_plugin_option_get_description:
  * @self: a #SubagentPluginOption
  *
+ * Gets one line saying what the option does.
+ *
  * Returns: (nullable): one line saying what the option does
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_description (SubagentPluginOption *self)
@@ -217,8 +246,13 @@ value_matches (const char *value_type,
  * @value: a value given for the option (`null` always passes: it means the default)
  * @error: return location for a #GError
  *
+ * Checks that @value has the type of the option, as the configuration and
+ * `--option` give it.
+ *
  * Returns: %TRUE if @value has the option's type, else %FALSE with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE naming the option and the type
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_option_check_value (SubagentPluginOption  *self,
@@ -241,8 +275,13 @@ subagent_plugin_option_check_value (SubagentPluginOption  *self,
  * subagent_plugin_option_to_json:
  * @self: a #SubagentPluginOption
  *
+ * Serializes @self to a JSON object: `{name, type, default, description}`,
+ * absent values as `null`.
+ *
  * Returns: (transfer full): `{name, type, default, description}`, absent
  *   values as `null`
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_plugin_option_to_json (SubagentPluginOption *self)
@@ -270,7 +309,11 @@ subagent_plugin_option_to_json (SubagentPluginOption *self)
  * @options: (element-type SubagentPluginOption): a plugin's options
  * @name: a key
  *
+ * Finds the option named @name among the options a plugin declares.
+ *
  * Returns: (transfer none) (nullable): the option of @options named @name
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_options_find (GPtrArray  *options,

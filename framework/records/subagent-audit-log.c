@@ -100,7 +100,11 @@ subagent_audit_log_init (SubagentAuditLog *self)
  * subagent_audit_log_new:
  * @path: the log file, such as `<root>/.subagent/audit.jsonl`
  *
+ * Creates a new audit log.
+ *
  * Returns: (transfer full): a new audit log
+ *
+ * Since: 0.2
  */
 SubagentAuditLog *
 subagent_audit_log_new (const char *path)
@@ -114,7 +118,11 @@ subagent_audit_log_new (const char *path)
  * subagent_audit_log_get_path:
  * @self: a #SubagentAuditLog
  *
+ * Gets the log file.
+ *
  * Returns: (transfer none): the log file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_audit_log_get_path (SubagentAuditLog *self)

@@ -298,7 +298,11 @@ subagent_lineage_new_from_json (JsonObject  *object,
  * subagent_lineage_get_parent_run_id:
  * @self: a #SubagentLineage
  *
+ * Gets the parent's run id, `""` when unknown.
+ *
  * Returns: (transfer none): the parent's run id, `""` when unknown
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_parent_run_id (SubagentLineage *self)
@@ -311,7 +315,11 @@ subagent_lineage_get_parent_run_id (SubagentLineage *self)
  * subagent_lineage_get_def_name:
  * @self: a #SubagentLineage
  *
+ * Gets the definition's name.
+ *
  * Returns: (transfer none): the definition's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_def_name (SubagentLineage *self)
@@ -324,7 +332,11 @@ subagent_lineage_get_def_name (SubagentLineage *self)
  * subagent_lineage_get_depth:
  * @self: a #SubagentLineage
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_lineage_get_depth (SubagentLineage *self)
@@ -337,7 +349,11 @@ subagent_lineage_get_depth (SubagentLineage *self)
  * subagent_lineage_get_isolation:
  * @self: a #SubagentLineage
  *
+ * Gets the isolation mode.
+ *
  * Returns: (transfer none): the isolation mode
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_isolation (SubagentLineage *self)
@@ -350,7 +366,11 @@ subagent_lineage_get_isolation (SubagentLineage *self)
  * subagent_lineage_get_batch_index:
  * @self: a #SubagentLineage
  *
+ * Gets the position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_lineage_get_batch_index (SubagentLineage *self)
@@ -363,7 +383,11 @@ subagent_lineage_get_batch_index (SubagentLineage *self)
  * subagent_lineage_get_worktree_path:
  * @self: a #SubagentLineage
  *
+ * Gets the worktree path.
+ *
  * Returns: (transfer none) (nullable): the worktree path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_worktree_path (SubagentLineage *self)
@@ -376,7 +400,11 @@ subagent_lineage_get_worktree_path (SubagentLineage *self)
  * subagent_lineage_get_container_path:
  * @self: a #SubagentLineage
  *
+ * Gets the directory-snapshot path.
+ *
  * Returns: (transfer none) (nullable): the directory-snapshot path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_container_path (SubagentLineage *self)

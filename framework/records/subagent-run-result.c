@@ -405,7 +405,11 @@ subagent_run_result_new_from_outcome (const char         *run_id,
  * subagent_run_result_get_status:
  * @self: a #SubagentRunResult
  *
+ * Gets the status.
+ *
  * Returns: the status
+ *
+ * Since: 0.2
  */
 SubagentRunStatus
 subagent_run_result_get_status (SubagentRunResult *self)
@@ -418,7 +422,11 @@ subagent_run_result_get_status (SubagentRunResult *self)
  * subagent_run_result_get_run_id:
  * @self: a #SubagentRunResult
  *
+ * Gets the child run's id, `""` for an error result.
+ *
  * Returns: (transfer none): the child run's id, `""` for an error result
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_run_id (SubagentRunResult *self)
@@ -431,7 +439,11 @@ subagent_run_result_get_run_id (SubagentRunResult *self)
  * subagent_run_result_get_iterations:
  * @self: a #SubagentRunResult
  *
+ * Gets the iterations used.
+ *
  * Returns: the iterations used
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_result_get_iterations (SubagentRunResult *self)
@@ -444,7 +456,11 @@ subagent_run_result_get_iterations (SubagentRunResult *self)
  * subagent_run_result_get_tool_calls:
  * @self: a #SubagentRunResult
  *
+ * Gets the tool calls made.
+ *
  * Returns: the tool calls made
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_result_get_tool_calls (SubagentRunResult *self)
@@ -457,7 +473,11 @@ subagent_run_result_get_tool_calls (SubagentRunResult *self)
  * subagent_run_result_get_cost_cents:
  * @self: a #SubagentRunResult
  *
+ * Gets the cost in cents.
+ *
  * Returns: the cost in cents
+ *
+ * Since: 0.2
  */
 double
 subagent_run_result_get_cost_cents (SubagentRunResult *self)
@@ -470,7 +490,11 @@ subagent_run_result_get_cost_cents (SubagentRunResult *self)
  * subagent_run_result_get_final_answer:
  * @self: a #SubagentRunResult
  *
+ * Gets the answer.
+ *
  * Returns: (transfer none): the answer
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_final_answer (SubagentRunResult *self)
@@ -483,7 +507,11 @@ subagent_run_result_get_final_answer (SubagentRunResult *self)
  * subagent_run_result_get_lineage:
  * @self: a #SubagentRunResult
  *
+ * Gets the lineage.
+ *
  * Returns: (transfer none) (nullable): the lineage
+ *
+ * Since: 0.2
  */
 SubagentLineage *
 subagent_run_result_get_lineage (SubagentRunResult *self)
@@ -496,7 +524,11 @@ subagent_run_result_get_lineage (SubagentRunResult *self)
  * subagent_run_result_get_review:
  * @self: a #SubagentRunResult
  *
+ * Gets the review artifact (sealed).
+ *
  * Returns: (transfer none) (nullable): the review artifact (sealed)
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_run_result_get_review (SubagentRunResult *self)
@@ -509,7 +541,11 @@ subagent_run_result_get_review (SubagentRunResult *self)
  * subagent_run_result_get_message:
  * @self: a #SubagentRunResult
  *
+ * Gets the message.
+ *
  * Returns: (transfer none): the message
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_message (SubagentRunResult *self)
@@ -522,7 +558,11 @@ subagent_run_result_get_message (SubagentRunResult *self)
  * subagent_run_result_get_stop_reason:
  * @self: a #SubagentRunResult
  *
+ * Gets the runner's stop reason, `""` for an error result.
+ *
  * Returns: (transfer none): the runner's stop reason, `""` for an error result
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_stop_reason (SubagentRunResult *self)
@@ -535,7 +575,11 @@ subagent_run_result_get_stop_reason (SubagentRunResult *self)
  * subagent_run_result_get_session_id:
  * @self: a #SubagentRunResult
  *
+ * Gets the session record's id.
+ *
  * Returns: (transfer none) (nullable): the session record's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_session_id (SubagentRunResult *self)
@@ -548,7 +592,11 @@ subagent_run_result_get_session_id (SubagentRunResult *self)
  * subagent_run_result_is_error:
  * @self: a #SubagentRunResult
  *
+ * Checks whether %TRUE for an error result (the child could not start).
+ *
  * Returns: %TRUE for an error result (the child could not start)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_run_result_is_error (SubagentRunResult *self)
@@ -584,10 +632,16 @@ subagent_run_result_to_json (SubagentRunResult *self)
       json_object_set_string_member (object, "status", subagent_run_status_to_string (self->status));
       json_object_set_int_member (object, "iterations", 0);
       json_object_set_int_member (object, "tool_calls", 0);
+      json_object_set_double_member (object, "cost_cents", 0.0);
       json_object_set_string_member (object, "final_answer", "");
-      json_object_set_string_member (object, "message", self->message);
+      /* Reference 001's error shape, with every key of a result present so
+       * that consumers need no special case: null where unknown. `review`
+       * stays, as in 001, only where there is one. */
       if (self->lineage != NULL)
         json_object_set_object_member (object, "lineage", subagent_lineage_to_json (self->lineage));
+      else
+        json_object_set_null_member (object, "lineage");
+      json_object_set_string_member (object, "message", self->message);
       return object;
     }
 

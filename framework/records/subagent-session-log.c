@@ -144,7 +144,11 @@ subagent_session_log_new (const char  *sessions_dir,
  * subagent_session_log_get_path:
  * @self: a #SubagentSessionLog
  *
+ * Gets the log file's path (it may not exist yet).
+ *
  * Returns: the log file's path (it may not exist yet)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_log_get_path (SubagentSessionLog *self)

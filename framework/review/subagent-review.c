@@ -243,7 +243,11 @@ subagent_review_init (SubagentReview *self)
  * subagent_review_get_session_key:
  * @self: a #SubagentReview
  *
+ * Gets the session key.
+ *
  * Returns: (transfer none): the session key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_session_key (SubagentReview *self)
@@ -256,7 +260,11 @@ subagent_review_get_session_key (SubagentReview *self)
  * subagent_review_get_patch_path:
  * @self: a #SubagentReview
  *
+ * Gets the path of the `.patch` file.
+ *
  * Returns: (transfer none): the path of the `.patch` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_patch_path (SubagentReview *self)
@@ -269,7 +277,11 @@ subagent_review_get_patch_path (SubagentReview *self)
  * subagent_review_get_status_path:
  * @self: a #SubagentReview
  *
+ * Gets the path of the `.status` file.
+ *
  * Returns: (transfer none): the path of the `.status` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_status_path (SubagentReview *self)
@@ -290,63 +302,99 @@ subagent_review_get_status_path (SubagentReview *self)
  * subagent_review_get_files_changed:
  * @self: a #SubagentReview
  *
+ * Gets the number of changed paths.
+ *
  * Returns: the number of changed paths
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (files_changed, SUBAGENT_REVIEW_COUNT_FILES_CHANGED)
 /**
  * subagent_review_get_insertions:
  * @self: a #SubagentReview
  *
+ * Gets the number of inserted lines.
+ *
  * Returns: the number of inserted lines
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (insertions, SUBAGENT_REVIEW_COUNT_INSERTIONS)
 /**
  * subagent_review_get_deletions:
  * @self: a #SubagentReview
  *
+ * Gets the number of deleted lines.
+ *
  * Returns: the number of deleted lines
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (deletions, SUBAGENT_REVIEW_COUNT_DELETIONS)
 /**
  * subagent_review_get_added:
  * @self: a #SubagentReview
  *
+ * Gets the number of added files.
+ *
  * Returns: the number of added files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (added, SUBAGENT_REVIEW_COUNT_ADDED)
 /**
  * subagent_review_get_modified:
  * @self: a #SubagentReview
  *
+ * Gets the number of modified files.
+ *
  * Returns: the number of modified files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (modified, SUBAGENT_REVIEW_COUNT_MODIFIED)
 /**
  * subagent_review_get_deleted:
  * @self: a #SubagentReview
  *
+ * Gets the number of deleted files.
+ *
  * Returns: the number of deleted files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (deleted, SUBAGENT_REVIEW_COUNT_DELETED)
 /**
  * subagent_review_get_renamed:
  * @self: a #SubagentReview
  *
+ * Gets the number of renamed files.
+ *
  * Returns: the number of renamed files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (renamed, SUBAGENT_REVIEW_COUNT_RENAMED)
 /**
  * subagent_review_get_mode_changed:
  * @self: a #SubagentReview
  *
+ * Gets the number of files whose executable bit alone changed.
+ *
  * Returns: the number of files whose executable bit alone changed
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (mode_changed, SUBAGENT_REVIEW_COUNT_MODE_CHANGED)
 /**
  * subagent_review_get_binary:
  * @self: a #SubagentReview
  *
+ * Gets the number of binary files among the changed ones.
+ *
  * Returns: the number of binary files among the changed ones
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (binary, SUBAGENT_REVIEW_COUNT_BINARY)
 
@@ -354,7 +402,11 @@ COUNT_GETTER (binary, SUBAGENT_REVIEW_COUNT_BINARY)
  * subagent_review_is_empty:
  * @self: a #SubagentReview
  *
+ * Checks whether the child changed nothing.
+ *
  * Returns: %TRUE if the child changed nothing
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_review_is_empty (SubagentReview *self)
@@ -377,9 +429,15 @@ json_name (const char *prop_name)
  * subagent_review_to_json:
  * @self: a #SubagentReview
  *
+ * Serializes @self to a JSON object: `{session_key, patch_path, status_path,
+ * files_changed, insertions, deletions, added, modified, deleted, renamed,
+ * mode_changed, binary}`.
+ *
  * Returns: (transfer full): `{session_key, patch_path, status_path,
  *   files_changed, insertions, deletions, added, modified, deleted, renamed,
  *   mode_changed, binary}`
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_review_to_json (SubagentReview *self)
@@ -405,8 +463,12 @@ subagent_review_to_json (SubagentReview *self)
  * @object: an object made by subagent_review_to_json()
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentReview.
+ *
  * Returns: (transfer full) (nullable): the review, or %NULL if @object lacks
  *   the paths or has a count that is not a non-negative integer
+ *
+ * Since: 0.2
  */
 SubagentReview *
 subagent_review_new_from_json (JsonObject  *object,
@@ -682,7 +744,11 @@ subagent_review_capture_async (const char          *root,
  * @result: the #GAsyncResult passed to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_review_capture_async().
+ *
  * Returns: (transfer full): the review
+ *
+ * Since: 0.2
  */
 SubagentReview *
 subagent_review_capture_finish (GAsyncResult  *result,

@@ -37,6 +37,7 @@ typedef struct {
   SubagentRunProcesses *processes;  /* what the run started */
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
+  gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
   GDataInputStream *stdout_stream;
   GInputStream *stderr_stream;
@@ -353,11 +354,16 @@ handle_approval_request (GTask      *task,
                          RunState   *state,
                          JsonObject *message)
 {
-  /* In eof mode no answer could reach the child: nothing is put up for approval. */
+  /* In eof mode no answer could reach the child: nothing is put up for
+   * approval. Said once per run, where the user looks, with the fix. */
   if (!state->interactive_stdin)
     {
-      g_debug ("Child %s: ignoring an approval request: its stdin is closed (eof mode), "
-               "so no verdict could reach it", state->label);
+      if (!state->warned_eof_approval)
+        g_warning ("Child %s sent an approval request, but its stdin is closed (eof mode), so no verdict "
+                   "could reach it; it is ignored. Set `interactive: true` in its definition "
+                   "(or pass --interactive) for a child that asks for approvals",
+                   state->label);
+      state->warned_eof_approval = TRUE;
       return;
     }
   if (state->approvals != NULL)
@@ -533,33 +539,69 @@ on_exited (gpointer user_data)
   maybe_complete (task);
 }
 
-static char *
-join_tool_names (SubagentToolRegistry *tools)
+/* TRUE when the host gave the parent no tools of its own (subagentctl, a
+ * host without a tool system): nothing then narrows the definition's. */
+static gboolean
+parent_has_no_tools (SubagentToolRegistry *tools)
 {
+  SubagentToolRegistry *parent;
   g_auto(GStrv) names = NULL;
 
   if (tools == NULL)
+    return TRUE;
+  if (!SUBAGENT_IS_CHILD_TOOL_REGISTRY (tools))
+    return FALSE;
+  parent = subagent_child_tool_registry_get_parent (SUBAGENT_CHILD_TOOL_REGISTRY (tools));
+  names = parent ? subagent_tool_registry_list_names (parent) : NULL;
+  return names == NULL || names[0] == NULL;
+}
+
+/* The tools the child may use: its registry's when a parent registry
+ * narrows them, else what its definition declares (`tools:` minus
+ * `disallowed_tools:`), so that a wrapper can pass them on to its agent. */
+static char *
+join_tool_names (SubagentToolRegistry *tools,
+                 SubagentDef          *def)
+{
+  g_auto(GStrv) names = NULL;
+  const char * const *whitelist = subagent_def_get_tool_whitelist (def);
+  const char * const *disallowed = subagent_def_get_disallowed_tools (def);
+  g_autoptr(GStrvBuilder) builder = NULL;
+
+  if (!parent_has_no_tools (tools))
+    {
+      names = subagent_tool_registry_list_names (tools);
+      return g_strjoinv (",", names);
+    }
+  if (whitelist == NULL)
     return g_strdup ("");
-  names = subagent_tool_registry_list_names (tools);
+  builder = g_strv_builder_new ();
+  for (guint i = 0; whitelist[i] != NULL; i++)
+    if (disallowed == NULL || !g_strv_contains (disallowed, whitelist[i]))
+      g_strv_builder_add (builder, whitelist[i]);
+  names = g_strv_builder_end (builder);
   return g_strjoinv (",", names);
 }
 
 static char **
 build_environment (RunState  *state,
                    gboolean   interactive_stdin,
-                   gsize      task_bytes)
+                   gsize      task_bytes,
+                   gsize      prompt_bytes)
 {
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   char **envp = g_get_environ ();
   char number[G_ASCII_DTOSTR_BUF_SIZE];
-  g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context));
+  g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
   g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
   g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
   g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
   g_autofree char *bytes = g_strdup_printf ("%" G_GSIZE_FORMAT, task_bytes);
+  g_autofree char *prompt_length = g_strdup_printf ("%" G_GSIZE_FORMAT, prompt_bytes);
+  const char *model = subagent_def_get_model (def);
   gint batch_index = subagent_run_context_get_batch_index (context);
 
   /* The key signs approval verdicts; a child holding it could forge them. */
@@ -589,6 +631,10 @@ build_environment (RunState  *state,
     envp = g_environ_unsetenv (envp, "SUBAGENT_BATCH_INDEX");
   envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
+  /* stdin is PROMPT "\n\n" TASK: the prompt's length splits it, blank
+   * lines in the prompt or not (0: no prompt, no separator). */
+  envp = g_environ_setenv (envp, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MODEL", model ? model : "", TRUE);
   envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
   return envp;
 }
@@ -648,6 +694,7 @@ subagent_command_run_start (GTask              *task,
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   RunState *state;
+  const char *prompt;
   guint timeout;
 
   state = g_new0 (RunState, 1);
@@ -673,7 +720,9 @@ subagent_command_run_start (GTask              *task,
     }
 
   stdin_text = build_stdin_text (context);
-  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
+  prompt = subagent_def_get_system_prompt (def);
+  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
+                            prompt != NULL ? strlen (prompt) : 0);
   state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
                                                 (const char * const *) envp, &error);

@@ -437,7 +437,11 @@ subagent_run_context_init (SubagentRunContext *self)
  * subagent_run_context_get_task:
  * @self: a #SubagentRunContext
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_task (SubagentRunContext *self)
@@ -450,7 +454,11 @@ subagent_run_context_get_task (SubagentRunContext *self)
  * subagent_run_context_get_definition:
  * @self: a #SubagentRunContext
  *
+ * Gets the definition.
+ *
  * Returns: (transfer none): the definition
+ *
+ * Since: 0.2
  */
 SubagentDef *
 subagent_run_context_get_definition (SubagentRunContext *self)
@@ -463,7 +471,11 @@ subagent_run_context_get_definition (SubagentRunContext *self)
  * subagent_run_context_get_depth:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_depth (SubagentRunContext *self)
@@ -476,7 +488,11 @@ subagent_run_context_get_depth (SubagentRunContext *self)
  * subagent_run_context_get_run_id:
  * @self: a #SubagentRunContext
  *
+ * Gets the child run's id.
+ *
  * Returns: (transfer none): the child run's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_run_id (SubagentRunContext *self)
@@ -489,7 +505,11 @@ subagent_run_context_get_run_id (SubagentRunContext *self)
  * subagent_run_context_get_parent_run_id:
  * @self: a #SubagentRunContext
  *
+ * Gets the parent's run id.
+ *
  * Returns: (transfer none): the parent's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_parent_run_id (SubagentRunContext *self)
@@ -502,7 +522,11 @@ subagent_run_context_get_parent_run_id (SubagentRunContext *self)
  * subagent_run_context_get_lineage:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's lineage.
+ *
  * Returns: (transfer none): the child's lineage
+ *
+ * Since: 0.2
  */
 SubagentLineage *
 subagent_run_context_get_lineage (SubagentRunContext *self)
@@ -515,7 +539,11 @@ subagent_run_context_get_lineage (SubagentRunContext *self)
  * subagent_run_context_get_tools:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's tool registry.
+ *
  * Returns: (transfer none) (nullable): the child's tool registry
+ *
+ * Since: 0.2
  */
 SubagentToolRegistry *
 subagent_run_context_get_tools (SubagentRunContext *self)
@@ -528,7 +556,11 @@ subagent_run_context_get_tools (SubagentRunContext *self)
  * subagent_run_context_get_permission_mode:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's permission mode.
+ *
  * Returns: the child's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_run_context_get_permission_mode (SubagentRunContext *self)
@@ -541,7 +573,11 @@ subagent_run_context_get_permission_mode (SubagentRunContext *self)
  * subagent_run_context_get_isolation:
  * @self: a #SubagentRunContext
  *
+ * Gets the prepared workspace.
+ *
  * Returns: (transfer none) (nullable): the prepared workspace
+ *
+ * Since: 0.2
  */
 SubagentIsolationContext *
 subagent_run_context_get_isolation (SubagentRunContext *self)
@@ -554,7 +590,11 @@ subagent_run_context_get_isolation (SubagentRunContext *self)
  * subagent_run_context_get_max_iterations:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective iteration limit (0: none).
+ *
  * Returns: the effective iteration limit (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_max_iterations (SubagentRunContext *self)
@@ -567,7 +607,11 @@ subagent_run_context_get_max_iterations (SubagentRunContext *self)
  * subagent_run_context_get_max_tool_calls:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective tool-call limit (0: none).
+ *
  * Returns: the effective tool-call limit (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_max_tool_calls (SubagentRunContext *self)
@@ -580,7 +624,11 @@ subagent_run_context_get_max_tool_calls (SubagentRunContext *self)
  * subagent_run_context_get_timeout_seconds:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective wall-clock limit in seconds (0: none).
+ *
  * Returns: the effective wall-clock limit in seconds (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_timeout_seconds (SubagentRunContext *self)
@@ -593,7 +641,11 @@ subagent_run_context_get_timeout_seconds (SubagentRunContext *self)
  * subagent_run_context_get_max_cost_cents:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective cost budget in cents (0: none).
+ *
  * Returns: the effective cost budget in cents (0: none)
+ *
+ * Since: 0.2
  */
 double
 subagent_run_context_get_max_cost_cents (SubagentRunContext *self)
@@ -606,7 +658,11 @@ subagent_run_context_get_max_cost_cents (SubagentRunContext *self)
  * subagent_run_context_get_batch_index:
  * @self: a #SubagentRunContext
  *
+ * Gets the position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_run_context_get_batch_index (SubagentRunContext *self)
@@ -619,7 +675,11 @@ subagent_run_context_get_batch_index (SubagentRunContext *self)
  * subagent_run_context_get_approval_handler:
  * @self: a #SubagentRunContext
  *
+ * Gets the approval route of the child.
+ *
  * Returns: (transfer none) (nullable): the approval route of the child
+ *
+ * Since: 0.2
  */
 GObject *
 subagent_run_context_get_approval_handler (SubagentRunContext *self)

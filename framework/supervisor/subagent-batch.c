@@ -60,7 +60,11 @@ subagent_batch_item_init (SubagentBatchItem *self)
  * @options: (nullable): how to run it; copied (its batch index is replaced
  *   by the item's position)
  *
+ * Creates a new #SubagentBatchItem.
+ *
  * Returns: (transfer full): a new #SubagentBatchItem
+ *
+ * Since: 0.2
  */
 SubagentBatchItem *
 subagent_batch_item_new (const char         *task,
@@ -122,7 +126,7 @@ read_string (JsonObject   *object,
 
 /**
  * subagent_batch_item_new_from_json:
- * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?}`
+ * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?, "interactive"?}`
  * @error: return location for a #GError
  *
  * Reads one batch item as reference 001's `subagent_batch` tool takes it.
@@ -135,7 +139,8 @@ SubagentBatchItem *
 subagent_batch_item_new_from_json (JsonObject  *object,
                                    GError     **error)
 {
-  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls", NULL };
+  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls",
+                                        "interactive", NULL };
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(GList) members = NULL;
   const char *task, *def_name, *isolation;
@@ -150,7 +155,7 @@ subagent_batch_item_new_from_json (JsonObject  *object,
       {
         g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                      "A batch item has an unknown member “%s”; items take task, def_name, isolation, "
-                     "max_iterations and max_tool_calls", (const char *) l->data);
+                     "max_iterations, max_tool_calls and interactive", (const char *) l->data);
         return NULL;
       }
   if (!read_string (object, "task", &task, error) ||
@@ -183,6 +188,18 @@ subagent_batch_item_new_from_json (JsonObject  *object,
   subagent_run_options_set_isolation (options, isolation);
   subagent_run_options_set_max_iterations (options, max_iterations);
   subagent_run_options_set_max_tool_calls (options, max_tool_calls);
+  if (json_object_has_member (object, "interactive"))
+    {
+      JsonNode *node = json_object_get_member (object, "interactive");
+
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "A batch item's “interactive” must be true or false");
+          return NULL;
+        }
+      subagent_run_options_set_interactive (options, json_node_get_boolean (node));
+    }
   return subagent_batch_item_new (task, options);
 }
 
@@ -231,7 +248,11 @@ subagent_batch_items_from_json (JsonArray  *array,
  * subagent_batch_item_get_task:
  * @self: a #SubagentBatchItem
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_batch_item_get_task (SubagentBatchItem *self)
@@ -244,7 +265,11 @@ subagent_batch_item_get_task (SubagentBatchItem *self)
  * subagent_batch_item_get_options:
  * @self: a #SubagentBatchItem
  *
+ * Gets the item's options (do not change them).
+ *
  * Returns: (transfer none): the item's options (do not change them)
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_batch_item_get_options (SubagentBatchItem *self)
@@ -576,10 +601,14 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_run_batch_async().
+ *
  * Returns: (transfer container) (element-type SubagentRunResult) (nullable):
  *   one result per item, in input order whatever the finishing order; an
  *   item the supervisor refused has an error result. %NULL with @error set
  *   for the agent cap or a cancelled wait.
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_supervisor_run_batch_finish (SubagentSupervisor  *self,

@@ -76,6 +76,7 @@ _subagent_run_options_copy (SubagentRunOptions *options)
   subagent_run_options_set_memory_limit (copy, subagent_run_options_get_memory_limit (options));
   subagent_run_options_set_timeout_seconds (copy, subagent_run_options_get_timeout_seconds (options));
   subagent_run_options_set_command (copy, subagent_run_options_get_command (options));
+  subagent_run_options_set_interactive (copy, subagent_run_options_get_interactive (options));
   json_object_iter_init (&iter, subagent_run_options_get_isolation_options (options));
   while (json_object_iter_next (&iter, &key, &value))
     subagent_run_options_set_isolation_option (copy, key, value);

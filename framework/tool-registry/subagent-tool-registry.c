@@ -123,7 +123,11 @@ subagent_tool_registry_lookup (SubagentToolRegistry *self,
  * @self: a #SubagentToolRegistry
  * @name: a tool name
  *
+ * Checks whether subagent_tool_registry_lookup() finds @name.
+ *
  * Returns: whether subagent_tool_registry_lookup() finds @name
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_tool_registry_has_tool (SubagentToolRegistry *self,
@@ -187,7 +191,11 @@ subagent_tool_registry_invoke (SubagentToolRegistry  *self,
  * subagent_tool_registry_list_names:
  * @self: a #SubagentToolRegistry
  *
+ * Lists the names of the tools, sorted.
+ *
  * Returns: (transfer full) (array zero-terminated=1): the names of the tools, sorted
+ *
+ * Since: 0.2
  */
 char **
 subagent_tool_registry_list_names (SubagentToolRegistry *self)
@@ -321,7 +329,11 @@ subagent_simple_tool_registry_init (SubagentSimpleToolRegistry *self)
 /**
  * subagent_simple_tool_registry_new:
  *
+ * Creates a new, empty #SubagentSimpleToolRegistry.
+ *
  * Returns: (transfer full): a new, empty #SubagentSimpleToolRegistry
+ *
+ * Since: 0.2
  */
 SubagentSimpleToolRegistry *
 subagent_simple_tool_registry_new (void)
@@ -356,7 +368,12 @@ subagent_simple_tool_registry_add (SubagentSimpleToolRegistry *self,
  * @self: a #SubagentSimpleToolRegistry
  * @name: the name of the tool to remove
  *
+ * Removes the tool named @name; children started afterwards no longer see
+ * it.
+ *
  * Returns: %TRUE if a tool of that name was removed
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_simple_tool_registry_remove (SubagentSimpleToolRegistry *self,
