@@ -15,6 +15,7 @@
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
+#include "subagent-confinement-private.h"
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
 
@@ -32,6 +33,7 @@ typedef struct {
   SubagentRunContext *context;
   char *label;                   /* “name” for messages */
   SubagentHostProcess *process;
+  SubagentChildConfinement confinement;
   GPid pid;                      /* 0 once reaped */
   char *token;
   SubagentRunProcesses *processes;  /* what the run started */
@@ -88,6 +90,7 @@ run_state_free (RunState *state)
   g_clear_object (&state->stderr_stream);
   g_clear_object (&state->io_cancellable);
   g_clear_pointer (&state->process, subagent_host_process_free);
+  _subagent_child_confinement_clear (&state->confinement, TRUE);
   g_clear_object (&state->context);
   g_string_free (state->output, TRUE);
   g_byte_array_unref (state->stderr_tail);
@@ -158,8 +161,16 @@ build_outcome (RunState *state)
       message = with_note;
     }
 
-  return subagent_run_outcome_new (reason, state->iterations, state->tool_calls, state->cost_cents,
-                                   answer, output, message);
+  return g_object_new (SUBAGENT_TYPE_RUN_OUTCOME,
+                       "stop-reason", reason,
+                       "iterations", state->iterations,
+                       "tool-calls", state->tool_calls,
+                       "cost-cents", state->cost_cents > 0 ? state->cost_cents : 0.0,
+                       "final-answer", answer,
+                       "output", output,
+                       "message", message,
+                       "confinement", state->confinement.applied,
+                       NULL);
 }
 
 static void
@@ -585,6 +596,13 @@ build_environment (RunState  *state,
   envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
   envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
+  if (state->confinement.tmpdir != NULL)
+    {
+      envp = g_environ_setenv (envp, "TMPDIR", state->confinement.tmpdir, TRUE);
+      envp = g_environ_setenv (envp, "TMP", state->confinement.tmpdir, TRUE);
+      envp = g_environ_setenv (envp, "TEMP", state->confinement.tmpdir, TRUE);
+    }
+  envp = g_environ_setenv (envp, "SUBAGENT_CONFINEMENT", state->confinement.applied, TRUE);
   return envp;
 }
 
@@ -653,6 +671,7 @@ subagent_command_run_start (GTask              *task,
   state->token = g_uuid_string_random ();
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
+  state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
   state->io_cancellable = g_cancellable_new ();
   state->interactive_stdin = interactive_stdin;
   state->kill_grace_ms = kill_grace_ms;
@@ -667,11 +686,23 @@ subagent_command_run_start (GTask              *task,
       return;
     }
 
+  if (!_subagent_isolation_context_spawns_on_host (isolation))
+    state->confinement.applied = SUBAGENT_CONFINEMENT_APPLIED_CONTAINER;
+  else if (!_subagent_child_confinement_prepare (context, &state->confinement, &error))
+    {
+      g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                               "Could not start child %s: %s", state->label, error->message);
+      return;
+    }
+
   stdin_text = build_stdin_text (context);
   envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
   state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
-                                                (const char * const *) envp, &error);
+                                                (const char * const *) envp, state->confinement.ruleset_fd,
+                                                &error);
+  /* The child holds its domain now; the temp dir goes with the run. */
+  _subagent_child_confinement_clear (&state->confinement, FALSE);
   if (state->process == NULL)
     {
       g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,

@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
 
 G_BEGIN_DECLS
 
@@ -47,5 +48,8 @@ const char            *subagent_config_get_approval_sink      (SubagentConfig *s
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+
+SubagentConfinement subagent_config_get_confinement (SubagentConfig *self);
+const char * const *subagent_config_get_exclude     (SubagentConfig *self);
 
 G_END_DECLS

@@ -47,6 +47,7 @@ struct _SubagentDef
   double max_cost_cents;
   guint max_follow_ups;
   char *network;
+  SubagentConfinement confinement;
   char *source_path;
 };
 
@@ -75,6 +76,7 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_MAX_FOLLOW_UPS,
   PROP_NETWORK,
+  PROP_CONFINEMENT,
   PROP_SOURCE_PATH,
   N_PROPS
 };
@@ -155,6 +157,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_COST_CENTS: g_value_set_double (value, self->max_cost_cents); break;
     case PROP_MAX_FOLLOW_UPS: g_value_set_uint (value, self->max_follow_ups); break;
     case PROP_NETWORK: g_value_set_string (value, self->network); break;
+    case PROP_CONFINEMENT: g_value_set_enum (value, self->confinement); break;
     case PROP_SOURCE_PATH: g_value_set_string (value, self->source_path); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -210,6 +213,7 @@ subagent_def_set_property (GObject      *object,
     case PROP_MAX_COST_CENTS: self->max_cost_cents = g_value_get_double (value); break;
     case PROP_MAX_FOLLOW_UPS: self->max_follow_ups = g_value_get_uint (value); break;
     case PROP_NETWORK: self->network = dup_or_null (value); break;
+    case PROP_CONFINEMENT: self->confinement = g_value_get_enum (value); break;
     case PROP_SOURCE_PATH: self->source_path = dup_or_null (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -369,6 +373,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    * The network a container child joins, or %NULL, which means `none`.
    */
   properties[PROP_NETWORK] = g_param_spec_string ("network", NULL, NULL, NULL, CONSTRUCT_FLAGS);
+  /**
+   * SubagentDef:confinement:
+   *
+   * How the child is confined when it runs on the host (`confinement:`);
+   * %SUBAGENT_CONFINEMENT_DEFAULT leaves it to the configuration. An
+   * explicit `network: none` also refuses TCP to a confined host child.
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_enum ("confinement", NULL, NULL, SUBAGENT_TYPE_CONFINEMENT,
+                       SUBAGENT_CONFINEMENT_DEFAULT, CONSTRUCT_FLAGS);
   /**
    * SubagentDef:source-path:
    *
@@ -532,6 +546,10 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
   subagent_json_set_nullable_string (object, "network", self->network);
+  if (self->confinement == SUBAGENT_CONFINEMENT_DEFAULT)
+    json_object_set_null_member (object, "confinement");
+  else
+    json_object_set_string_member (object, "confinement", subagent_confinement_to_string (self->confinement));
   subagent_json_set_nullable_string (object, "source_path", self->source_path);
   return object;
 }
@@ -827,4 +845,18 @@ subagent_def_get_source_path (SubagentDef *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_DEF (self), NULL);
   return self->source_path;
+}
+
+/**
+ * subagent_def_get_confinement:
+ * @self: a #SubagentDef
+ *
+ * Returns: the confinement the definition asks for;
+ *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none
+ */
+SubagentConfinement
+subagent_def_get_confinement (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
 }

@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
 
 G_BEGIN_DECLS
 
@@ -52,6 +53,7 @@ guint                subagent_def_get_timeout_seconds  (SubagentDef *self);
 double               subagent_def_get_max_cost_cents   (SubagentDef *self);
 guint                subagent_def_get_max_follow_ups   (SubagentDef *self);
 const char          *subagent_def_get_network          (SubagentDef *self);
+SubagentConfinement  subagent_def_get_confinement      (SubagentDef *self);
 const char          *subagent_def_get_source_path      (SubagentDef *self);
 
 G_END_DECLS

@@ -373,8 +373,14 @@ run_prepared (GObject      *source,
 static SubagentPermissionMode
 child_mode (RunState *state)
 {
-  return subagent_permission_mode_clamp (state->manager->permission_mode,
-                                         subagent_def_get_permission_mode (state->def));
+  SubagentPermissionMode mode = subagent_permission_mode_clamp (state->manager->permission_mode,
+                                                                subagent_def_get_permission_mode (state->def));
+
+  /* An isolated child never gets more than workspace-write: what it may do
+   * without asking stays inside its own workspace. */
+  if (g_strcmp0 (state->isolation, SUBAGENT_ISOLATION_SHARED) != 0 && mode > SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE)
+    mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
+  return mode;
 }
 
 static void
@@ -435,6 +441,7 @@ run_start (GTask *task_in)
   GCancellable *cancellable;
   SubagentRunner *runner;
   double max_cost;
+  const char *hidden[2] = { NULL, NULL };
 
   g_clear_object (&state->lineage);
   state->lineage = lineage_for (state);
@@ -450,6 +457,8 @@ run_start (GTask *task_in)
 
   mode = child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
+  /* The approval key signs verdicts: a confined child may not read it. */
+  hidden[0] = subagent_config_get_hmac_key_file (self->config);
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);
@@ -481,6 +490,8 @@ run_start (GTask *task_in)
                           "max-cost-cents", max_cost,
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
+                          "confinement", subagent_config_get_confinement (self->config),
+                          "hidden-paths", hidden,
                           NULL);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
@@ -563,6 +574,8 @@ record_lineage (RunState          *state,
   json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
   json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  if (subagent_run_result_get_confinement (result) != NULL)
+    json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
   if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
     g_warning ("%s", error->message);

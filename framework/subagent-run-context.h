@@ -22,7 +22,8 @@ G_DECLARE_FINAL_TYPE (SubagentRunContext, subagent_run_context, SUBAGENT, RUN_CO
 /* Built with g_object_new() and construct-only properties: task, definition,
  * depth, run-id, parent-run-id, lineage, tools, permission-mode, isolation,
  * max-iterations, max-tool-calls, timeout-seconds, max-cost-cents, batch-index,
- * approval-handler (a GObject implementing the approval route, nullable). */
+ * approval-handler (a GObject implementing the approval route, nullable),
+ * confinement, hidden-paths. */
 
 const char               *subagent_run_context_get_task            (SubagentRunContext *self);
 SubagentDef              *subagent_run_context_get_definition      (SubagentRunContext *self);
@@ -39,5 +40,7 @@ guint                     subagent_run_context_get_timeout_seconds (SubagentRunC
 double                    subagent_run_context_get_max_cost_cents  (SubagentRunContext *self);
 gint                      subagent_run_context_get_batch_index     (SubagentRunContext *self);
 GObject                  *subagent_run_context_get_approval_handler (SubagentRunContext *self);
+SubagentConfinement       subagent_run_context_get_confinement     (SubagentRunContext *self);
+const char * const       *subagent_run_context_get_hidden_paths    (SubagentRunContext *self);
 
 G_END_DECLS

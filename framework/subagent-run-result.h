@@ -52,4 +52,6 @@ const char        *subagent_run_result_get_session_id   (SubagentRunResult *self
 gboolean           subagent_run_result_is_error         (SubagentRunResult *self);
 JsonObject        *subagent_run_result_to_json          (SubagentRunResult *self);
 
+const char *subagent_run_result_get_confinement (SubagentRunResult *self);
+
 G_END_DECLS

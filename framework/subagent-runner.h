@@ -43,6 +43,7 @@ double      subagent_run_outcome_get_cost_cents   (SubagentRunOutcome *self);
 const char *subagent_run_outcome_get_final_answer (SubagentRunOutcome *self);
 const char *subagent_run_outcome_get_output       (SubagentRunOutcome *self);
 const char *subagent_run_outcome_get_message      (SubagentRunOutcome *self);
+const char *subagent_run_outcome_get_confinement  (SubagentRunOutcome *self);
 SubagentRunStatus subagent_run_outcome_get_status (SubagentRunOutcome *self);
 
 SubagentRunStatus subagent_stop_reason_to_status (const char *stop_reason,
