@@ -686,6 +686,8 @@ subagent_command_run_start (GTask              *task,
       return;
     }
 
+  /* Before any child exists: the key leaves the environment /proc shows. */
+  g_bytes_unref (subagent_approval_key_from_environment ());
   if (!_subagent_isolation_context_spawns_on_host (isolation))
     state->confinement.applied = SUBAGENT_CONFINEMENT_APPLIED_CONTAINER;
   else if (!_subagent_child_confinement_prepare (context, &state->confinement, &error))

@@ -1,5 +1,4 @@
-/* subagent-confinement.h: kernel-enforced limits of host children, and the
- * files kept out of copied workspaces.
+/* subagent-confinement.h: kernel-enforced limits of host children.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -63,9 +62,5 @@ gboolean    subagent_confinement_from_string (const char          *text,
 SubagentConfinement subagent_confinement_merge (SubagentConfinement configured,
                                                 SubagentConfinement requested);
 int         subagent_confinement_get_landlock_abi (void);
-
-const char * const *subagent_secret_exclude_defaults (void);
-gboolean    subagent_secret_path_is_excluded (const char * const *patterns,
-                                              const char         *relative_path);
 
 G_END_DECLS

@@ -442,6 +442,7 @@ run_start (GTask *task_in)
   SubagentRunner *runner;
   double max_cost;
   const char *hidden[2] = { NULL, NULL };
+  g_autofree char *key_path = NULL;
 
   g_clear_object (&state->lineage);
   state->lineage = lineage_for (state);
@@ -458,7 +459,8 @@ run_start (GTask *task_in)
   mode = child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
   /* The approval key signs verdicts: a confined child may not read it. */
-  hidden[0] = subagent_config_get_hmac_key_file (self->config);
+  if (subagent_config_get_hmac_key_file (self->config) != NULL)
+    hidden[0] = key_path = g_canonicalize_filename (subagent_config_get_hmac_key_file (self->config), self->root);
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);

@@ -10,6 +10,7 @@
 #include "subagent-types.h"
 #include "subagent-enum-types.h"
 #include "subagent-confinement.h"
+#include "subagent-secrets.h"
 #include "subagent-def.h"
 #include "subagent-diagnostic.h"
 #include "subagent-catalog.h"

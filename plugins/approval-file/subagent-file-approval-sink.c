@@ -66,8 +66,6 @@ resolve_key (SubagentFileApprovalSink  *self,
              GBytes                   **key,
              GError                   **error)
 {
-  const char *env = g_getenv (HMAC_KEY_ENV);
-
   *key = NULL;
   if (self->hmac_key != NULL)
     {
@@ -84,10 +82,13 @@ resolve_key (SubagentFileApprovalSink  *self,
       /* A key file that cannot be used fails every operation: never fall
        * back to writing unsigned files. */
       *key = afs_read_key_file (self->key_file, error);
+      if (*key != NULL)
+        subagent_secrets_protect_process ();
       return *key != NULL;
     }
-  else if (env != NULL && env[0] != '\0')
-    *key = g_bytes_new (env, strlen (env));
+  else
+    /* Read once, then erased from the environment /proc shows. */
+    *key = subagent_approval_key_from_environment ();
   return TRUE;
 }
 
