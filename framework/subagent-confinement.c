@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,6 +359,10 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   add_worktree_git (policy, root_real);
   for (guint i = 0; hidden != NULL && hidden[i] != NULL; i++)
     _subagent_landlock_policy_hide (policy, hidden[i]);
+  /* A host with a key to hide holds one: without CAP_SYS_PTRACE, nothing
+   * may read its memory or environment. */
+  if (hidden != NULL && hidden[0] != NULL)
+    prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
   if (network != NULL && g_ascii_strcasecmp (network, "none") == 0)
     _subagent_landlock_policy_deny_tcp (policy);
 
