@@ -12,6 +12,24 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_JSON_MAX_DEPTH:
+ *
+ * How deep arrays and objects may nest in JSON libsubagent reads: deeper
+ * input is refused before it reaches the parser, whose recursion has no
+ * limit of its own.
+ */
+#define SUBAGENT_JSON_MAX_DEPTH 512
+
+gboolean subagent_json_check_depth (const char  *data,
+                                    gssize       length,
+                                    guint        max_depth,
+                                    GError     **error);
+gboolean subagent_json_parser_load_bounded (JsonParser  *parser,
+                                            const char  *data,
+                                            gssize       length,
+                                            GError     **error);
+
 char *subagent_json_to_canonical_string       (JsonNode   *node);
 char *subagent_approval_compute_action_digest (const char *tool_name,
                                                JsonObject *tool_arguments);

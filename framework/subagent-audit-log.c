@@ -240,7 +240,7 @@ subagent_audit_log_read (SubagentAuditLog  *self,
 
       if (lines[i][0] == '\0')
         continue;
-      node = json_from_string (lines[i], NULL);
+      node = subagent_json_check_depth (lines[i], -1, SUBAGENT_JSON_MAX_DEPTH, NULL) ? json_from_string (lines[i], NULL) : NULL;
       if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         continue;
       object = json_node_get_object (node);

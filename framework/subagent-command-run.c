@@ -23,6 +23,9 @@
 #define OUTPUT_MAX_BYTES (4 * 1024 * 1024)
 #define STDERR_TAIL_BYTES (64 * 1024)
 #define STDERR_READ_CHUNK 8192
+/* A stdout line longer than this is cut: its rest is dropped, with a note. */
+#define LINE_MAX_BYTES (1024 * 1024)
+#define STDOUT_READ_CHUNK 65536
 /* After the child exits, how long a process it left behind may hold its
  * stdout/stderr open before the runner stops reading, and how often the
  * runner looks for such processes meanwhile. */
@@ -40,7 +43,10 @@ typedef struct {
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GDataInputStream *stdout_stream;
+  GInputStream *stdout_stream;
+  GByteArray *line;              /* the stdout line being read */
+  gboolean line_cut;             /* dropping the rest of an over-long line */
+  guint lines_cut;
   GInputStream *stderr_stream;
   GCancellable *io_cancellable;
   guint kill_grace_ms;
@@ -94,6 +100,7 @@ run_state_free (RunState *state)
   g_clear_object (&state->context);
   g_string_free (state->output, TRUE);
   g_byte_array_unref (state->stderr_tail);
+  g_clear_pointer (&state->line, g_byte_array_unref);
   g_free (state->final_answer);
   g_free (state->stop_message);
   g_free (state->label);
@@ -150,6 +157,15 @@ build_outcome (RunState *state)
 
       g_free (message);
       message = with_tail;
+    }
+  if (state->lines_cut > 0)
+    {
+      char *with_note = g_strdup_printf ("%s%s(%u output line%s longer than %d bytes cut short)",
+                                         message ? message : "", message && *message ? " " : "",
+                                         state->lines_cut, state->lines_cut == 1 ? "" : "s", LINE_MAX_BYTES);
+
+      g_free (message);
+      message = with_note;
     }
   if (state->output_truncated)
     {
@@ -394,7 +410,7 @@ dispatch_message (GTask      *task,
   if (*line != '{')
     return FALSE;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, line, -1, NULL))
+  if (!subagent_json_parser_load_bounded (parser, line, -1, NULL))
     return FALSE;
   root = json_parser_get_root (parser);
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
@@ -429,45 +445,108 @@ append_output (RunState   *state,
   g_string_append_len (state->output, line, len);
 }
 
-static void read_next_line (GTask *task);
+static void read_next_chunk (GTask *task);
 
 static void
-on_stdout_line (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+handle_line (GTask *task,
+             char  *raw,
+             gsize  length,
+             gboolean cut)
+{
+  RunState *state = g_task_get_task_data (task);
+  g_autofree char *line = NULL;
+
+  if (length > 0 && raw[length - 1] == '\r')
+    raw[--length] = '\0';
+  /* NUL bytes would cut the line short; treat the line as text up to there. */
+  line = g_utf8_make_valid (raw, -1);
+  /* A cut line is never a protocol message. */
+  if (cut || !dispatch_message (task, state, line))
+    append_output (state, line);
+}
+
+/* Splits what was read into lines; keeps at most LINE_MAX_BYTES of one. */
+static void
+take_chunk (GTask        *task,
+            const guint8 *data,
+            gsize         size)
+{
+  RunState *state = g_task_get_task_data (task);
+
+  while (size > 0)
+    {
+      const guint8 *newline = memchr (data, '\n', size);
+      gsize n = newline != NULL ? (gsize) (newline - data) : size;
+
+      if (!state->line_cut)
+        {
+          gsize room = LINE_MAX_BYTES - state->line->len;
+
+          g_byte_array_append (state->line, data, MIN (n, room));
+          if (n > room)
+            {
+              state->line_cut = TRUE;
+              state->lines_cut++;
+              g_byte_array_append (state->line, (const guint8 *) "", 1);
+              handle_line (task, (char *) state->line->data, state->line->len - 1, TRUE);
+              g_byte_array_set_size (state->line, 0);
+            }
+        }
+      if (newline == NULL)
+        return;
+      if (state->line_cut)
+        state->line_cut = FALSE;
+      else
+        {
+          g_byte_array_append (state->line, (const guint8 *) "", 1);
+          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
+          g_byte_array_set_size (state->line, 0);
+        }
+      data = newline + 1;
+      size -= n + 1;
+    }
+}
+
+static void
+on_stdout_chunk (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
   RunState *state = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autofree char *raw = NULL;
-  g_autofree char *line = NULL;
-  gsize length = 0;
+  g_autoptr(GBytes) bytes = NULL;
+  gsize size;
+  const guint8 *data;
 
-  raw = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
-  if (raw == NULL)
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, &error);
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
     {
       if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         g_debug ("Child %s: stopped reading stdout: %s", state->label, error->message);
+      /* A last line without a newline still counts. */
+      if (state->line->len > 0 && !state->line_cut && error == NULL)
+        {
+          g_byte_array_append (state->line, (const guint8 *) "", 1);
+          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
+        }
+      g_byte_array_set_size (state->line, 0);
       state->stdout_done = TRUE;
       maybe_complete (task);
       return;
     }
-  if (length > 0 && raw[length - 1] == '\r')
-    raw[length - 1] = '\0';
-  /* NUL bytes would cut the line short; treat the line as text up to there. */
-  line = g_utf8_make_valid (raw, -1);
-  if (!dispatch_message (task, state, line))
-    append_output (state, line);
-  read_next_line (task);
+  data = g_bytes_get_data (bytes, &size);
+  take_chunk (task, data, size);
+  read_next_chunk (task);
 }
 
 static void
-read_next_line (GTask *task)
+read_next_chunk (GTask *task)
 {
   RunState *state = g_task_get_task_data (task);
 
-  g_data_input_stream_read_line_async (state->stdout_stream, G_PRIORITY_DEFAULT,
-                                       state->io_cancellable, on_stdout_line, g_object_ref (task));
+  g_input_stream_read_bytes_async (state->stdout_stream, STDOUT_READ_CHUNK, G_PRIORITY_DEFAULT,
+                                   state->io_cancellable, on_stdout_chunk, g_object_ref (task));
 }
 
 static void
@@ -722,10 +801,10 @@ subagent_command_run_start (GTask              *task,
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
-  state->stdout_stream = g_data_input_stream_new (subagent_host_process_get_stdout (state->process));
-  g_data_input_stream_set_newline_type (state->stdout_stream, G_DATA_STREAM_NEWLINE_TYPE_LF);
+  state->stdout_stream = g_object_ref (subagent_host_process_get_stdout (state->process));
+  state->line = g_byte_array_new ();
   state->stderr_stream = g_object_ref (subagent_host_process_get_stderr (state->process));
-  read_next_line (task);
+  read_next_chunk (task);
   g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
                                    state->io_cancellable, on_stderr_chunk, g_object_ref (task));
   subagent_host_process_wait (state->process, g_task_get_context (task), on_exited, g_object_ref (task), g_object_unref);

@@ -344,7 +344,7 @@ load_record_file (const char  *path,
       return NULL;
     }
   if (!g_file_get_contents (path, &contents, &length, &local_error) ||
-      !json_parser_load_from_data (parser, contents, length, &local_error))
+      !subagent_json_parser_load_bounded (parser, contents, length, &local_error))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
                    "Could not read owner record %s: %s", path, local_error->message);
@@ -586,6 +586,8 @@ subagent_owner_marker_matches (const char *dir,
                                const char *session_key)
 {
   g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonNode *root;
 
@@ -593,7 +595,8 @@ subagent_owner_marker_matches (const char *dir,
   g_return_val_if_fail (marker_name != NULL, FALSE);
 
   path = g_build_filename (dir, marker_name, NULL);
-  if (!json_parser_load_from_file (parser, path, NULL))
+  if (!g_file_get_contents (path, &contents, &length, NULL) ||
+      !subagent_json_parser_load_bounded (parser, contents, (gssize) length, NULL))
     return FALSE;
   root = json_parser_get_root (parser);
   return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&

@@ -522,7 +522,7 @@ subagent_session_load (const char  *path,
   if (data == NULL)
     return NULL;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, (gssize) length, &local_error))
+  if (!subagent_json_parser_load_bounded (parser, data, (gssize) length, &local_error))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "Session file %s is not valid JSON: %s", path, local_error->message);

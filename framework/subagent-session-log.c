@@ -480,7 +480,7 @@ read_log (const char *path,
       if (end == line)
         continue;
       parser = json_parser_new_immutable ();
-      if (!json_parser_load_from_data (parser, line, end - line, &line_error) ||
+      if (!subagent_json_parser_load_bounded (parser, line, end - line, &line_error) ||
           (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
           (session = subagent_session_new_from_json (json_node_get_object (root), &line_error)) == NULL)
         {

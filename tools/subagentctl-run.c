@@ -51,7 +51,7 @@ apply_isolation_options (SubagentRunOptions  *options,
           return FALSE;
         }
       key = g_strndup (pairs[i], eq - pairs[i]);
-      value = json_from_string (eq + 1, NULL);
+      value = subagent_json_check_depth (eq + 1, -1, SUBAGENT_JSON_MAX_DEPTH, NULL) ? json_from_string (eq + 1, NULL) : NULL;
       if (value == NULL || !JSON_NODE_HOLDS_VALUE (value))
         {
           g_clear_pointer (&value, json_node_unref);
