@@ -688,6 +688,16 @@ sactl_cmd_prune (int    argc,
           continue;
         }
 
+      /* What the dead run left running goes first: never remove a
+       * workspace from under a process. */
+      if (!dry_run)
+        {
+          guint stopped = subagent_owner_record_stop_processes (record);
+
+          if (stopped > 0)
+            g_debug ("prune: stopped %u leftover process(es) of %s", stopped, key);
+        }
+
       if (g_str_equal (kind, SUBAGENT_OWNER_KIND_SNAPSHOT))
         outcome = reclaim_snapshot (&pruner, record, &reason);
       else if (g_str_equal (kind, SUBAGENT_OWNER_KIND_WORKTREE))

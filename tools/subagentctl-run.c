@@ -147,6 +147,8 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_def_name (options, def_name);
   subagent_run_options_set_isolation (options, isolation);
   subagent_run_options_set_depth (options, (guint) depth);
+  /* Inside a child: nest below it, never restart at depth 0. */
+  sactl_inherit_depth (options);
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);

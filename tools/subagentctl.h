@@ -13,6 +13,8 @@ G_BEGIN_DECLS
 typedef int (*SactlCommandFunc) (int argc, char **argv);
 
 /* Resolves --root (or the current directory) to an absolute, existing path. */
+/* Inside a child (SUBAGENT_DEPTH set): the run nests below it. */
+void      sactl_inherit_depth  (SubagentRunOptions *options);
 char     *sactl_resolve_root   (const char *root_option,
                                 GError    **error);
 /* Prints a JSON node, pretty, to stdout with a trailing newline. */

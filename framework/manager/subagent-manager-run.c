@@ -41,6 +41,7 @@ typedef struct {
   char *session_key;
   char *isolation;
   guint depth;
+  guint max_depth_ceiling;       /* inherited from further up; 0: none */
   gint batch_index;
   guint max_iterations;
   guint max_tool_calls;
@@ -253,6 +254,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->hooks = hooks;
   state->run_id = (hooks && hooks->run_id) ? g_strdup (hooks->run_id) : _subagent_manager_new_run_id ();
   state->depth = options ? subagent_run_options_get_depth (options) : 0;
+  state->max_depth_ceiling = options ? subagent_run_options_get_max_depth (options) : 0;
   state->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
   state->parent_run_id = g_strdup (options && subagent_run_options_get_parent_run_id (options)
                                    ? subagent_run_options_get_parent_run_id (options) : self->run_id);
@@ -298,6 +300,15 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
         g_strdup_printf ("Subagent “%s” cannot start at depth %u: its max_depth is %u",
                          subagent_def_get_name (state->def), state->depth + 1,
                          subagent_def_get_max_depth (state->def));
+      return_error_result (task, state, message);
+      return;
+    }
+  /* A limit from further up (a child's SUBAGENT_MAX_DEPTH) holds as well. */
+  if (state->max_depth_ceiling > 0 && state->depth >= state->max_depth_ceiling)
+    {
+      g_autofree char *message =
+        g_strdup_printf ("Subagent “%s” cannot start at depth %u: the run it nests in allows depth %u at most",
+                         subagent_def_get_name (state->def), state->depth + 1, state->max_depth_ceiling);
       return_error_result (task, state, message);
       return;
     }

@@ -641,6 +641,10 @@ build_environment (RunState  *state,
   char number[G_ASCII_DTOSTR_BUF_SIZE];
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context));
   g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
+  guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
+  /* The tighter of the definition's limit and one the host itself runs under. */
+  g_autofree char *max_depth = g_strdup_printf ("%u", inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def))
+                                                                    : subagent_def_get_max_depth (def));
   g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
   g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
   g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
@@ -653,6 +657,7 @@ build_environment (RunState  *state,
   envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_DEPTH", depth, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MAX_DEPTH", max_depth, TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_DEF_NAME", subagent_def_get_name (def), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation), TRUE);
@@ -792,6 +797,17 @@ subagent_command_run_start (GTask              *task,
     }
   state->pid = subagent_host_process_get_pid (state->process);
   subagent_run_processes_set_root (state->processes, state->pid);
+  /* Prune stops what a killed host leaves running in the workspace. Shared
+   * isolation makes no workspace, hence no owner record. */
+  if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
+    {
+      g_autoptr(GError) record_error = NULL;
+
+      if (!subagent_owner_record_add_process (subagent_isolation_context_get_parent_root (isolation),
+                                              subagent_isolation_context_get_session_key (isolation),
+                                              state->pid, state->token, &record_error))
+        g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+    }
 
   state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
                                                   g_task_get_context (task));
