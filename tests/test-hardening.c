@@ -422,6 +422,42 @@ test_stdout_line_cap (Fixture       *f,
   g_assert_nonnull (strstr (json_object_get_string_member (result, "message"), "cut short"));
 }
 
+/* ---- a huge cost ------------------------------------------------------- */
+
+static void
+test_huge_cost_valid_json (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *sessions = NULL;
+  g_autofree char *audit = NULL;
+  g_autoptr(JsonObject) result = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_auto(GStrv) lines = NULL;
+
+  sat_write_file (f->root, ".subagent/agents/spender.yaml",
+                  "name: spender\n"
+                  "command: [/bin/echo, '{\"type\":\"final\",\"answer\":\"spent\",\"cost_cents\":1e20}']\n");
+  ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "shared", "-d", "spender", "t", NULL);
+  g_assert_null (strstr (out, "e+"));
+  result = parse_object (out);
+  g_assert_cmpfloat (json_object_get_double_member (result, "cost_cents"), <, 1e17);
+  g_assert_cmpfloat (json_object_get_double_member (result, "cost_cents"), >=, 1e15);
+  /* The session record and the audit record are valid JSON too. */
+  g_assert_cmpint (ctl_no_crash (f->root, &sessions, &err, "sessions", "--json", NULL), ==, 0);
+  g_assert_nonnull (strstr (sessions, json_object_get_string_member (result, "run_id")));
+  audit = sat_read_file (f->root, ".subagent/audit.jsonl");
+  lines = g_strsplit (g_strstrip (audit), "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(GError) error = NULL;
+
+      json_parser_load_from_data (parser, lines[i], -1, &error);
+      g_assert_no_error (error);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -441,5 +477,6 @@ main (int   argc,
   ADD ("/hardening/killed-host/prune-stops-leftovers", test_prune_stops_leftovers_of_killed_run);
   ADD ("/hardening/killed-host/prune-stops-leftovers-of-batch", test_prune_stops_leftovers_of_killed_batch);
   ADD ("/hardening/stdout/line-capped", test_stdout_line_cap);
+  ADD ("/hardening/cost/huge-cost-valid-json", test_huge_cost_valid_json);
   return g_test_run ();
 }

@@ -540,10 +540,10 @@ subagent_def_to_json (SubagentDef *self)
   subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
-  json_object_set_double_member (object, "cpu_quota", self->cpu_quota);
+  subagent_json_set_amount (object, "cpu_quota", self->cpu_quota);
   subagent_json_set_nullable_string (object, "memory_limit", self->memory_limit);
   json_object_set_int_member (object, "timeout_seconds", self->timeout_seconds);
-  json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
+  subagent_json_set_amount (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
   subagent_json_set_nullable_string (object, "network", self->network);
   if (self->confinement == SUBAGENT_CONFINEMENT_DEFAULT)

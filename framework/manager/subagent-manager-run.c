@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 #include "subagent-manager-private.h"
 
 char *
@@ -586,7 +587,7 @@ record_lineage (RunState          *state,
   json_object_set_string_member (fields, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
   json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
-  json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  subagent_json_set_amount (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
   if (subagent_run_result_get_confinement (result) != NULL)
     json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));

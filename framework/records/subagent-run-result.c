@@ -616,7 +616,7 @@ subagent_run_result_to_json (SubagentRunResult *self)
   json_object_set_string_member (object, "status", subagent_run_status_to_string (self->status));
   json_object_set_int_member (object, "iterations", self->iterations);
   json_object_set_int_member (object, "tool_calls", self->tool_calls);
-  json_object_set_double_member (object, "cost_cents", self->cost_cents);
+  subagent_json_set_amount (object, "cost_cents", self->cost_cents);
   json_object_set_string_member (object, "final_answer", self->final_answer);
   if (self->lineage != NULL)
     json_object_set_object_member (object, "lineage", subagent_lineage_to_json (self->lineage));

@@ -212,7 +212,7 @@ subagent_session_to_json (SubagentSession *self)
   set_time_member (object, "completed_at", subagent_session_get_completed_at (self));
   json_object_set_int_member (object, "iterations", subagent_session_get_iterations (self));
   json_object_set_int_member (object, "tool_calls", subagent_session_get_tool_calls (self));
-  json_object_set_double_member (object, "cost_cents", subagent_session_get_cost_cents (self));
+  subagent_json_set_amount (object, "cost_cents", subagent_session_get_cost_cents (self));
   json_object_set_string_member (object, "final_answer", subagent_session_get_final_answer (self));
   if (subagent_session_get_review (self) != NULL)
     {
