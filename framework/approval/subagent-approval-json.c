@@ -499,6 +499,60 @@ subagent_approval_request_new_from_json (JsonObject  *object,
 
 #undef INVALID
 
+/* The scan of subagent_json_check_depth(); with @single, also refuses
+ * anything but white space after a top-level array or object is closed
+ * (json-glib 1.6 leaks the first value when a second follows it). */
+static gboolean
+scan_json (const char  *data,
+           gssize       length,
+           guint        max_depth,
+           gboolean     single,
+           GError     **error)
+{
+  gsize len;
+  guint depth = 0;
+  gboolean in_string = FALSE;
+  gboolean closed = FALSE;
+
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+
+  len = length < 0 ? strlen (data) : (gsize) length;
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = data[i];
+
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (closed && single && !g_ascii_isspace (c))
+        {
+          g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                       "JSON text continues after its value (at byte %" G_GSIZE_FORMAT ")", i);
+          return FALSE;
+        }
+      if (c == '"')
+        in_string = TRUE;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > max_depth)
+            {
+              g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                           "JSON nested deeper than %u levels (at byte %" G_GSIZE_FORMAT "); refusing it",
+                           max_depth, i);
+              return FALSE;
+            }
+        }
+      else if ((c == ']' || c == '}') && depth > 0)
+        closed = --depth == 0;
+    }
+  return TRUE;
+}
+
 /**
  * subagent_json_check_depth:
  * @data: (array length=length) (element-type guint8): JSON text
@@ -521,41 +575,7 @@ subagent_json_check_depth (const char  *data,
                            guint        max_depth,
                            GError     **error)
 {
-  gsize len;
-  guint depth = 0;
-  gboolean in_string = FALSE;
-
-  g_return_val_if_fail (data != NULL || length == 0, FALSE);
-
-  len = length < 0 ? strlen (data) : (gsize) length;
-  for (gsize i = 0; i < len; i++)
-    {
-      char c = data[i];
-
-      if (in_string)
-        {
-          if (c == '\\')
-            i++;
-          else if (c == '"')
-            in_string = FALSE;
-          continue;
-        }
-      if (c == '"')
-        in_string = TRUE;
-      else if (c == '[' || c == '{')
-        {
-          if (++depth > max_depth)
-            {
-              g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
-                           "JSON nested deeper than %u levels (at byte %" G_GSIZE_FORMAT "); refusing it",
-                           max_depth, i);
-              return FALSE;
-            }
-        }
-      else if ((c == ']' || c == '}') && depth > 0)
-        depth--;
-    }
-  return TRUE;
+  return scan_json (data, length, max_depth, FALSE, error);
 }
 
 /**
@@ -566,7 +586,8 @@ subagent_json_check_depth (const char  *data,
  * @error: return location for a #GError
  *
  * json_parser_load_from_data() after subagent_json_check_depth() with
- * %SUBAGENT_JSON_MAX_DEPTH.
+ * %SUBAGENT_JSON_MAX_DEPTH; text after a top-level array or object is
+ * refused too.
  *
  * Returns: %TRUE on success
  */
@@ -578,7 +599,7 @@ subagent_json_parser_load_bounded (JsonParser  *parser,
 {
   g_return_val_if_fail (JSON_IS_PARSER (parser), FALSE);
 
-  if (!subagent_json_check_depth (data, length, SUBAGENT_JSON_MAX_DEPTH, error))
+  if (!scan_json (data, length, SUBAGENT_JSON_MAX_DEPTH, TRUE, error))
     return FALSE;
   return json_parser_load_from_data (parser, data, length, error);
 }

@@ -400,23 +400,11 @@ dispatch_message (GTask      *task,
                   RunState   *state,
                   const char *line)
 {
-  g_autoptr(JsonParser) parser = NULL;
-  JsonNode *root;
-  JsonObject *object;
+  g_autoptr(JsonObject) object = NULL;
   const char *type;
 
-  while (g_ascii_isspace (*line))
-    line++;
-  if (*line != '{')
-    return FALSE;
-  parser = json_parser_new_immutable ();
-  if (!subagent_json_parser_load_bounded (parser, line, -1, NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    return FALSE;
-  object = json_node_get_object (root);
-  if (!subagent_json_read_string (object, "message", "type", TRUE, &type, NULL))
+  object = subagent_child_message_parse (line, &type);
+  if (object == NULL)
     return FALSE;
   for (gsize i = 0; i < G_N_ELEMENTS (message_handlers); i++)
     if (g_str_equal (type, message_handlers[i].type))
