@@ -30,6 +30,8 @@
  * stdout/stderr open before the runner stops reading, and how often the
  * runner looks for such processes meanwhile. */
 #define DRAIN_MS 2000
+/* A child that keeps running after its final answer is stopped after this. */
+#define FINAL_GRACE_MS 5000
 #define DRAIN_SWEEP_MS 100
 
 typedef struct {
@@ -55,6 +57,7 @@ typedef struct {
   GSource *cancel_source;
   GSource *grace_source;
   GSource *drain_source;
+  GSource *final_grace_source;
   gint64 drain_deadline;
 
   GString *output;
@@ -90,6 +93,7 @@ run_state_free (RunState *state)
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
+  clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
   g_clear_object (&state->stdout_stream);
@@ -207,6 +211,7 @@ maybe_complete (GTask *task)
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
+  clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_task_return_pointer (task, build_outcome (state), g_object_unref);
 }
@@ -343,6 +348,19 @@ handle_usage (GTask      *task,
     check_limits (task);
 }
 
+static gboolean
+on_final_grace_over (gpointer user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->final_grace_source, g_source_unref);
+  stop_child (task, SUBAGENT_STOP_REASON_COMPLETE,
+              g_strdup_printf ("Child %s kept running %d s after its final answer and was stopped",
+                               state->label, FINAL_GRACE_MS / 1000));
+  return G_SOURCE_REMOVE;
+}
+
 static void
 handle_final (GTask      *task,
               RunState   *state,
@@ -365,6 +383,13 @@ handle_final (GTask      *task,
   subagent_command_approvals_stop (state->approvals);
   if (apply_usage (state, message))
     check_limits (task);
+  /* Its answer is in; it gets a grace period to exit, then is stopped, so
+   * a child that lingers cannot hold the host without a timeout. */
+  if (state->final_grace_source == NULL && !state->exited)
+    {
+      state->final_grace_source = g_timeout_source_new (FINAL_GRACE_MS);
+      g_task_attach_source (task, state->final_grace_source, on_final_grace_over);
+    }
 }
 
 /* Protocol messages, by "type". Adding one is adding a row. */
@@ -590,6 +615,7 @@ on_exited (gpointer user_data)
   state->exited = TRUE;
   state->pid = 0;
   clear_source (&state->timeout_source);
+  clear_source (&state->final_grace_source);
   clear_source (&state->grace_source);
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
