@@ -517,6 +517,20 @@ scan_json (const char  *data,
   g_return_val_if_fail (data != NULL || length == 0, FALSE);
 
   len = length < 0 ? strlen (data) : (gsize) length;
+  if (single)
+    {
+      gsize first = 0;
+
+      while (first < len && g_ascii_isspace (data[first]))
+        first++;
+      /* Every document libsubagent reads is an array or an object. */
+      if (first < len && data[first] != '{' && data[first] != '[')
+        {
+          g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                               "JSON text is not an array or an object");
+          return FALSE;
+        }
+    }
   for (gsize i = 0; i < len; i++)
     {
       char c = data[i];
@@ -586,8 +600,9 @@ subagent_json_check_depth (const char  *data,
  * @error: return location for a #GError
  *
  * json_parser_load_from_data() after subagent_json_check_depth() with
- * %SUBAGENT_JSON_MAX_DEPTH; text after a top-level array or object is
- * refused too.
+ * %SUBAGENT_JSON_MAX_DEPTH; the text must be one array or object, with
+ * nothing after it (json-glib 1.6 leaks what it parsed before such an
+ * error).
  *
  * Returns: %TRUE on success
  */
