@@ -483,7 +483,7 @@ worktree_prepare (SubagentIsolationProvider  *provider,
   if (!wt_ensure_dir (state_dir, error) || !wt_ensure_dir (plan->worktrees_dir, error))
     return NULL;
   lock = wt_repo_lock_acquire (common_dir, error);
-  if (lock == NULL || !wt_ensure_excluded (common_dir, error))
+  if (lock == NULL || !wt_ensure_state_ignored (state_dir, error))
     return NULL;
   g_clear_pointer (&lock, wt_repo_lock_release);
 
