@@ -458,6 +458,61 @@ test_huge_cost_valid_json (Fixture       *f,
     }
 }
 
+/* ---- write_scope in the review ------------------------------------------ */
+
+static void
+test_write_scope_marked_in_review (Fixture       *f,
+                                   gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *status = NULL;
+  g_autoptr(JsonObject) result = NULL;
+  JsonObject *review;
+  JsonArray *outside;
+
+  /* Unconfined, so the write outside the scope happens and only the review
+   * can show it (as for a container child). */
+  sat_write_file (f->root, ".subagent/agents/scoped.yaml",
+                  "name: scoped\nconfinement: none\nwrite_scope: [allowed/, '*.md']\n"
+                  "command: [/bin/sh, -c, 'mkdir -p allowed && echo a > allowed/a.txt && echo n > notes.md "
+                  "&& echo o > other.txt']\n");
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "directory-snapshot", "-d", "scoped",
+                                 "t", NULL), ==, 0);
+  result = parse_object (out);
+  review = json_object_get_object_member (result, "review");
+  g_assert_nonnull (review);
+  outside = json_object_get_array_member (review, "outside_write_scope");
+  g_assert_cmpuint (json_array_get_length (outside), ==, 1);
+  g_assert_cmpstr (json_array_get_string_element (outside, 0), ==, "other.txt");
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_nonnull (strstr (status, "outside-write-scope\tother.txt\n"));
+  g_assert_null (strstr (status, "outside-write-scope\tallowed/a.txt"));
+}
+
+/* ---- a final answer, then no exit ---------------------------------------- */
+
+static void
+test_final_then_grace_period (Fixture       *f,
+                              gconstpointer  data)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(JsonObject) result = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  sat_write_file (f->root, ".subagent/agents/lingering.yaml",
+                  "name: lingering\n"
+                  "command: [/bin/sh, -c, 'echo \"{\\\"type\\\":\\\"final\\\",\\\"answer\\\":\\\"ok\\\"}\"; exec sleep 600']\n");
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "shared", "-d", "lingering", "t", NULL),
+                   ==, 0);
+  result = parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
+  g_assert_cmpstr (json_object_get_string_member (result, "final_answer"), ==, "ok");
+  g_assert_nonnull (strstr (json_object_get_string_member (result, "message"), "after its final answer"));
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 60 * G_TIME_SPAN_SECOND);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -478,5 +533,7 @@ main (int   argc,
   ADD ("/hardening/killed-host/prune-stops-leftovers-of-batch", test_prune_stops_leftovers_of_killed_batch);
   ADD ("/hardening/stdout/line-capped", test_stdout_line_cap);
   ADD ("/hardening/cost/huge-cost-valid-json", test_huge_cost_valid_json);
+  ADD ("/hardening/review/write-scope-marked", test_write_scope_marked_in_review);
+  ADD ("/hardening/final/grace-period-then-stopped", test_final_then_grace_period);
   return g_test_run ();
 }

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "subagent.h"
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
@@ -548,6 +550,88 @@ capture_review_of_context (const char                *root,
                                   subagent_isolation_context_get_child_root (context), NULL, error);
 }
 
+/* Whether @path (relative, as the review lists it) lies inside one of the
+ * definition's write_scope entries: a directory (and what is under it), a
+ * file, or a glob over the path or its last component ("*.md"). */
+static gboolean
+path_in_write_scope (const char * const *scope,
+                     const char         *path)
+{
+  const char *base = strrchr (path, '/');
+
+  base = base != NULL ? base + 1 : path;
+  for (guint i = 0; scope[i] != NULL; i++)
+    {
+      g_autofree char *entry = g_strdup (scope[i]);
+      gsize len;
+
+      while (g_str_has_prefix (entry, "./"))
+        memmove (entry, entry + 2, strlen (entry + 2) + 1);
+      len = strlen (entry);
+      while (len > 0 && entry[len - 1] == '/')
+        entry[--len] = '\0';
+      if (len == 0)
+        return TRUE;
+      if (strpbrk (entry, "*?") != NULL)
+        {
+          if (g_pattern_match_simple (entry, path) || g_pattern_match_simple (entry, base))
+            return TRUE;
+        }
+      else if (g_str_equal (path, entry) || (g_str_has_prefix (path, entry) && path[len] == '/'))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The review marks what the child changed outside its write_scope: a line
+ * `outside-write-scope<TAB>path` in the `.status` file, and the paths in
+ * the review object's `outside_write_scope`. The kernel enforces the scope
+ * for host children; this shows it for every backend. */
+static void
+mark_write_scope (RunState   *state,
+                  JsonObject *review)
+{
+  const char * const *scope = subagent_def_get_write_scope (state->def);
+  const char *status_path = json_object_get_string_member_with_default (review, "status_path", NULL);
+  g_autofree char *status = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GString) marks = g_string_new (NULL);
+  JsonArray *outside;
+
+  if (scope == NULL || status_path == NULL || !g_file_get_contents (status_path, &status, NULL, NULL))
+    return;
+  outside = json_array_new ();
+  lines = g_strsplit (status, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *tab = strchr (lines[i], '\t');
+      const char *path;
+
+      if (tab == NULL)
+        continue;
+      path = tab + 1;
+      /* A rename lists "old -> new": the new path is what was written. */
+      if (strstr (path, " -> ") != NULL)
+        path = strstr (path, " -> ") + 4;
+      if (!path_in_write_scope (scope, path))
+        {
+          g_string_append_printf (marks, "outside-write-scope\t%s\n", path);
+          json_array_add_string_element (outside, path);
+        }
+    }
+  json_object_set_array_member (review, "outside_write_scope", outside);
+  if (marks->len > 0)
+    {
+      g_autoptr(GString) updated = g_string_new (status);
+      g_autoptr(GError) error = NULL;
+
+      g_string_append (updated, marks->str);
+      if (!g_file_set_contents_full (status_path, updated->str, updated->len, G_FILE_SET_CONTENTS_CONSISTENT,
+                                     0644, &error))
+        g_warning ("Cannot mark the write_scope in %s: %s", status_path, error->message);
+    }
+}
+
 static JsonObject *
 capture_review (RunState *state)
 {
@@ -565,7 +649,12 @@ capture_review (RunState *state)
       g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
       return NULL;
     }
-  return subagent_review_to_json (review);
+  {
+    JsonObject *json = subagent_review_to_json (review);
+
+    mark_write_scope (state, json);
+    return json;
+  }
 }
 
 static void
