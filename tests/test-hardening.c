@@ -513,6 +513,65 @@ test_final_then_grace_period (Fixture       *f,
   g_assert_cmpint (g_get_monotonic_time () - start, <, 60 * G_TIME_SPAN_SECOND);
 }
 
+/* ---- state paths through symbolic links --------------------------------- */
+
+static gboolean
+dir_is_empty (const char *path)
+{
+  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+
+  return dir == NULL || g_dir_read_name (dir) == NULL;
+}
+
+static void
+test_state_paths_not_followed (Fixture       *f,
+                               gconstpointer  data)
+{
+  g_autofree char *outside_sessions = g_build_filename (f->base, "sessions", NULL);
+  g_autofree char *outside_reviews = g_build_filename (f->base, "reviews", NULL);
+  g_autofree char *outside_audit = g_build_filename (f->base, "audit.jsonl", NULL);
+  g_autofree char *sessions = g_build_filename (f->root, ".subagent", "sessions", NULL);
+  g_autofree char *reviews = g_build_filename (f->root, ".subagent", "reviews", NULL);
+  g_autofree char *audit = g_build_filename (f->root, ".subagent", "audit.jsonl", NULL);
+  g_autofree char *audit_after = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+
+  sat_write_file (f->root, ".subagent/agents/writer.yaml",
+                  "name: writer\ncommand: [/bin/sh, -c, 'echo x > new.txt; echo done']\n");
+  g_mkdir_with_parents (outside_sessions, 0700);
+  g_mkdir_with_parents (outside_reviews, 0755);
+  g_assert_true (g_file_set_contents (outside_audit, "untouched\n", -1, NULL));
+  g_assert_cmpint (symlink (outside_sessions, sessions), ==, 0);
+  g_assert_cmpint (symlink (outside_reviews, reviews), ==, 0);
+  g_assert_cmpint (symlink (outside_audit, audit), ==, 0);
+  ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "directory-snapshot", "-d", "writer", "t", NULL);
+  g_assert_true (dir_is_empty (outside_sessions));
+  g_assert_true (dir_is_empty (outside_reviews));
+  g_assert_true (g_file_get_contents (outside_audit, &audit_after, NULL, NULL));
+  g_assert_cmpstr (audit_after, ==, "untouched\n");
+}
+
+static void
+test_state_dir_symlink_not_followed (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autofree char *outside = g_build_filename (f->base, "state", NULL);
+  g_autofree char *link = g_build_filename (f->root, ".subagent", NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+
+  g_mkdir_with_parents (outside, 0755);
+  g_assert_cmpint (symlink (outside, link), ==, 0);
+  ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "directory-snapshot", "-c", "/bin/true", "t", NULL);
+  /* Reading through it is harmless; writing state there is not. */
+  dir = g_dir_open (outside, 0, NULL);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    g_error ("state written through the .subagent symlink: %s", name);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -535,5 +594,7 @@ main (int   argc,
   ADD ("/hardening/cost/huge-cost-valid-json", test_huge_cost_valid_json);
   ADD ("/hardening/review/write-scope-marked", test_write_scope_marked_in_review);
   ADD ("/hardening/final/grace-period-then-stopped", test_final_then_grace_period);
+  ADD ("/hardening/state-paths/not-followed", test_state_paths_not_followed);
+  ADD ("/hardening/state-paths/state-dir-symlink-not-followed", test_state_dir_symlink_not_followed);
   return g_test_run ();
 }

@@ -15,6 +15,7 @@
 #include "subagent-error.h"
 #include "subagent.h"
 #include "subagent-owner.h"
+#include "subagent-state-path-private.h"
 
 /**
  * SECTION:subagent-owner
@@ -278,11 +279,11 @@ subagent_owner_record_save (const char  *root,
 
   path = subagent_owner_record_path (root, session_key);
   dir = g_path_get_dirname (path);
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  /* Never through a symbolic link planted as .subagent or owners/. */
+  if (!_subagent_state_dir_ensure (dir, 0755, &local_error))
     {
-      int saved = errno;
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                   "Could not create %s for owner record %s: %s", dir, session_key, g_strerror (saved));
+                   "Could not write owner record %s: %s", session_key, local_error->message);
       return FALSE;
     }
   if (!g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 
 /**
  * SubagentAuditLog:
@@ -173,14 +174,13 @@ subagent_audit_log_record (SubagentAuditLog  *self,
   len = strlen (line);
 
   dir = g_path_get_dirname (self->path);
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  /* Never through a symbolic link: not the directory, not the file. */
+  if (!_subagent_state_dir_ensure (dir, 0755, error))
     {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Cannot create the audit log directory %s: %s", dir, g_strerror (saved));
+      g_prefix_error (error, "Cannot write the audit log: ");
       return FALSE;
     }
-  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     {
       int saved = errno;

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 #include "subagent-json-private.h"
 
 /* A session file is a small JSON record; anything bigger is not one. */
@@ -295,14 +296,8 @@ subagent_session_save (SubagentSession  *self,
                    subagent_session_get_session_id (self), SESSION_ID_MAX_LENGTH);
       return FALSE;
     }
-  if (g_mkdir_with_parents (sessions_dir, 0700) != 0)
-    {
-      int saved = errno;
-
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Could not create the sessions directory %s: %s", sessions_dir, g_strerror (saved));
-      return FALSE;
-    }
+  if (!_subagent_state_dir_ensure (sessions_dir, 0700, error))
+    return FALSE;
 
   root = json_node_init_object (json_node_alloc (), subagent_session_to_json (self));
   json_object_unref (json_node_get_object (root));

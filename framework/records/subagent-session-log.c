@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 
 /* A log holds one line per finished run; anything bigger is not one. */
 #define SESSION_LOG_MAX_BYTES (256 * 1024 * 1024)
@@ -175,7 +176,10 @@ open_log (SubagentSessionLog  *self,
   char last;
   int dir_fd;
 
-  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  /* An existing log is only reused through real directories. */
+  if (!_subagent_state_dir_ensure (self->dir, 0700, error))
+    return FALSE;
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (self->fd >= 0)
     {
       if (fstat (self->fd, &st) == 0 && st.st_size > 0)
@@ -191,9 +195,9 @@ open_log (SubagentSessionLog  *self,
     }
   if (errno != ENOENT)
     return set_errno_error (error, errno, "open the session log", self->path);
-  if (g_mkdir_with_parents (self->dir, 0700) != 0)
-    return set_errno_error (error, errno, "create the sessions directory", self->dir);
-  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (!_subagent_state_dir_ensure (self->dir, 0700, error))
+    return FALSE;
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (self->fd < 0)
     return set_errno_error (error, errno, "create the session log", self->path);
   dir_fd = open (self->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
