@@ -75,7 +75,7 @@ fixture_setup (Fixture       *f,
   g_assert_true (g_file_set_contents (f->script, probe_script, -1, NULL));
   g_chmod (f->script, 0755);
 
-  config = g_strdup_printf ("confinement: required\napprovals:\n  hmac_key_file: %s\n", f->key_file);
+  config = g_strdup_printf ("confinement: required\napproval-file:\n  key_file: %s\n", f->key_file);
   sat_write_file (f->root, ".subagent/config.yaml", config);
 
   f->listener = g_socket_listener_new ();

@@ -63,4 +63,10 @@ SubagentConfinement       subagent_run_context_get_confinement     (SubagentRunC
 SUBAGENT_AVAILABLE_IN_0_2
 const char * const       *subagent_run_context_get_hidden_paths    (SubagentRunContext *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
+void                      subagent_run_context_report_usage        (SubagentRunContext *self,
+                                                                    guint               iterations,
+                                                                    guint               tool_calls,
+                                                                    double              cost_cents);
+
 G_END_DECLS

@@ -286,7 +286,7 @@ write_requests (AfsStore    *self,
     {
       g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
                    "The approval queue of run %s is signed: a writer without the HMAC key cannot change it; "
-                   "set SUBAGENT_APPROVAL_HMAC_KEY or approvals.hmac_key_file to the key its host uses", run_id);
+                   "set SUBAGENT_APPROVAL_HMAC_KEY or approval-file.key_file to the key its host uses", run_id);
       return FALSE;
     }
   /* Never a file its readers would refuse as too big. */

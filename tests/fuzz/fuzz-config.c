@@ -28,11 +28,11 @@ LLVMFuzzerTestOneInput (const guint8 *data,
       (void) subagent_config_get_plugin_path (config);
       (void) subagent_config_get_runner_command (config);
       (void) subagent_config_get_max_cost_cents (config);
-      (void) subagent_config_get_hmac_key_file (config);
+      (void) subagent_config_get_section (config, "approval-file");
       (void) subagent_config_get_confinement (config);
       (void) subagent_config_get_exclude (config);
       (void) subagent_config_get_warnings (config);
-      (void) subagent_config_get_backend_options (config, "worktree");
+      (void) subagent_config_get_section (config, "worktree");
     }
   return 0;
 }
