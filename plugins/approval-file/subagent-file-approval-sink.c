@@ -246,7 +246,7 @@ sink_list_options (SubagentConfigurable *configurable)
 {
   GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
 
-  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "string", NULL,
+  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "secret-file", NULL,
                                                         "A file (mode 0600) whose secret signs the approval files "
                                                         "(relative to the root); default: $" HMAC_KEY_ENV ", else unsigned",
                                                         NULL));
