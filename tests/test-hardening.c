@@ -572,6 +572,39 @@ test_state_dir_symlink_not_followed (Fixture       *f,
     g_error ("state written through the .subagent symlink: %s", name);
 }
 
+/* ---- the secret exclude list (for copied workspaces) --------------------- */
+
+static void
+test_secret_exclude_patterns (void)
+{
+  const char * const custom[] = { "*.secret", "vault/", NULL };
+  g_autoptr(SubagentConfig) config = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (subagent_secret_path_is_excluded (NULL, ".env"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "app/.env.production"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "certs/server.pem"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "keys/api.key"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "home/.ssh/config"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "id_rsa.pub"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, "deploy/credentials.json"));
+  g_assert_true (subagent_secret_path_is_excluded (NULL, ".netrc"));
+  g_assert_false (subagent_secret_path_is_excluded (NULL, "src/env.c"));
+  g_assert_false (subagent_secret_path_is_excluded (NULL, "docs/keys.md"));
+  g_assert_false (subagent_secret_path_is_excluded (NULL, ".ssh"));  /* a file named so: only dirs match */
+  g_assert_true (subagent_secret_path_is_excluded (custom, "a/b.secret"));
+  g_assert_true (subagent_secret_path_is_excluded (custom, "vault/x"));
+  g_assert_false (subagent_secret_path_is_excluded (custom, ".env"));
+
+  json_parser_load_from_data (parser, "{\"exclude\": [\"*.secret\"]}", -1, &error);
+  g_assert_no_error (error);
+  config = subagent_config_new_from_json (json_node_get_object (json_parser_get_root (parser)), "test", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_config_get_exclude (config)[0], ==, "*.secret");
+  g_assert_null (subagent_config_get_exclude (config)[1]);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -580,6 +613,7 @@ main (int   argc,
 
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
   g_test_add_func ("/hardening/deep-json/check-depth", test_deep_json_check_depth);
+  g_test_add_func ("/hardening/secrets/exclude-patterns", test_secret_exclude_patterns);
   ADD ("/hardening/deep-json/child-protocol", test_deep_json_child_protocol);
   ADD ("/hardening/deep-json/definition", test_deep_json_definition);
   ADD ("/hardening/deep-json/approvals-file", test_deep_json_approvals_file);
