@@ -148,7 +148,11 @@ test_allow_approves_without_asking (Fixture *f, gconstpointer data)
   isolating = ars_new_manager (f->root, "approvals: { sink: none }\n", SUBAGENT_PERMISSION_MODE_ALLOW);
   isolated = ars_run_for_one_answer (isolating, "directory-snapshot");
   ars_assert_answer (isolated, "req-1", FALSE, "no approver can reach this subagent");
-  g_unlink (g_build_filename (f->root, ".subagent", "config.yaml", NULL));
+  {
+    g_autofree char *config = g_build_filename (f->root, ".subagent", "config.yaml", NULL);
+
+    g_unlink (config);
+  }
 
   manager = ars_new_manager (f->root, NULL, SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS);
   queue = host_queue (manager, &added);

@@ -445,6 +445,7 @@ test_huge_cost_valid_json (Fixture       *f,
   g_assert_cmpfloat (json_object_get_double_member (result, "cost_cents"), <, 1e17);
   g_assert_cmpfloat (json_object_get_double_member (result, "cost_cents"), >=, 1e15);
   /* The session record and the audit record are valid JSON too. */
+  g_clear_pointer (&err, g_free);
   g_assert_cmpint (ctl_no_crash (f->root, &sessions, &err, "sessions", "--json", NULL), ==, 0);
   g_assert_nonnull (strstr (sessions, json_object_get_string_member (result, "run_id")));
   audit = sat_read_file (f->root, ".subagent/audit.jsonl");

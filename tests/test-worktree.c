@@ -41,7 +41,9 @@ test_branch_path_exclude (void)
   /* State is ignored by .subagent/.gitignore; info/exclude is left alone,
    * so definitions stay committable. */
   g_assert_nonnull (strstr (gitignore, "!/agents/"));
-  if (g_file_get_contents (g_build_filename (root, ".git", "info", "exclude", NULL), &exclude, NULL, NULL))
+  g_autofree char *exclude_path = g_build_filename (root, ".git", "info", "exclude", NULL);
+
+  if (g_file_get_contents (exclude_path, &exclude, NULL, NULL))
     g_assert_null (strstr (exclude, ".subagent"));
   sat_write_file (root, ".subagent/agents/mine.yaml", "name: mine\n");
   status = GIT (root, "status", "--porcelain", "--untracked-files=all");
