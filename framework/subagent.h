@@ -11,6 +11,8 @@
 #include "subagent-error.h"
 #include "subagent-types.h"
 #include "subagent-enum-types.h"
+#include "subagent-confinement.h"
+#include "subagent-secrets.h"
 #include "subagent-def.h"
 #include "subagent-diagnostic.h"
 #include "subagent-catalog.h"

@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
@@ -480,16 +481,209 @@ test_integrity_moved_verdict (Fixture       *f,
 
   if (key != NULL)
     {
-      /* Moving the digests along breaks the signature. The save replaces
-       * the untrusted file (keeping nothing of it). */
+      g_autoptr(GPtrArray) kept = NULL;
+
+      /* Moving the digests along breaks the signature. The save moves the
+       * untrusted file aside and brings back the version this host last
+       * trusted, whose verdict (harmless approved) stays. */
       g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
       g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, NULL));
       g_test_assert_expected_messages ();
-      g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (harmless),
-                                                           SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+      kept = ats_load (f->sink, RUN);
+      g_assert_cmpuint (kept->len, ==, 2);
+      for (guint i = 0; i < kept->len; i++)
+        if (g_str_equal (subagent_approval_request_get_request_id (kept->pdata[i]),
+                         subagent_approval_request_get_request_id (harmless)))
+          g_assert_cmpint (subagent_approval_request_get_status (kept->pdata[i]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
       tamper (f, RUN, swap_actions_and_digests, NULL);
       assert_rejected (f);
     }
+}
+
+/* Another writer rewrites a pending request under its id with other
+ * arguments and a digest recomputed for them, and approves it: the host
+ * waiting for its own call must not take that verdict. */
+static void
+approve_other_action (JsonObject *root)
+{
+  JsonObject *request = json_array_get_object_element (json_object_get_array_member (root, "requests"), 0);
+  JsonObject *args = json_object_new ();
+  g_autofree char *digest = NULL;
+
+  json_object_set_string_member (args, "path", "/etc/shadow");
+  digest = subagent_approval_compute_action_digest (json_object_get_string_member (request, "tool_name"), args);
+  json_object_set_object_member (request, "tool_arguments", args);
+  json_object_set_string_member (request, "action_digest", digest);
+  json_object_set_string_member (request, "status", "approved");
+  json_object_set_string_member (request, "approved_at", json_object_get_string_member (request, "created_at"));
+  json_object_set_string_member (request, "approved_by", "rewriter");
+}
+
+typedef struct {
+  SubagentApprovalQueue *queue;
+  SubagentApprovalRequest *request;
+  SubagentApprovalStatus status;
+} Submit;
+
+static gpointer
+submit_thread (gpointer data)
+{
+  Submit *submit = data;
+
+  submit->status = subagent_approval_queue_submit_sync (submit->queue, submit->request, NULL, NULL);
+  return NULL;
+}
+
+static void
+test_integrity_verdict_bound_to_action (Fixture       *f,
+                                        gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentApprovalQueue) queue = subagent_approval_queue_get (RUN, f->sink, &error);
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(SubagentApprovalRequest) request = NULL;
+  Submit submit = { 0 };
+  GThread *thread;
+
+  g_assert_no_error (error);
+  json_object_set_string_member (args, "path", "/notes");
+  request = subagent_approval_request_new ("child-1", RUN, "writer", "write_file", args, "prompt", "shared",
+                                           SUBAGENT_NO_BATCH_INDEX, NULL, 2);
+  submit.queue = queue;
+  submit.request = request;
+  thread = g_thread_new ("submit", submit_thread, &submit);
+  for (guint i = 0; i < 200; i++)
+    {
+      g_autoptr(GPtrArray) stored = subagent_approval_sink_load (f->sink, RUN, NULL);
+
+      if (stored != NULL && stored->len == 1)
+        break;
+      g_usleep (10 * 1000);
+    }
+  tamper (f, RUN, approve_other_action, NULL);
+  g_thread_join (thread);
+  g_assert_cmpint (submit.status, !=, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpint (subagent_approval_request_get_status (request), !=, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_queue_release (RUN);
+}
+
+/* A writer without the key must not turn a signed queue into an unsigned
+ * one its keyed host would refuse. */
+static void
+test_keyless_writer_refuses_signed_file (Fixture       *f,
+                                         gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalSink) keyless = ats_new_sink (f->root, NULL);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+
+  ats_save_one (f->sink, RUN, a);
+  g_ptr_array_add (batch, b);
+  g_assert_false (subagent_approval_sink_save (keyless, RUN, batch, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_assert_nonnull (strstr (error->message, "is signed"));
+  g_clear_error (&error);
+  g_assert_false (subagent_approval_sink_update_status (keyless, RUN, subagent_approval_request_get_request_id (a),
+                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  /* The keyed host still reads its queue. */
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+}
+
+static void
+append_garbage_request (JsonObject *root)
+{
+  json_object_set_string_member (root, "updated_at", "tampered");
+}
+
+/* A tampered file goes aside; the keyed host keeps the pending requests it
+ * trusted and the approver is told (integrity-failed). */
+static void
+test_tampered_file_quarantined (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  guint aside = 0;
+
+  ats_save_one (f->sink, RUN, a);
+  tamper (f, RUN, append_garbage_request, NULL);
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  ats_save_one (f->sink, RUN, b);
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (f->integrity_failures, >=, 1);
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 2);
+  dir = g_dir_open (f->dir, 0, NULL);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, RUN ".json.tampered-"))
+      aside++;
+  g_assert_cmpuint (aside, ==, 1);
+}
+
+/* A planted symlink or a huge file is skipped with a warning, like invalid
+ * JSON: the other runs' queues stay usable. */
+static void
+test_bad_file_does_not_block_others (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autofree char *link = g_build_filename (f->dir, "planted.json", NULL);
+  g_autofree char *big = g_build_filename (f->dir, "huge.json", NULL);
+  g_autoptr(GPtrArray) requests = NULL;
+  g_auto(GStrv) runs = NULL;
+  g_autoptr(GError) error = NULL;
+  FILE *file;
+
+  ats_save_one (f->sink, RUN, a);
+  g_assert_cmpint (symlink ("/etc/passwd", link), ==, 0);
+  file = fopen (big, "w");
+  g_assert_nonnull (file);
+  g_assert_cmpint (ftruncate (fileno (file), 70 * 1024 * 1024), ==, 0);
+  fclose (file);
+  runs = subagent_approval_sink_list_runs (f->sink, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (runs), ==, 3);
+  for (guint i = 0; runs[i] != NULL; i++)
+    {
+      g_autoptr(GPtrArray) loaded = NULL;
+
+      if (!g_str_equal (runs[i], RUN))
+        g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+      loaded = subagent_approval_sink_load (f->sink, runs[i], &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (loaded);
+      g_test_assert_expected_messages ();
+      g_assert_cmpuint (loaded->len, ==, g_str_equal (runs[i], RUN) ? 1 : 0);
+    }
+}
+
+/* The host never writes a queue file larger than its readers accept. */
+static void
+test_write_bounded_by_read_limit (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_autoptr(GPtrArray) batch = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *filler = g_malloc (1024 * 1024 + 1);
+  g_autofree char *path = g_strdup_printf ("%s/%s.json", f->dir, RUN);
+
+  memset (filler, 'x', 1024 * 1024);
+  filler[1024 * 1024] = '\0';
+  for (guint i = 0; i < 70; i++)
+    g_ptr_array_add (batch, ats_make_request (RUN, "write_file", filler));
+  g_assert_false (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "past the"));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
 static void
@@ -798,6 +992,11 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   ADD ("plugin/registry-provides-the-file-sink", test_plugin_provides_file_sink, NULL);
+  ADD ("integrity/verdict-bound-to-its-action", test_integrity_verdict_bound_to_action, NULL);
+  ADD ("integrity/keyless-writer-refuses-signed-file", test_keyless_writer_refuses_signed_file, KEY);
+  ADD ("integrity/tampered-file-quarantined", test_tampered_file_quarantined, KEY);
+  ADD ("store/bad-file-does-not-block-others", test_bad_file_does_not_block_others, NULL);
+  ADD ("store/write-bounded-by-read-limit", test_write_bounded_by_read_limit, NULL);
   ADD ("store/atomic-write-leaves-no-temp-files", test_atomic_write_no_temp_files, NULL);
   ADD ("store/invalid-ids-are-errors-never-paths", test_invalid_ids, NULL);
   ADD ("store/save-merges-and-stored-verdicts-win", test_save_merges, NULL);

@@ -27,8 +27,9 @@ fixture_setup (Fixture *f, gconstpointer data)
   g_assert_cmpint (mkfifo (f->fifo, 0600), ==, 0);
   /* The child says where it works and its pid through the FIFO, then
    * blocks until it is killed. */
+  /* Unconfined: it writes to the FIFO outside its workspace. */
   sat_write_file (f->root, ".subagent/agents/sleeper.yaml",
-                  "name: sleeper\n"
+                  "name: sleeper\nconfinement: none\n"
                   "command: [/bin/sh, -c, 'echo \"$$ $SUBAGENT_CHILD_ROOT\" > \"$PRUNE_FIFO\"; exec sleep 600']\n");
 }
 

@@ -227,15 +227,23 @@ read_batch_input (const char  *file,
                   GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *contents = NULL;
+  gsize length = 0;
 
   if (g_str_equal (file, "-"))
     {
       g_autoptr(GInputStream) in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
+      g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
 
-      if (!json_parser_load_from_stream (parser, in, NULL, error))
+      if (g_output_stream_splice (out, in, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL, error) < 0)
         return NULL;
+      length = g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (out));
+      contents = g_memory_output_stream_steal_data (G_MEMORY_OUTPUT_STREAM (out));
     }
-  else if (!json_parser_load_from_file (parser, file, error))
+  else if (!g_file_get_contents (file, &contents, &length, error))
+    return NULL;
+  /* Nesting is bounded before parsing: json-glib recurses without a limit. */
+  if (!subagent_json_parser_load_bounded (parser, contents != NULL ? contents : "", (gssize) length, error))
     return NULL;
   if (json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
     {

@@ -137,3 +137,26 @@ bad:
                "Bad duration “%s”: use a number with s, m, h or d, such as 30m", text ? text : "");
   return FALSE;
 }
+
+/* A child that runs subagentctl starts its own children one level deeper,
+ * with itself as their parent and its own depth limit, whatever --depth
+ * says: nesting through the CLI is refused at the limit as through the
+ * library. SUBAGENT_RUN_ID (the child's run) is the new run's parent;
+ * SUBAGENT_PARENT_RUN_ID is one level further up. */
+void
+sactl_inherit_depth (SubagentRunOptions *options)
+{
+  const char *depth = g_getenv ("SUBAGENT_DEPTH");
+  const char *max_depth = g_getenv ("SUBAGENT_MAX_DEPTH");
+  const char *run_id = g_getenv ("SUBAGENT_RUN_ID");
+  guint64 value;
+
+  if (depth != NULL && g_ascii_string_to_unsigned (depth, 10, 0, G_MAXINT, &value, NULL) &&
+      value > subagent_run_options_get_depth (options))
+    subagent_run_options_set_depth (options, (guint) value);
+  if (max_depth != NULL && g_ascii_string_to_unsigned (max_depth, 10, 0, G_MAXINT, &value, NULL))
+    /* 0 is a limit too: the parent allows no nesting at all. */
+    subagent_run_options_set_max_depth (options, value > 0 ? (guint) value : 1);
+  if (run_id != NULL && subagent_approval_id_is_valid (run_id) && subagent_run_options_get_parent_run_id (options) == NULL)
+    subagent_run_options_set_parent_run_id (options, run_id);
+}

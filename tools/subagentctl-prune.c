@@ -187,6 +187,16 @@ sactl_cmd_prune (int    argc,
           continue;
         }
 
+      /* What the dead run left running goes first: never remove a
+       * workspace from under a process. */
+      if (!dry_run)
+        {
+          guint stopped = subagent_owner_record_stop_processes (record);
+
+          if (stopped > 0)
+            g_debug ("prune: stopped %u leftover process(es) of %s", stopped, key);
+        }
+
       provider = provider_for_kind (&pruner, kind, &reason);
       outcome = provider == NULL ? SUBAGENT_RECLAIM_SKIPPED
                 : subagent_isolation_provider_reclaim (provider, root, record,

@@ -51,7 +51,7 @@ apply_isolation_options (SubagentRunOptions  *options,
           return FALSE;
         }
       key = g_strndup (pairs[i], eq - pairs[i]);
-      value = json_from_string (eq + 1, NULL);
+      value = subagent_json_check_depth (eq + 1, -1, SUBAGENT_JSON_MAX_DEPTH, NULL) ? json_from_string (eq + 1, NULL) : NULL;
       if (value == NULL || !JSON_NODE_HOLDS_VALUE (value))
         {
           g_clear_pointer (&value, json_node_unref);
@@ -159,6 +159,8 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_def_name (options, def_name);
   subagent_run_options_set_isolation (options, isolation);
   subagent_run_options_set_depth (options, (guint) depth);
+  /* Inside a child: nest below it, never restart at depth 0. */
+  sactl_inherit_depth (options);
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);

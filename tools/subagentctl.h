@@ -40,6 +40,8 @@ int             sactl_usage_error          (const char          *command,
                                             ...) G_GNUC_PRINTF (2, 3);
 
 /* Resolves --root (or the current directory) to an absolute, existing path. */
+/* Inside a child (SUBAGENT_DEPTH set): the run nests below it. */
+void      sactl_inherit_depth  (SubagentRunOptions *options);
 char     *sactl_resolve_root   (const char *root_option,
                                 GError    **error);
 /* Prints a JSON node, pretty, to stdout with a trailing newline. */

@@ -641,6 +641,17 @@ subagent_approval_request_adopt (SubagentApprovalRequest *self,
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (source), FALSE);
   g_return_val_if_fail (g_strcmp0 (self->request_id, source->request_id) == 0, FALSE);
 
+  /* The verdict is for an action: a stored request rewritten with other
+   * arguments (and a digest recomputed for them) under this id is another
+   * action, whose verdict this request must not take. */
+  if (g_strcmp0 (self->action_digest, source->action_digest) != 0)
+    {
+      g_message ("Approval request %s: the stored verdict is for another action (digest %s, not %s); ignoring it",
+                 self->request_id, source->action_digest ? source->action_digest : "none",
+                 self->action_digest ? self->action_digest : "none");
+      return FALSE;
+    }
+
   g_mutex_lock (&source->lock);
   to = source->status;
   stamp = g_strdup (to == SUBAGENT_APPROVAL_STATUS_APPROVED ? source->approved_at : source->denied_at);

@@ -281,7 +281,7 @@ read_fields (FileCtx *ctx)
     {
       g_autoptr(JsonParser) parser = json_parser_new ();
 
-      if (!json_parser_load_from_data (parser, ctx->text, ctx->len, &error))
+      if (!subagent_json_parser_load_bounded (parser, ctx->text, ctx->len, &error))
         {
           SubagentYamlMark mark;
           const char *problem;

@@ -40,6 +40,8 @@
  *   git: worktree                 #   inside a git work tree
  *   other: directory-snapshot     #   anywhere else
  * worktree: { pool_size: 2 }      # a plugin's section: passed through as written
+ * confinement: landlock           # landlock | none | required (host children)
+ * exclude: [.env, "*.pem"]        # files left out of copied workspaces
  * ```
  *
  * Every other top-level mapping is a plugin's section (the `Section=` of its
@@ -76,6 +78,8 @@ struct _SubagentConfig
   double max_cost_cents;
   char *approval_sink;
   guint approval_timeout;
+  SubagentConfinement confinement;
+  GStrv exclude;
   GPtrArray *warnings;
 };
 
@@ -96,6 +100,7 @@ subagent_config_finalize (GObject *object)
   g_free (self->auto_other);
   g_strfreev (self->runner_command);
   g_free (self->approval_sink);
+  g_strfreev (self->exclude);
   g_ptr_array_unref (self->warnings);
   G_OBJECT_CLASS (subagent_config_parent_class)->finalize (object);
 }
@@ -526,10 +531,12 @@ config_from_json (JsonObject                  *object,
                   GError                     **error)
 {
   static const char * const known[] = {
-    "isolation", "permission_mode", "plugins", "runner", "budget", "approvals", "auto_isolation", NULL
+    "isolation", "permission_mode", "plugins", "runner", "budget", "approvals", "auto_isolation",
+    "confinement", "exclude", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *mode = NULL;
+  g_autofree char *confinement = NULL;
 
   self->source = g_strdup (source ? source : "configuration");
   keep_plugin_sections (self, object, known, info);
@@ -547,6 +554,17 @@ config_from_json (JsonObject                  *object,
                "one of read-only, prompt, workspace-write, allow, danger-full-access");
       return NULL;
     }
+
+  if (!read_string (object, "confinement", "confinement", self->source, &confinement, error))
+    return NULL;
+  if (confinement != NULL && !subagent_confinement_from_string (confinement, &self->confinement))
+    {
+      invalid (error, self->source, "confinement", "one of landlock, none, required");
+      return NULL;
+    }
+  if (json_object_has_member (object, "exclude") &&
+      !read_argv (object, "exclude", "exclude", self->source, &self->exclude, error))
+    return NULL;
 
   if (!load_plugins (self, object, self->source, error) ||
       !load_runner (self, object, self->source, error) ||
@@ -990,4 +1008,35 @@ subagent_config_get_warnings (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
   return (const char * const *) self->warnings->pdata;
+}
+
+/**
+ * subagent_config_get_confinement:
+ * @self: a #SubagentConfig
+ *
+ * Returns: the confinement of host children (`confinement:`);
+ *   %SUBAGENT_CONFINEMENT_DEFAULT when not set
+ */
+SubagentConfinement
+subagent_config_get_confinement (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
+}
+
+/**
+ * subagent_config_get_exclude:
+ * @self: a #SubagentConfig
+ *
+ * The patterns of files copied workspaces leave out (`exclude:`), in the
+ * syntax of subagent_secret_path_is_excluded().
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the patterns;
+ *   subagent_secret_exclude_defaults() when not set
+ */
+const char * const *
+subagent_config_get_exclude (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->exclude != NULL ? (const char * const *) self->exclude : subagent_secret_exclude_defaults ();
 }

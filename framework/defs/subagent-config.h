@@ -13,6 +13,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
 
 G_BEGIN_DECLS
 
@@ -117,5 +118,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement subagent_config_get_confinement (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const *subagent_config_get_exclude     (SubagentConfig *self);
 
 G_END_DECLS

@@ -29,6 +29,7 @@ typedef enum {
   FIELD_ISOLATION,
   FIELD_MEMORY,
   FIELD_NETWORK,
+  FIELD_CONFINEMENT,
 } FieldKind;
 
 typedef struct {
@@ -60,6 +61,7 @@ static const Field fields[] = {
   { "max_cost_cents", NULL, "max-cost-cents", FIELD_AMOUNT },
   { "max_follow_ups", NULL, "max-follow-ups", FIELD_COUNT },
   { "network", NULL, "network", FIELD_NETWORK },
+  { "confinement", NULL, "confinement", FIELD_CONFINEMENT },
 };
 
 /* A short rendering of a bad value for messages. */
@@ -467,6 +469,17 @@ parse_field (const Field *field,
       g_value_init (value, G_TYPE_STRING);
       g_value_set_string (value, json_node_get_string (node));
       return TRUE;
+
+    case FIELD_CONFINEMENT:
+      {
+        SubagentConfinement confinement;
+
+        if (!holds (node, G_TYPE_STRING) || !subagent_confinement_from_string (json_node_get_string (node), &confinement))
+          return fail (problem, NULL, "field “%s” must be one of landlock, none, required; not %s", key, what);
+        g_value_init (value, SUBAGENT_TYPE_CONFINEMENT);
+        g_value_set_enum (value, confinement);
+        return TRUE;
+      }
 
     default:
       g_assert_not_reached ();

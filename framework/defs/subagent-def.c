@@ -50,6 +50,7 @@ struct _SubagentDef
   double max_cost_cents;
   guint max_follow_ups;
   char *network;
+  SubagentConfinement confinement;
   char *source_path;
 };
 
@@ -79,6 +80,7 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_MAX_FOLLOW_UPS,
   PROP_NETWORK,
+  PROP_CONFINEMENT,
   PROP_SOURCE_PATH,
   N_PROPS
 };
@@ -156,6 +158,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_COST_CENTS: g_value_set_double (value, self->max_cost_cents); break;
     case PROP_MAX_FOLLOW_UPS: g_value_set_uint (value, self->max_follow_ups); break;
     case PROP_NETWORK: g_value_set_string (value, self->network); break;
+    case PROP_CONFINEMENT: g_value_set_enum (value, self->confinement); break;
     case PROP_SOURCE_PATH: g_value_set_string (value, self->source_path); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -212,6 +215,7 @@ subagent_def_set_property (GObject      *object,
     case PROP_MAX_COST_CENTS: self->max_cost_cents = g_value_get_double (value); break;
     case PROP_MAX_FOLLOW_UPS: self->max_follow_ups = g_value_get_uint (value); break;
     case PROP_NETWORK: self->network = dup_or_null (value); break;
+    case PROP_CONFINEMENT: self->confinement = g_value_get_enum (value); break;
     case PROP_SOURCE_PATH: self->source_path = dup_or_null (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -383,6 +387,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    */
   properties[PROP_NETWORK] = g_param_spec_string ("network", NULL, NULL, NULL, CONSTRUCT_FLAGS);
   /**
+   * SubagentDef:confinement:
+   *
+   * How the child is confined when it runs on the host (`confinement:`);
+   * %SUBAGENT_CONFINEMENT_DEFAULT leaves it to the configuration. An
+   * explicit `network: none` also refuses TCP to a confined host child.
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_enum ("confinement", NULL, NULL, SUBAGENT_TYPE_CONFINEMENT,
+                       SUBAGENT_CONFINEMENT_DEFAULT, CONSTRUCT_FLAGS);
+  /**
    * SubagentDef:source-path:
    *
    * The file the definition was read from, or %NULL for one made in code.
@@ -543,12 +557,16 @@ subagent_def_to_json (SubagentDef *self)
   subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
-  json_object_set_double_member (object, "cpu_quota", self->cpu_quota);
+  subagent_json_set_amount (object, "cpu_quota", self->cpu_quota);
   subagent_json_set_nullable_string (object, "memory_limit", self->memory_limit);
   json_object_set_int_member (object, "timeout_seconds", self->timeout_seconds);
-  json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
+  subagent_json_set_amount (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
   subagent_json_set_nullable_string (object, "network", self->network);
+  if (self->confinement == SUBAGENT_CONFINEMENT_DEFAULT)
+    json_object_set_null_member (object, "confinement");
+  else
+    json_object_set_string_member (object, "confinement", subagent_confinement_to_string (self->confinement));
   subagent_json_set_nullable_string (object, "source_path", self->source_path);
   return object;
 }
@@ -973,4 +991,18 @@ subagent_def_get_source_path (SubagentDef *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_DEF (self), NULL);
   return self->source_path;
+}
+
+/**
+ * subagent_def_get_confinement:
+ * @self: a #SubagentDef
+ *
+ * Returns: the confinement the definition asks for;
+ *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none
+ */
+SubagentConfinement
+subagent_def_get_confinement (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
 }

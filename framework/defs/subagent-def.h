@@ -13,6 +13,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
 
 G_BEGIN_DECLS
 
@@ -118,6 +119,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 guint                subagent_def_get_max_follow_ups   (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_network          (SubagentDef *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement  subagent_def_get_confinement      (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_source_path      (SubagentDef *self);
 

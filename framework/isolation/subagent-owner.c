@@ -15,6 +15,7 @@
 #include "subagent-error.h"
 #include "subagent.h"
 #include "subagent-owner.h"
+#include "subagent-state-path-private.h"
 
 /**
  * SECTION:subagent-owner
@@ -292,11 +293,11 @@ subagent_owner_record_save (const char  *root,
 
   path = subagent_owner_record_path (root, session_key);
   dir = g_path_get_dirname (path);
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  /* Never through a symbolic link planted as .subagent or owners/. */
+  if (!_subagent_state_dir_ensure (dir, 0755, &local_error))
     {
-      int saved = errno;
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                   "Could not create %s for owner record %s: %s", dir, session_key, g_strerror (saved));
+                   "Could not write owner record %s: %s", session_key, local_error->message);
       return FALSE;
     }
   if (!g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))
@@ -358,7 +359,7 @@ load_record_file (const char  *path,
       return NULL;
     }
   if (!g_file_get_contents (path, &contents, &length, &local_error) ||
-      !json_parser_load_from_data (parser, contents, length, &local_error))
+      !subagent_json_parser_load_bounded (parser, contents, length, &local_error))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
                    "Could not read owner record %s: %s", path, local_error->message);
@@ -605,6 +606,8 @@ subagent_owner_marker_matches (const char *dir,
                                const char *session_key)
 {
   g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonNode *root;
 
@@ -612,7 +615,8 @@ subagent_owner_marker_matches (const char *dir,
   g_return_val_if_fail (marker_name != NULL, FALSE);
 
   path = g_build_filename (dir, marker_name, NULL);
-  if (!json_parser_load_from_file (parser, path, NULL))
+  if (!g_file_get_contents (path, &contents, &length, NULL) ||
+      !subagent_json_parser_load_bounded (parser, contents, (gssize) length, NULL))
     return FALSE;
   root = json_parser_get_root (parser);
   return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&

@@ -7,7 +7,10 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "subagent.h"
+#include "subagent-json-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-def-private.h"
 
@@ -42,6 +45,7 @@ typedef struct {
   char *session_key;
   char *isolation;
   guint depth;
+  guint max_depth_ceiling;       /* inherited from further up; 0: none */
   gint batch_index;
   guint max_iterations;
   guint max_tool_calls;
@@ -344,6 +348,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->hooks = hooks;
   state->run_id = (hooks && hooks->run_id) ? g_strdup (hooks->run_id) : _subagent_manager_new_run_id ();
   state->depth = options ? subagent_run_options_get_depth (options) : 0;
+  state->max_depth_ceiling = options ? subagent_run_options_get_max_depth (options) : 0;
   state->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
   state->parent_run_id = g_strdup (options && subagent_run_options_get_parent_run_id (options)
                                    ? subagent_run_options_get_parent_run_id (options) : self->run_id);
@@ -396,6 +401,15 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
         g_strdup_printf ("Subagent “%s” cannot start at depth %u: its max_depth is %u",
                          subagent_def_get_name (state->def), state->depth + 1,
                          subagent_def_get_max_depth (state->def));
+      return_error_result (task, state, message);
+      return;
+    }
+  /* A limit from further up (a child's SUBAGENT_MAX_DEPTH) holds as well. */
+  if (state->max_depth_ceiling > 0 && state->depth >= state->max_depth_ceiling)
+    {
+      g_autofree char *message =
+        g_strdup_printf ("Subagent “%s” cannot start at depth %u: the run it nests in allows depth %u at most",
+                         subagent_def_get_name (state->def), state->depth + 1, state->max_depth_ceiling);
       return_error_result (task, state, message);
       return;
     }
@@ -471,11 +485,51 @@ run_prepared (GObject      *source,
   run_route_approvals (g_steal_pointer (&task));
 }
 
+/* The values of every `secret-file` option (see #SubagentPluginOption) set
+ * in a plugin's section of config.yaml, as absolute paths. The framework
+ * names no plugin option: plugins declare which of theirs are secret. */
+static GStrv
+secret_files (SubagentManager *self)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GPtrArray) plugins = subagent_plugin_registry_list_plugins (self->plugins);
+
+  for (guint i = 0; plugins != NULL && i < plugins->len; i++)
+    {
+      SubagentPluginInfo *info = plugins->pdata[i];
+      JsonObject *section = subagent_config_get_section (self->config, subagent_plugin_info_get_section (info));
+      GPtrArray *options = subagent_plugin_info_get_options (info);
+
+      for (guint j = 0; section != NULL && options != NULL && j < options->len; j++)
+        {
+          SubagentPluginOption *option = options->pdata[j];
+          const char *value;
+
+          if (!g_str_equal (subagent_plugin_option_get_value_type (option), "secret-file"))
+            continue;
+          value = json_object_get_string_member_with_default (section, subagent_plugin_option_get_name (option), NULL);
+          if (value != NULL && *value != '\0')
+            {
+              g_autofree char *path = g_canonicalize_filename (value, self->root);
+
+              g_strv_builder_add (builder, path);
+            }
+        }
+    }
+  return g_strv_builder_end (builder);
+}
+
 static SubagentPermissionMode
 child_mode (RunState *state)
 {
-  return subagent_permission_mode_clamp (state->manager->permission_mode,
-                                         subagent_def_get_permission_mode (state->def));
+  SubagentPermissionMode mode = subagent_permission_mode_clamp (state->manager->permission_mode,
+                                                                subagent_def_get_permission_mode (state->def));
+
+  /* An isolated child never gets more than workspace-write: what it may do
+   * without asking stays inside its own workspace. */
+  if (g_strcmp0 (state->isolation, SUBAGENT_ISOLATION_SHARED) != 0 && mode > SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE)
+    mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
+  return mode;
 }
 
 static void
@@ -549,6 +603,7 @@ run_start (GTask *task_in)
   GCancellable *cancellable;
   SubagentRunner *runner;
   double max_cost;
+  g_auto(GStrv) hidden = NULL;
 
   g_clear_object (&state->lineage);
   state->lineage = lineage_for (state);
@@ -564,6 +619,9 @@ run_start (GTask *task_in)
 
   mode = child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
+  /* Secret files (an approval key) that plugin sections of config.yaml
+   * name: a confined child may not read them. */
+  hidden = secret_files (self);
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);
@@ -595,6 +653,8 @@ run_start (GTask *task_in)
                           "max-cost-cents", max_cost,
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
+                          "confinement", subagent_config_get_confinement (self->config),
+                          "hidden-paths", hidden,
                           NULL);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
@@ -655,6 +715,88 @@ option_is_true (JsonObject *options,
   return FALSE;
 }
 
+/* Whether @path (relative, as the review lists it) lies inside one of the
+ * definition's write_scope entries: a directory (and what is under it), a
+ * file, or a glob over the path or its last component ("*.md"). */
+static gboolean
+path_in_write_scope (const char * const *scope,
+                     const char         *path)
+{
+  const char *base = strrchr (path, '/');
+
+  base = base != NULL ? base + 1 : path;
+  for (guint i = 0; scope[i] != NULL; i++)
+    {
+      g_autofree char *entry = g_strdup (scope[i]);
+      gsize len;
+
+      while (g_str_has_prefix (entry, "./"))
+        memmove (entry, entry + 2, strlen (entry + 2) + 1);
+      len = strlen (entry);
+      while (len > 0 && entry[len - 1] == '/')
+        entry[--len] = '\0';
+      if (len == 0)
+        return TRUE;
+      if (strpbrk (entry, "*?") != NULL)
+        {
+          if (g_pattern_match_simple (entry, path) || g_pattern_match_simple (entry, base))
+            return TRUE;
+        }
+      else if (g_str_equal (path, entry) || (g_str_has_prefix (path, entry) && path[len] == '/'))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The review marks what the child changed outside its write_scope: a line
+ * `outside-write-scope<TAB>path` in the `.status` file, and the paths in
+ * the review object's `outside_write_scope`. The kernel enforces the scope
+ * for host children; this shows it for every backend. */
+static void
+mark_write_scope (RunState   *state,
+                  JsonObject *review)
+{
+  const char * const *scope = subagent_def_get_write_scope (state->def);
+  const char *status_path = json_object_get_string_member_with_default (review, "status_path", NULL);
+  g_autofree char *status = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GString) marks = g_string_new (NULL);
+  JsonArray *outside;
+
+  if (scope == NULL || status_path == NULL || !g_file_get_contents (status_path, &status, NULL, NULL))
+    return;
+  outside = json_array_new ();
+  lines = g_strsplit (status, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *tab = strchr (lines[i], '\t');
+      const char *path;
+
+      if (tab == NULL)
+        continue;
+      path = tab + 1;
+      /* A rename lists "old -> new": the new path is what was written. */
+      if (strstr (path, " -> ") != NULL)
+        path = strstr (path, " -> ") + 4;
+      if (!path_in_write_scope (scope, path))
+        {
+          g_string_append_printf (marks, "outside-write-scope\t%s\n", path);
+          json_array_add_string_element (outside, path);
+        }
+    }
+  json_object_set_array_member (review, "outside_write_scope", outside);
+  if (marks->len > 0)
+    {
+      g_autoptr(GString) updated = g_string_new (status);
+      g_autoptr(GError) error = NULL;
+
+      g_string_append (updated, marks->str);
+      if (!g_file_set_contents_full (status_path, updated->str, updated->len, G_FILE_SET_CONTENTS_CONSISTENT,
+                                     0644, &error))
+        g_warning ("Cannot mark the write_scope in %s: %s", status_path, error->message);
+    }
+}
+
 static JsonObject *
 capture_review (RunState *state)
 {
@@ -672,7 +814,12 @@ capture_review (RunState *state)
       g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
       return NULL;
     }
-  return subagent_review_to_json (review);
+  {
+    JsonObject *json = subagent_review_to_json (review);
+
+    mark_write_scope (state, json);
+    return json;
+  }
 }
 
 static void
@@ -694,7 +841,9 @@ record_lineage (RunState          *state,
   json_object_set_string_member (fields, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
   json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
-  json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  subagent_json_set_amount (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  if (subagent_run_result_get_confinement (result) != NULL)
+    json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
   if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
     g_warning ("%s", error->message);

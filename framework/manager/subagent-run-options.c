@@ -23,6 +23,7 @@ struct _SubagentRunOptions
   char *def_name;
   char *parent_run_id;
   guint depth;
+  guint max_depth;
   char *isolation;
   guint max_iterations;
   guint max_tool_calls;
@@ -175,6 +176,37 @@ subagent_run_options_get_depth (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), 0);
   return self->depth;
+}
+
+/**
+ * subagent_run_options_set_max_depth:
+ * @self: a #SubagentRunOptions
+ * @max_depth: a ceiling on the definition's `max_depth`; 0 for none
+ *
+ * Sets a depth limit the run inherits from further up: a child runs only
+ * while the parent's depth is below both this and its definition's
+ * `max_depth`. `subagentctl run` takes it from `SUBAGENT_MAX_DEPTH`, so a
+ * child that runs `subagentctl` cannot nest past its own limit.
+ */
+void
+subagent_run_options_set_max_depth (SubagentRunOptions *self,
+                                    guint               max_depth)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  self->max_depth = max_depth;
+}
+
+/**
+ * subagent_run_options_get_max_depth:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: the inherited depth limit; 0 for none
+ */
+guint
+subagent_run_options_get_max_depth (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), 0);
+  return self->max_depth;
 }
 
 /**

@@ -33,6 +33,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_depth           (SubagentRunOptions *self, guint depth);
 SUBAGENT_AVAILABLE_IN_ALL
 guint       subagent_run_options_get_depth           (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_max_depth       (SubagentRunOptions *self, guint max_depth);
+SUBAGENT_AVAILABLE_IN_0_2
+guint       subagent_run_options_get_max_depth       (SubagentRunOptions *self);
 SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_isolation       (SubagentRunOptions *self, const char *isolation);
 SUBAGENT_AVAILABLE_IN_ALL

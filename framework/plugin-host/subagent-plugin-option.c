@@ -26,8 +26,11 @@
  * ]|
  *
  * and, once loaded, from its type (see #SubagentConfigurable). Value types
- * are `string`, `integer`, `number` (an integer or a fraction), `boolean`
- * and `string-list` (a list of strings, or one string).
+ * are `string`, `integer`, `number` (an integer or a fraction), `boolean`,
+ * `string-list` (a list of strings, or one string) and `secret-file` (a
+ * string: the path, relative to the workspace root, of a file whose
+ * contents are secret, such as an approval key; confined children cannot
+ * read it).
  */
 struct _SubagentPluginOption
 {
@@ -41,7 +44,9 @@ struct _SubagentPluginOption
 G_DEFINE_BOXED_TYPE (SubagentPluginOption, subagent_plugin_option,
                      subagent_plugin_option_ref, subagent_plugin_option_unref)
 
-static const char * const value_types[] = { "string", "integer", "number", "boolean", "string-list", NULL };
+static const char * const value_types[] = {
+  "string", "integer", "number", "boolean", "string-list", "secret-file", NULL
+};
 
 static gboolean
 name_is_valid (const char *name)
@@ -91,7 +96,7 @@ subagent_plugin_option_new (const char  *name,
   if (value_type == NULL || !g_strv_contains (value_types, value_type))
     {
       g_set_error (error, SUBAGENT_PLUGIN_ERROR, SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR,
-                   "Option “%s” has type “%s”: use string, integer, number, boolean or string-list",
+                   "Option “%s” has type “%s”: use string, integer, number, boolean, string-list or secret-file",
                    name, value_type ? value_type : "");
       return NULL;
     }
@@ -222,7 +227,7 @@ static gboolean
 value_matches (const char *value_type,
                JsonNode   *value)
 {
-  if (g_str_equal (value_type, "string"))
+  if (g_str_equal (value_type, "string") || g_str_equal (value_type, "secret-file"))
     return holds (value, G_TYPE_STRING);
   if (g_str_equal (value_type, "integer"))
     return holds (value, G_TYPE_INT64);

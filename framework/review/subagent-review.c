@@ -11,6 +11,7 @@
 
 #include "subagent-error.h"
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 #include "subagent-review.h"
 #include "subagent-review-private.h"
 
@@ -592,6 +593,7 @@ subagent_review_capture (const char    *root,
   g_autofree char *real_child = NULL;
   g_autofree char *real_base = NULL;
   g_autofree char *reviews_dir = NULL;
+  g_autoptr(GError) local_error = NULL;
   g_autofree char *patch_path = NULL;
   g_autofree char *status_path = NULL;
   g_autoptr(GString) patch_text = g_string_new (NULL);
@@ -637,11 +639,11 @@ subagent_review_capture (const char    *root,
     return NULL;
 
   reviews_dir = g_build_filename (real_root, ".subagent", "reviews", NULL);
-  if (g_mkdir_with_parents (reviews_dir, 0755) != 0)
+  /* Never through a symbolic link: a child may have planted one. */
+  if (!_subagent_state_dir_ensure (reviews_dir, 0755, &local_error))
     {
-      int saved = errno;
-      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                   "Could not create %s for review %s: %s", reviews_dir, session_key, g_strerror (saved));
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED, "Could not keep review %s: %s", session_key,
+                   local_error->message);
       return NULL;
     }
   patch_path = g_strdup_printf ("%s/%s.patch", reviews_dir, session_key);

@@ -39,6 +39,8 @@ struct _SubagentRunContext
   double max_cost_cents;
   gint batch_index;
   GObject *approval_handler;
+  SubagentConfinement confinement;
+  GStrv hidden_paths;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
@@ -62,6 +64,8 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_BATCH_INDEX,
   PROP_APPROVAL_HANDLER,
+  PROP_CONFINEMENT,
+  PROP_HIDDEN_PATHS,
   N_PROPS
 };
 
@@ -89,6 +93,7 @@ subagent_run_context_finalize (GObject *object)
   g_free (self->task);
   g_free (self->run_id);
   g_free (self->parent_run_id);
+  g_strfreev (self->hidden_paths);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->finalize (object);
 }
@@ -206,6 +211,12 @@ subagent_run_context_get_property (GObject    *object,
     case PROP_APPROVAL_HANDLER:
       g_value_set_object (value, self->approval_handler);
       break;
+    case PROP_CONFINEMENT:
+      g_value_set_enum (value, self->confinement);
+      break;
+    case PROP_HIDDEN_PATHS:
+      g_value_set_boxed (value, self->hidden_paths);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -269,6 +280,12 @@ subagent_run_context_set_property (GObject      *object,
     case PROP_APPROVAL_HANDLER:
       self->approval_handler = g_value_dup_object (value);
       break;
+    case PROP_CONFINEMENT:
+      self->confinement = g_value_get_enum (value);
+      break;
+    case PROP_HIDDEN_PATHS:
+      self->hidden_paths = g_value_dup_boxed (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -285,6 +302,23 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
   object_class->constructed = subagent_run_context_constructed;
   object_class->get_property = subagent_run_context_get_property;
   object_class->set_property = subagent_run_context_set_property;
+
+  /**
+   * SubagentRunContext:confinement:
+   *
+   * The confinement the host's configuration asks for; merged with the
+   * definition's by subagent_confinement_merge().
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_enum ("confinement", NULL, NULL, SUBAGENT_TYPE_CONFINEMENT, SUBAGENT_CONFINEMENT_DEFAULT, flags);
+
+  /**
+   * SubagentRunContext:hidden-paths:
+   *
+   * Files a confined child may not read, such as the approval key file.
+   */
+  properties[PROP_HIDDEN_PATHS] =
+    g_param_spec_boxed ("hidden-paths", NULL, NULL, G_TYPE_STRV, flags);
 
   /**
    * SubagentRunContext:task:
@@ -686,6 +720,33 @@ subagent_run_context_get_approval_handler (SubagentRunContext *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
   return self->approval_handler;
+}
+
+/**
+ * subagent_run_context_get_confinement:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the confinement the host's configuration asks for
+ */
+SubagentConfinement
+subagent_run_context_get_confinement (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
+}
+
+/**
+ * subagent_run_context_get_hidden_paths:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): files a
+ *   confined child may not read
+ */
+const char * const *
+subagent_run_context_get_hidden_paths (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return (const char * const *) self->hidden_paths;
 }
 
 /**

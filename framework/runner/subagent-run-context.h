@@ -25,7 +25,8 @@ G_DECLARE_FINAL_TYPE (SubagentRunContext, subagent_run_context, SUBAGENT, RUN_CO
 /* Built with g_object_new() and construct-only properties: task, definition,
  * depth, run-id, parent-run-id, lineage, tools, permission-mode, isolation,
  * max-iterations, max-tool-calls, timeout-seconds, max-cost-cents, batch-index,
- * approval-handler (a GObject implementing the approval route, nullable). */
+ * approval-handler (a GObject implementing the approval route, nullable),
+ * confinement, hidden-paths. */
 
 SUBAGENT_AVAILABLE_IN_ALL
 const char               *subagent_run_context_get_task            (SubagentRunContext *self);
@@ -57,6 +58,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 gint                      subagent_run_context_get_batch_index     (SubagentRunContext *self);
 SUBAGENT_AVAILABLE_IN_ALL
 GObject                  *subagent_run_context_get_approval_handler (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement       subagent_run_context_get_confinement     (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const       *subagent_run_context_get_hidden_paths    (SubagentRunContext *self);
 
 SUBAGENT_AVAILABLE_IN_0_2
 void                      subagent_run_context_report_usage        (SubagentRunContext *self,

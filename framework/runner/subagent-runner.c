@@ -27,6 +27,7 @@ struct _SubagentRunOutcome
   char *final_answer;
   char *output;
   char *message;
+  char *confinement;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunOutcome, subagent_run_outcome, G_TYPE_OBJECT)
@@ -40,6 +41,7 @@ enum {
   OUTCOME_PROP_FINAL_ANSWER,
   OUTCOME_PROP_OUTPUT,
   OUTCOME_PROP_MESSAGE,
+  OUTCOME_PROP_CONFINEMENT,
   OUTCOME_N_PROPS
 };
 
@@ -54,6 +56,7 @@ subagent_run_outcome_finalize (GObject *object)
   g_free (self->final_answer);
   g_free (self->output);
   g_free (self->message);
+  g_free (self->confinement);
 
   G_OBJECT_CLASS (subagent_run_outcome_parent_class)->finalize (object);
 }
@@ -88,6 +91,9 @@ subagent_run_outcome_get_property (GObject    *object,
       break;
     case OUTCOME_PROP_MESSAGE:
       g_value_set_string (value, self->message);
+      break;
+    case OUTCOME_PROP_CONFINEMENT:
+      g_value_set_string (value, self->confinement);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -135,6 +141,9 @@ subagent_run_outcome_set_property (GObject      *object,
       break;
     case OUTCOME_PROP_MESSAGE:
       self->message = dup_or_empty (value);
+      break;
+    case OUTCOME_PROP_CONFINEMENT:
+      self->confinement = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -209,6 +218,14 @@ subagent_run_outcome_class_init (SubagentRunOutcomeClass *klass)
   outcome_properties[OUTCOME_PROP_MESSAGE] =
     g_param_spec_string ("message", NULL, NULL, "", flags);
 
+  /**
+   * SubagentRunOutcome:confinement:
+   *
+   * The confinement the child ran under (`landlock`, `none`, `container`),
+   * or %NULL when the runner did not start a process.
+   */
+  outcome_properties[OUTCOME_PROP_CONFINEMENT] =
+    g_param_spec_string ("confinement", NULL, NULL, NULL, flags);
   g_object_class_install_properties (object_class, OUTCOME_N_PROPS, outcome_properties);
 }
 
@@ -645,4 +662,18 @@ subagent_runner_run (SubagentRunner      *self,
   g_object_unref (data.result);
   g_main_context_pop_thread_default (main_context);
   return outcome;
+}
+
+/**
+ * subagent_run_outcome_get_confinement:
+ * @self: a #SubagentRunOutcome
+ *
+ * Returns: (transfer none) (nullable): the confinement the child ran under
+ *   (`landlock`, `none`, `container`), or %NULL
+ */
+const char *
+subagent_run_outcome_get_confinement (SubagentRunOutcome *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OUTCOME (self), NULL);
+  return self->confinement;
 }

@@ -111,6 +111,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_run_outcome_get_output       (SubagentRunOutcome *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_run_outcome_get_message      (SubagentRunOutcome *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_run_outcome_get_confinement  (SubagentRunOutcome *self);
 SUBAGENT_AVAILABLE_IN_ALL
 SubagentRunStatus subagent_run_outcome_get_status (SubagentRunOutcome *self);
 

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 #include "subagent-supervisor-private.h"
 
 SubagentJob *
@@ -163,7 +164,7 @@ push_terminal_event_locked (SubagentSupervisor *self,
   json_object_set_string_member (details, "stop_reason", stop_reason);
   if (reason != NULL)
     json_object_set_string_member (details, "reason", reason);
-  json_object_set_double_member (details, "cost_cents", subagent_run_result_get_cost_cents (result));
+  subagent_json_set_amount (details, "cost_cents", subagent_run_result_get_cost_cents (result));
   json_object_set_int_member (details, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (details, "tool_calls", subagent_run_result_get_tool_calls (result));
   if (subagent_run_result_get_session_id (result) != NULL)
