@@ -8,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-yaml-private.h"
+#include "subagent-config-private.h"
 
 /**
  * SubagentConfig:
@@ -36,6 +37,8 @@
  * worktree: { pool_size: 2, keep_branch: false, include_dirty: false }
  * snapshot: { strategy: auto, snapshot_dir: /var/cache/subagent }
  * docker:   { image: busybox-local, binary: docker, network: none, user: "65534:65534" }
+ * review:
+ *   max_file_size: 16MiB          # larger files: size and digest, no content
  * ```
  *
  * Unknown keys are reported with a warning (and kept in
@@ -61,6 +64,7 @@ struct _SubagentConfig
   char *approval_sink;
   guint approval_timeout;
   char *hmac_key_file;
+  guint64 review_max_file_size;
   GPtrArray *warnings;
 };
 
@@ -112,6 +116,7 @@ subagent_config_init (SubagentConfig *self)
                                                  (GDestroyNotify) json_object_unref);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
+  self->review_max_file_size = SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE;
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -381,6 +386,70 @@ load_backend_sections (SubagentConfig *self, JsonObject *root, const char *sourc
   return TRUE;
 }
 
+/* A byte count: a whole number, or a string with a unit such as "16MiB",
+ * "512 MiB", "2G" (powers of 1024) or "64kB" (powers of 1000). */
+gboolean
+_subagent_config_parse_size (JsonNode *node,
+                             guint64  *out)
+{
+  static const struct { const char *unit; guint64 factor; } units[] = {
+    { "", 1 }, { "b", 1 }, { "k", 1024 }, { "kib", 1024 }, { "kb", 1000 },
+    { "m", 1024 * 1024 }, { "mib", 1024 * 1024 }, { "mb", 1000 * 1000 },
+    { "g", G_GUINT64_CONSTANT (1) << 30 }, { "gib", G_GUINT64_CONSTANT (1) << 30 },
+    { "gb", G_GUINT64_CONSTANT (1000000000) },
+  };
+  g_autofree char *unit = NULL;
+  const char *text;
+  char *end = NULL;
+  double value;
+
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    {
+      if (json_node_get_int (node) < 0)
+        return FALSE;
+      *out = (guint64) json_node_get_int (node);
+      return TRUE;
+    }
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    return FALSE;
+  text = json_node_get_string (node);
+  value = g_ascii_strtod (text, &end);
+  if (end == text || value < 0)
+    return FALSE;
+  unit = g_ascii_strdown (g_strstrip (g_strdup (end)), -1);
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (g_str_equal (unit, units[i].unit))
+      {
+        if (value * units[i].factor > (double) G_MAXINT64)
+          return FALSE;
+        *out = (guint64) (value * units[i].factor);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static gboolean
+load_review (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  static const char * const known[] = { "max_file_size", NULL };
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *review = section (self, root, "review", source, &local_error);
+  JsonNode *node;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (review == NULL)
+    return TRUE;
+  warn_unknown_keys (self, review, "review", known, source);
+  node = json_object_get_member (review, "max_file_size");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node) &&
+      !_subagent_config_parse_size (node, &self->review_max_file_size))
+    return invalid (error, source, "review.max_file_size", "a size in bytes, such as 16777216 or \"16MiB\"");
+  return TRUE;
+}
+
 /**
  * subagent_config_new:
  *
@@ -409,7 +478,7 @@ subagent_config_new_from_json (JsonObject  *object,
 {
   static const char * const known[] = {
     "isolation", "permission_mode", "plugins", "runner", "budget", "approvals",
-    "worktree", "snapshot", "docker", NULL
+    "worktree", "snapshot", "docker", "review", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *isolation = NULL;
@@ -453,7 +522,8 @@ subagent_config_new_from_json (JsonObject  *object,
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
-      !load_backend_sections (self, object, self->source, error))
+      !load_backend_sections (self, object, self->source, error) ||
+      !load_review (self, object, self->source, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -728,4 +798,20 @@ subagent_config_get_warnings (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
   return (const char * const *) self->warnings->pdata;
+}
+
+/**
+ * subagent_config_get_review_max_file_size:
+ * @self: a #SubagentConfig
+ *
+ * Returns: the content limit of review patches in bytes (`review.max_file_size`,
+ *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
+ *
+ * Since: 0.2
+ */
+guint64
+subagent_config_get_review_max_file_size (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE);
+  return self->review_max_file_size;
 }

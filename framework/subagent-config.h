@@ -47,5 +47,6 @@ const char            *subagent_config_get_approval_sink      (SubagentConfig *s
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+guint64                subagent_config_get_review_max_file_size (SubagentConfig *self);
 
 G_END_DECLS

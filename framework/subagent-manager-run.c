@@ -506,6 +506,7 @@ run_finished (GObject      *source,
 static SubagentReview *
 capture_review_of_context (const char                *root,
                            SubagentIsolationContext  *context,
+                           guint64                    max_file_size,
                            GError                   **error)
 {
   GVariant *data = subagent_isolation_context_get_backend_data (context);
@@ -515,31 +516,34 @@ capture_review_of_context (const char                *root,
   if (data != NULL)
     g_variant_lookup (data, "base-commit", "&s", &base_commit);
   if (base_commit != NULL)
-    return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                    NULL, base_commit, NULL,
-                                    subagent_isolation_context_get_child_root (context), NULL, error);
-  return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                  parent_root, NULL, NULL,
-                                  subagent_isolation_context_get_child_root (context), NULL, error);
+    return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                         NULL, base_commit, NULL,
+                                         subagent_isolation_context_get_child_root (context),
+                                         max_file_size, NULL, error);
+  return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                       parent_root, NULL, NULL,
+                                       subagent_isolation_context_get_child_root (context),
+                                       max_file_size, NULL, error);
 }
 
+/* NULL with error set when the review could not be taken: the run then
+ * ends with an error result (what the child did cannot be shown), and its
+ * workspace is still cleaned up. */
 static JsonObject *
-capture_review (RunState *state)
+capture_review (RunState  *state,
+                GError   **error)
 {
   SubagentIsolationContext *context = state->context;
-  g_autoptr(GError) error = NULL;
   g_autoptr(SubagentReview) review = NULL;
 
   if (g_str_equal (subagent_isolation_context_get_parent_root (context),
                    subagent_isolation_context_get_child_root (context)))
     return NULL;  /* shared: the parent already sees every change */
 
-  review = capture_review_of_context (state->manager->root, context, &error);
+  review = capture_review_of_context (state->manager->root, context,
+                                      subagent_config_get_review_max_file_size (state->manager->config), error);
   if (review == NULL)
-    {
-      g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
-      return NULL;
-    }
+    return NULL;
   return subagent_review_to_json (review);
 }
 
@@ -634,6 +638,7 @@ run_wrap_up (GTask        *task,
   RunState *state = task_data;
   g_autoptr(JsonObject) review = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(GError) review_error = NULL;
   gboolean separate = !g_str_equal (subagent_isolation_context_get_parent_root (state->context),
                                     subagent_isolation_context_get_child_root (state->context));
   gboolean keep = state->hooks != NULL && state->hooks->keep_workspace && state->outcome != NULL && separate;
@@ -648,7 +653,7 @@ run_wrap_up (GTask        *task,
     }
 
   if (state->outcome != NULL)
-    review = capture_review (state);
+    review = capture_review (state, &review_error);
 
   /* Cleanup guarantee: whatever the child did — unless the supervisor keeps
    * the workspace for follow-ups, and then owns its cleanup. */
@@ -671,7 +676,17 @@ run_wrap_up (GTask        *task,
       return;
     }
 
-  result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
+  if (review_error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Subagent run %s ended but its review could not be taken "
+                                                  "(the run counts as failed): %s",
+                                                  state->run_id, review_error->message);
+
+      g_debug ("%s", message);
+      result = subagent_run_result_new_error (message, state->lineage);
+    }
+  else
+    result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
   record_lineage (state, result);
   keep_session (state, result, review, keep);
   g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);
