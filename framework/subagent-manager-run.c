@@ -361,6 +361,18 @@ run_prepared (GObject      *source,
   g_autoptr(GError) error = NULL;
 
   state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+  if (state->context == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* Cancelled while its workspace was being made: the child never ran. */
+      g_autofree char *message = g_strdup_printf ("Cancelled while its %s workspace was being prepared; it never ran",
+                                                  state->isolation);
+
+      g_task_return_pointer (task, subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, state->run_id, 0, 0, 0.0, "",
+                                                            state->lineage, NULL, message,
+                                                            SUBAGENT_STOP_REASON_CANCELLED, NULL),
+                             g_object_unref);
+      return;
+    }
   if (state->context == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
