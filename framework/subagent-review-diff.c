@@ -629,6 +629,7 @@ diff_trees (git_repository *repo,
       git_patch_free (patch);
     }
 
+
   for (guint i = 0; w->skipped != NULL && i < w->skipped->len; i++)
     {
       const char *line = w->skipped->pdata[i];

@@ -40,8 +40,12 @@
  * `modified`, `deleted`, `renamed`, `mode-changed` for a change of the
  * executable bit alone), a tab, the path (renames: `old -> new`; paths with
  * control characters, quotes or backslashes are C-quoted), and for some,
- * a tab and notes (`binary`, `mode 100644->100755`, `similarity 90%`). A
- * last line starting with `total:` sums it up. The per-kind counts add up
+ * a tab and notes (`binary`, `mode 100644->100755`, `similarity 90%`,
+ * `binary over-limit size N blocks-sha256 HEX` for a file over the content
+ * limit, whose content the patch leaves out). What the child left that a
+ * tree cannot hold follows as `skipped`, the path and its kind (`fifo`,
+ * `socket`, `char-device`, `block-device`). A last line starting with
+ * `total:` sums the changes up. The per-kind counts add up
  * to #SubagentReview:files-changed; #SubagentReview:binary counts binary
  * files among them.
  */
