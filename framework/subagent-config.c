@@ -39,7 +39,13 @@
  * docker:   { image: busybox-local, binary: docker, network: none, user: "65534:65534" }
  * review:
  *   max_file_size: 16MiB          # larger files: size and digest, no content
+ * routing:                        # isolation: auto with a skill or risk level
+ *   strict: false
+ *   medium: { backends: [docker, directory-snapshot] }
+ *   high:   { backends: [docker], cpu: 1, memory: 512MiB, network: none }
  * ```
+ *
+ * (See #SubagentRoutingPolicy for `routing`.)
  *
  * Unknown keys are reported with a warning (and kept in
  * subagent_config_get_warnings()); values of the wrong type or range are
@@ -65,6 +71,7 @@ struct _SubagentConfig
   guint approval_timeout;
   char *hmac_key_file;
   guint64 review_max_file_size;
+  SubagentRoutingPolicy *routing;
   GPtrArray *warnings;
 };
 
@@ -89,6 +96,7 @@ subagent_config_finalize (GObject *object)
 
   g_free (self->source);
   g_free (self->default_isolation);
+  g_clear_object (&self->routing);
   g_hash_table_unref (self->backend_plugins);
   g_strfreev (self->plugin_path);
   g_hash_table_unref (self->backend_options);
@@ -117,6 +125,7 @@ subagent_config_init (SubagentConfig *self)
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
   self->review_max_file_size = SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE;
+  self->routing = subagent_routing_policy_new_default ();
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -450,6 +459,24 @@ load_review (SubagentConfig *self, JsonObject *root, const char *source, GError 
   return TRUE;
 }
 
+static gboolean
+load_routing (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *routing = section (self, root, "routing", source, &local_error);
+  SubagentRoutingPolicy *policy;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (routing == NULL)
+    return TRUE;
+  if ((policy = subagent_routing_policy_new_from_json (routing, source, error)) == NULL)
+    return FALSE;
+  g_set_object (&self->routing, policy);
+  g_object_unref (policy);
+  return TRUE;
+}
+
 /**
  * subagent_config_new:
  *
@@ -478,7 +505,7 @@ subagent_config_new_from_json (JsonObject  *object,
 {
   static const char * const known[] = {
     "isolation", "permission_mode", "plugins", "runner", "budget", "approvals",
-    "worktree", "snapshot", "docker", "review", NULL
+    "worktree", "snapshot", "docker", "review", "routing", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *isolation = NULL;
@@ -523,7 +550,8 @@ subagent_config_new_from_json (JsonObject  *object,
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
       !load_backend_sections (self, object, self->source, error) ||
-      !load_review (self, object, self->source, error))
+      !load_review (self, object, self->source, error) ||
+      !load_routing (self, object, self->source, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -814,4 +842,20 @@ subagent_config_get_review_max_file_size (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE);
   return self->review_max_file_size;
+}
+
+/**
+ * subagent_config_get_routing_policy:
+ * @self: a #SubagentConfig
+ *
+ * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
+ *   else the default of #SubagentRoutingPolicy)
+ *
+ * Since: 0.2
+ */
+SubagentRoutingPolicy *
+subagent_config_get_routing_policy (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->routing;
 }

@@ -11,6 +11,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-routing.h"
 
 G_BEGIN_DECLS
 
@@ -47,6 +48,9 @@ const char            *subagent_config_get_approval_sink      (SubagentConfig *s
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
 guint64                subagent_config_get_review_max_file_size (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentRoutingPolicy *subagent_config_get_routing_policy       (SubagentConfig *self);
 
 G_END_DECLS

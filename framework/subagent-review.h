@@ -11,6 +11,8 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "subagent-types.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -33,6 +35,7 @@ SubagentReview *subagent_review_capture        (const char           *root,
                                                 const char           *child_root,
                                                 GCancellable         *cancellable,
                                                 GError              **error);
+SUBAGENT_AVAILABLE_IN_0_2
 SubagentReview *subagent_review_capture_full   (const char           *root,
                                                 const char           *session_key,
                                                 const char           *base_dir,
