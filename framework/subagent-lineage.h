@@ -39,6 +39,8 @@ const char *subagent_lineage_get_isolation      (SubagentLineage *self);
 gint        subagent_lineage_get_batch_index    (SubagentLineage *self);
 const char *subagent_lineage_get_worktree_path  (SubagentLineage *self);
 const char *subagent_lineage_get_container_path (SubagentLineage *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_lineage_get_routing (SubagentLineage *self);
 JsonObject *subagent_lineage_to_json            (SubagentLineage *self);
 
 G_END_DECLS

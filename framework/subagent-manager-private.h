@@ -76,6 +76,27 @@ typedef struct {
   SubagentIsolationContext *kept_context;  /* the workspace kept for follow-ups */
 } SubagentRunHooks;
 
+/* The provider of a backend: the plugin config.yaml pins for it, or
+ * whichever plugin provides it (may load a module). */
+SubagentIsolationProvider *_subagent_manager_isolation_provider_for (SubagentManager  *self,
+                                                                     const char       *backend,
+                                                                     GError          **error) G_GNUC_INTERNAL;
+
+/* subagent-manager-routing.c: the risk policy's choice for @level: the
+ * first backend of its list that is installed and available. *out_note
+ * says which and why ("medium risk: docker unavailable (…), used
+ * directory-snapshot"). Blocks (loads plugins, asks engines). NULL with
+ * @error when none is (or, strict, when the first is not). */
+char *_subagent_manager_route (SubagentManager    *self,
+                               SubagentRiskLevel   level,
+                               char              **out_note,
+                               GError            **error) G_GNUC_INTERNAL;
+
+/* Whether docker-notation memory limit @a ("512m") is below @b; an
+ * unparsable one counts as no limit. */
+gboolean _subagent_memory_limit_is_below (const char *a,
+                                          const char *b) G_GNUC_INTERNAL;
+
 void _subagent_manager_run_hooked_async (SubagentManager     *self,
                                          const char          *task,
                                          SubagentRunOptions  *options,

@@ -9,6 +9,7 @@
 
 #include "subagent.h"
 #include "subagent-manager-private.h"
+#include "subagent-supervisor-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -57,6 +58,13 @@ typedef struct {
   SubagentRunHooks *hooks;  /* the supervisor's, not owned; may be NULL */
   SubagentApprovalQueue *approval_queue;      /* where the child's requests go; NULL: unattended */
   SubagentApprovalHandler *approval_handler;  /* the child's route, on its run context */
+  SubagentRunOptions *options;  /* a copy; NULL when none were given */
+
+  /* Skills and risk routing (issue 19). */
+  SubagentSkill *skill;
+  SubagentRiskLevel risk;
+  char *routing;                        /* how auto chose, for message, lineage, audit */
+  SubagentPermissionMode ceiling;       /* the risk level's; INHERIT: none */
 } RunState;
 
 static void
@@ -78,6 +86,9 @@ run_state_free (RunState *state)
   g_clear_error (&state->runner_error);
   g_clear_object (&state->approval_queue);
   g_clear_object (&state->approval_handler);
+  g_clear_object (&state->options);
+  g_clear_object (&state->skill);
+  g_free (state->routing);
   g_free (state);
 }
 
@@ -97,8 +108,16 @@ lineage_for (RunState *state)
   const char *worktree = state->context ? subagent_isolation_context_get_worktree_path (state->context) : NULL;
   const char *container = state->context ? subagent_isolation_context_get_container_path (state->context) : NULL;
 
-  return subagent_lineage_new (state->parent_run_id, subagent_def_get_name (state->def), state->depth + 1,
-                               state->isolation, state->batch_index, worktree, container);
+  return g_object_new (SUBAGENT_TYPE_LINEAGE,
+                       "parent-run-id", state->parent_run_id,
+                       "def-name", subagent_def_get_name (state->def),
+                       "depth", state->depth + 1,
+                       "isolation", state->isolation,
+                       "batch-index", state->batch_index,
+                       "worktree-path", worktree,
+                       "container-path", container,
+                       "routing", state->routing,
+                       NULL);
 }
 
 /* The definition to run: a named one, or the default; a command override
@@ -168,8 +187,8 @@ merged_isolation_options (SubagentManager    *self,
 
 /* The backend's provider: the plugin config.yaml pins for it, or whichever
  * plugin provides it (shared is built in and maps no module). */
-static SubagentIsolationProvider *
-isolation_provider_for (SubagentManager  *self,
+SubagentIsolationProvider *
+_subagent_manager_isolation_provider_for (SubagentManager  *self,
                         const char       *backend,
                         GError          **error)
 {
@@ -183,6 +202,9 @@ isolation_provider_for (SubagentManager  *self,
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_with_isolation (GTask *task);
+static void run_routed (GObject *source, GAsyncResult *result, gpointer user_data);
+static void route_thread (GTask *route, gpointer source, gpointer task_data, GCancellable *cancellable);
 static void run_route_approvals (GTask *task);
 static void run_start (GTask *task);
 static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -224,8 +246,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentIsolationProvider) provider = NULL;
-  g_autoptr(SubagentIsolationRequest) request = NULL;
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
@@ -264,6 +284,27 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
+  state->options = options ? _subagent_run_options_copy (options) : NULL;
+
+  /* A skill: one small file under the root (refused outside it). */
+  if (options != NULL && subagent_run_options_get_skill_path (options) != NULL)
+    {
+      state->skill = subagent_skill_load (self->root, subagent_run_options_get_skill_path (options), &error);
+      if (state->skill == NULL)
+        {
+          state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+          state->lineage = lineage_for (state);
+          return_error_result (task, state, error->message);
+          return;
+        }
+    }
+  /* The caller's risk wins over the skill's; a skill that names none is
+   * taken as medium (see docs/architecture.md, "Routing"). */
+  state->risk = options ? subagent_run_options_get_risk_level (options) : SUBAGENT_RISK_LEVEL_NONE;
+  if (state->risk == SUBAGENT_RISK_LEVEL_NONE && state->skill != NULL)
+    state->risk = subagent_skill_get_risk_level (state->skill);
+  if (state->risk == SUBAGENT_RISK_LEVEL_NONE && state->skill != NULL)
+    state->risk = SUBAGENT_RISK_LEVEL_MEDIUM;
 
   requested = options ? subagent_run_options_get_isolation (options) : NULL;
   if (requested == NULL || *requested == '\0')
@@ -284,11 +325,119 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, message);
       return;
     }
+  if (g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO) && state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    {
+      /* The risk policy probes backends (an engine may be slow to answer):
+       * in a thread. */
+      GTask *route = g_task_new (self, g_task_get_cancellable (task), run_routed, g_object_ref (task));
+
+      g_task_set_task_data (route, state, NULL);
+      g_task_run_in_thread (route, route_thread);
+      g_object_unref (route);
+      return;
+    }
   if (g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
     {
       g_free (state->isolation);
       state->isolation = g_strdup (subagent_isolation_resolve_auto (self->root));
     }
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* The routed level's limits are ceilings: what the run asked for stays
+ * when it is tighter. */
+static void
+apply_risk_limits (RunState *state)
+{
+  SubagentRoutingPolicy *policy = subagent_config_get_routing_policy (state->manager->config);
+  SubagentRiskLevel level = state->risk;
+  double cpu = subagent_routing_policy_get_cpu_quota (policy, level);
+  const char *memory = subagent_routing_policy_get_memory_limit (policy, level);
+  guint pids = subagent_routing_policy_get_pids_limit (policy, level);
+  const char *network = subagent_routing_policy_get_network (policy, level);
+  const char *confinement = subagent_routing_policy_get_confinement (policy, level);
+
+  if (cpu > 0 && (state->cpu_quota <= 0 || cpu < state->cpu_quota))
+    state->cpu_quota = cpu;
+  if (memory != NULL && (state->memory_limit == NULL || _subagent_memory_limit_is_below (memory, state->memory_limit)))
+    {
+      g_free (state->memory_limit);
+      state->memory_limit = g_strdup (memory);
+    }
+  if (pids > 0)
+    {
+      JsonNode *given = json_object_get_member (state->isolation_options, "pids_limit");
+
+      if (given == NULL || json_node_get_value_type (given) != G_TYPE_INT64 ||
+          json_node_get_int (given) <= 0 || (guint64) json_node_get_int (given) > pids)
+        json_object_set_int_member (state->isolation_options, "pids_limit", pids);
+    }
+  if (network != NULL)
+    json_object_set_string_member (state->isolation_options, "network", network);
+  if (confinement != NULL)
+    json_object_set_string_member (state->isolation_options, "confinement", confinement);
+  state->ceiling = subagent_routing_policy_get_permission_ceiling (policy, level);
+}
+
+static void
+route_thread (GTask        *route,
+              gpointer      source,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  RunState *state = task_data;
+  GError *error = NULL;
+  char *note = NULL;
+  char *backend = _subagent_manager_route (state->manager, state->risk, &note, &error);
+
+  if (backend == NULL)
+    {
+      g_task_return_error (route, error);
+      return;
+    }
+  g_free (state->routing);
+  state->routing = note;
+  g_task_return_pointer (route, backend, g_free);
+}
+
+/* The policy chose (or refused): apply its limits, then go on. */
+static void
+run_routed (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *backend = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (backend == NULL)
+    {
+      g_free (state->isolation);
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_AUTO);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
+    }
+  g_free (state->isolation);
+  state->isolation = g_steal_pointer (&backend);
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* From the depth guard on, once the backend is known. */
+static void
+run_with_isolation (GTask *task_in)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  SubagentRunOptions *options = state->options;
+  SubagentRunHooks *hooks = state->hooks;
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationProvider) provider = NULL;
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+
   state->lineage = lineage_for (state);
 
   /* Depth guard: the parent at depth D may start a child only while D < max_depth. */
@@ -321,6 +470,8 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->isolation_options = merged_isolation_options (self, state->isolation, options);
   if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
     json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
+  if (state->routing != NULL)
+    apply_risk_limits (state);
 
   /* A follow-up runs in the workspace its session kept. */
   if (hooks != NULL && hooks->reuse_context != NULL)
@@ -331,7 +482,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
 
   /* Isolation before any child runs; a failure returns without launching. */
-  provider = isolation_provider_for (self, state->isolation, &error);
+  provider = _subagent_manager_isolation_provider_for (self, state->isolation, &error);
   if (provider == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -385,8 +536,13 @@ run_prepared (GObject      *source,
 static SubagentPermissionMode
 child_mode (RunState *state)
 {
-  return subagent_permission_mode_clamp (state->manager->permission_mode,
-                                         subagent_def_get_permission_mode (state->def));
+  SubagentPermissionMode mode = subagent_permission_mode_clamp (state->manager->permission_mode,
+                                                                subagent_def_get_permission_mode (state->def));
+
+  /* The routed risk level's ceiling (critical: read-only). */
+  if (state->ceiling != SUBAGENT_PERMISSION_MODE_INHERIT)
+    mode = subagent_permission_mode_clamp (state->ceiling, mode);
+  return mode;
 }
 
 static void
@@ -457,6 +613,15 @@ run_start (GTask *task_in)
   tools = SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (self->tools,
                                                                     subagent_def_get_tool_whitelist (state->def),
                                                                     subagent_def_get_disallowed_tools (state->def)));
+  /* A skill's allowed tools narrow further, never widen: a view of the view. */
+  if (state->skill != NULL && subagent_skill_get_allowed_tools (state->skill) != NULL)
+    {
+      SubagentToolRegistry *narrowed =
+        SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (tools, subagent_skill_get_allowed_tools (state->skill), NULL));
+
+      g_object_unref (tools);
+      tools = narrowed;
+    }
   runner = g_object_ref (self->runner);
   g_mutex_unlock (&self->lock);
 
@@ -493,6 +658,7 @@ run_start (GTask *task_in)
                           "max-cost-cents", max_cost,
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
+                          "skill", state->skill,
                           NULL);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
@@ -580,6 +746,12 @@ record_lineage (RunState          *state,
   json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
   json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
+  if (state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    json_object_set_string_member (fields, "risk_level", subagent_risk_level_to_string (state->risk));
+  if (state->skill != NULL)
+    json_object_set_string_member (fields, "skill", subagent_skill_get_relative_path (state->skill));
+  if (state->routing != NULL)
+    json_object_set_string_member (fields, "routing", state->routing);
   if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
     g_warning ("%s", error->message);
 }
@@ -696,6 +868,21 @@ run_wrap_up (GTask        *task,
 
       g_debug ("%s", message);
       result = subagent_run_result_new_error (message, state->lineage);
+    }
+  else if (state->routing != NULL)
+    {
+      /* The message says where auto routed the child, and why. */
+      const char *said = subagent_run_outcome_get_message (state->outcome);
+      g_autofree char *message = said && *said ? g_strdup_printf ("%s (isolation: %s)", said, state->routing)
+                                               : g_strdup_printf ("isolation: %s", state->routing);
+
+      result = subagent_run_result_new (subagent_run_outcome_get_status (state->outcome), state->run_id,
+                                        subagent_run_outcome_get_iterations (state->outcome),
+                                        subagent_run_outcome_get_tool_calls (state->outcome),
+                                        subagent_run_outcome_get_cost_cents (state->outcome),
+                                        subagent_run_outcome_get_final_answer (state->outcome),
+                                        state->lineage, review, message,
+                                        subagent_run_outcome_get_stop_reason (state->outcome), state->run_id);
     }
   else
     result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);

@@ -11,6 +11,7 @@
 #include "subagent-def.h"
 #include "subagent-isolation-context.h"
 #include "subagent-lineage.h"
+#include "subagent-skill.h"
 #include "subagent-tool-registry.h"
 #include "subagent-types.h"
 
@@ -39,5 +40,7 @@ guint                     subagent_run_context_get_timeout_seconds (SubagentRunC
 double                    subagent_run_context_get_max_cost_cents  (SubagentRunContext *self);
 gint                      subagent_run_context_get_batch_index     (SubagentRunContext *self);
 GObject                  *subagent_run_context_get_approval_handler (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentSkill            *subagent_run_context_get_skill            (SubagentRunContext *self);
 
 G_END_DECLS

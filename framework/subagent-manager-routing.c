@@ -1,0 +1,95 @@
+/* subagent-manager-routing.c: `isolation: auto` through the risk policy.
+ *
+ * The policy lists backends by the names installed plugins provide; each
+ * is tried in turn: not installed (no plugin provides it, or it fails to
+ * load) and not available (is_available() says why, such as no engine)
+ * both fall back to the next one, unless routing.strict makes the first
+ * choice's failure an error. The note of the choice goes to the result's
+ * message, the lineage and the audit record.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent.h"
+#include "subagent-manager-private.h"
+
+char *
+_subagent_manager_route (SubagentManager    *self,
+                         SubagentRiskLevel   level,
+                         char              **out_note,
+                         GError            **error)
+{
+  SubagentRoutingPolicy *policy = subagent_config_get_routing_policy (self->config);
+  const char * const *backends = subagent_routing_policy_get_backends (policy, level);
+  const char *level_name = subagent_risk_level_to_string (level);
+  g_autoptr(GString) skipped = g_string_new (NULL);
+
+  for (guint i = 0; backends != NULL && backends[i] != NULL; i++)
+    {
+      g_autoptr(SubagentIsolationProvider) provider = NULL;
+      g_autoptr(GError) local_error = NULL;
+      g_autofree char *why = NULL;
+
+      provider = _subagent_manager_isolation_provider_for (self, backends[i], &local_error);
+      if (provider == NULL)
+        why = g_strdup_printf ("%s not installed (%s)", backends[i], local_error->message);
+      else if (!subagent_isolation_provider_is_available (provider, &local_error))
+        why = g_strdup_printf ("%s unavailable (%s)", backends[i],
+                               local_error ? local_error->message : "its provider says so");
+      if (why == NULL)
+        {
+          if (skipped->len == 0)
+            *out_note = g_strdup_printf ("%s risk: %s", level_name, backends[i]);
+          else
+            *out_note = g_strdup_printf ("%s risk: %s, used %s", level_name, skipped->str, backends[i]);
+          return g_strdup (backends[i]);
+        }
+      if (subagent_routing_policy_get_strict (policy))
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                       "%s risk: %s; routing.strict is set, so no other backend is tried", level_name, why);
+          return NULL;
+        }
+      g_string_append_printf (skipped, "%s%s", skipped->len ? "; " : "", why);
+    }
+  g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+               "%s risk: no backend of routing.%s can run the child: %s", level_name, level_name,
+               skipped->len ? skipped->str : "the list is empty");
+  return NULL;
+}
+
+static gboolean
+memory_bytes (const char *text,
+              guint64    *out)
+{
+  char *end = NULL;
+  guint64 value;
+
+  if (text == NULL || !g_ascii_isdigit (*text))
+    return FALSE;
+  value = g_ascii_strtoull (text, &end, 10);
+  switch (g_ascii_tolower (*end))
+    {
+    case '\0': case 'b': break;
+    case 'k': value <<= 10; break;
+    case 'm': value <<= 20; break;
+    case 'g': value <<= 30; break;
+    default: return FALSE;
+    }
+  *out = value;
+  return TRUE;
+}
+
+gboolean
+_subagent_memory_limit_is_below (const char *a,
+                                 const char *b)
+{
+  guint64 va, vb;
+
+  if (!memory_bytes (a, &va))
+    return FALSE;
+  if (!memory_bytes (b, &vb))
+    return TRUE;
+  return va < vb;
+}
