@@ -100,6 +100,9 @@ sactl_cmd_run (int    argc,
   double cpu_quota = 0;
   gboolean json = FALSE;
   gboolean interactive = FALSE;
+  g_autofree char *skill_path = NULL;
+  g_autofree char *risk = NULL;
+  SubagentRiskLevel risk_level = SUBAGENT_RISK_LEVEL_NONE;
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "def", 'd', 0, G_OPTION_ARG_STRING, &def_name, "Definition to run", "NAME" },
@@ -110,6 +113,8 @@ sactl_cmd_run (int    argc,
     { "memory-limit", 0, 0, G_OPTION_ARG_STRING, &memory_limit, "Memory limit such as 64m (docker)", "SIZE" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout, "Wall-clock limit in seconds", "SECONDS" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &option_pairs, "Isolation backend option", "KEY=VALUE" },
+    { "skill", 0, 0, G_OPTION_ARG_FILENAME, &skill_path, "A skill to run (a folder with SKILL.md, or the file), inside the root", "PATH" },
+    { "risk", 0, 0, G_OPTION_ARG_STRING, &risk, "Risk level: low, medium, high, critical (routes --isolation auto)", "LEVEL" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON", NULL },
     { "interactive", 0, 0, G_OPTION_ARG_NONE, &interactive,
       "The child speaks the approval protocol: its stdin stays open for verdicts (docs/child-protocol.md)", NULL },
@@ -136,6 +141,8 @@ sactl_cmd_run (int    argc,
     return sactl_fail_message ("run: give the task, such as: subagentctl run --def NAME -- \"fix the tests\"");
   if (depth < 0 || timeout < 0 || cpu_quota < 0)
     return sactl_fail_message ("run: --depth, --timeout and --cpu-quota must not be negative");
+  if (!subagent_risk_level_from_string (risk, &risk_level) || (risk != NULL && risk_level == SUBAGENT_RISK_LEVEL_NONE))
+    return sactl_fail_message ("run: --risk “%s” is not a risk level: use low, medium, high or critical", risk);
 
   task = g_strjoinv (" ", task_words);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
@@ -150,6 +157,8 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);
+  subagent_run_options_set_skill_path (options, skill_path);
+  subagent_run_options_set_risk_level (options, risk_level);
   if (command_line != NULL)
     {
       g_auto(GStrv) command = NULL;

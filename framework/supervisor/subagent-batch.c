@@ -122,7 +122,8 @@ read_string (JsonObject   *object,
 
 /**
  * subagent_batch_item_new_from_json:
- * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?}`
+ * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?,
+ *   "skill_path"?, "skill_risk_level"?}`
  * @error: return location for a #GError
  *
  * Reads one batch item as reference 001's `subagent_batch` tool takes it.
@@ -135,10 +136,12 @@ SubagentBatchItem *
 subagent_batch_item_new_from_json (JsonObject  *object,
                                    GError     **error)
 {
-  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls", NULL };
+  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls",
+                                        "skill_path", "skill_risk_level", NULL };
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(GList) members = NULL;
-  const char *task, *def_name, *isolation;
+  const char *task, *def_name, *isolation, *skill_path, *risk;
+  SubagentRiskLevel level = SUBAGENT_RISK_LEVEL_NONE;
   guint max_iterations, max_tool_calls;
   gboolean deprecated;
 
@@ -150,12 +153,14 @@ subagent_batch_item_new_from_json (JsonObject  *object,
       {
         g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                      "A batch item has an unknown member “%s”; items take task, def_name, isolation, "
-                     "max_iterations and max_tool_calls", (const char *) l->data);
+                     "max_iterations, max_tool_calls, skill_path and skill_risk_level", (const char *) l->data);
         return NULL;
       }
   if (!read_string (object, "task", &task, error) ||
       !read_string (object, "def_name", &def_name, error) ||
       !read_string (object, "isolation", &isolation, error) ||
+      !read_string (object, "skill_path", &skill_path, error) ||
+      !read_string (object, "skill_risk_level", &risk, error) ||
       !read_limit (object, "max_iterations", &max_iterations, error) ||
       !read_limit (object, "max_tool_calls", &max_tool_calls, error))
     return NULL;
@@ -176,8 +181,16 @@ subagent_batch_item_new_from_json (JsonObject  *object,
                    "Unknown isolation mode “%s”: use shared, worktree, directory-snapshot, docker or auto", isolation);
       return NULL;
     }
+  if (!subagent_risk_level_from_string (risk, &level) || (risk != NULL && level == SUBAGENT_RISK_LEVEL_NONE))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Unknown skill_risk_level “%s”: use low, medium, high or critical", risk);
+      return NULL;
+    }
   subagent_run_options_set_def_name (options, def_name);
   subagent_run_options_set_isolation (options, isolation);
+  subagent_run_options_set_skill_path (options, skill_path);
+  subagent_run_options_set_risk_level (options, level);
   subagent_run_options_set_max_iterations (options, max_iterations);
   subagent_run_options_set_max_tool_calls (options, max_tool_calls);
   return subagent_batch_item_new (task, options);
