@@ -3,6 +3,9 @@
  * host down: `subagentctl run` (the host, a child process of this test)
  * finishes with a review listing both, and its peak RSS (from wait4's
  * rusage, which includes what it waited for) stays under 200 MB.
+ * Built twice: the slow suite runs the worktree and snapshot children, the
+ * docker suite (-DRSS_DOCKER, an engine started by scripts/run-tests) a
+ * container child.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -14,6 +17,9 @@
 #include <unistd.h>
 
 #include "test-support.h"
+#ifdef RSS_DOCKER
+#include "docker-test-support.h"
+#endif
 
 #define RSS_LIMIT_KB (200 * 1024)
 
@@ -41,15 +47,24 @@ run_host (const char  *root,
   argv[n++] = "--json";
   argv[n++] = "--root";
   argv[n++] = root;
-  argv[n++] = "--isolation";
-  argv[n++] = isolation;
+  if (isolation != NULL)
+    {
+      argv[n++] = "--isolation";
+      argv[n++] = isolation;
+      argv[n++] = "--command";
+      argv[n++] = child_command;
+    }
+  else
+    {
+      /* The definition (docker) names its own command. */
+      argv[n++] = "--def";
+      argv[n++] = "rss";
+    }
   if (extra_option != NULL)
     {
       argv[n++] = "--option";
       argv[n++] = extra_option;
     }
-  argv[n++] = "--command";
-  argv[n++] = child_command;
   argv[n++] = "--";
   argv[n++] = "leave a huge sparse file and a big real one";
   argv[n] = NULL;
@@ -86,7 +101,7 @@ check_run (const char *root,
   int status = 0;
 
   out = run_host (root, isolation, extra_option, &maxrss_kb, &status);
-  g_test_message ("%s: host peak RSS %ld KiB", isolation, maxrss_kb);
+  g_test_message ("%s: host peak RSS %ld KiB", isolation ? isolation : "docker", maxrss_kb);
   g_assert_true (WIFEXITED (status));
   node = json_from_string (out, NULL);
   g_assert_nonnull (node);
@@ -100,6 +115,7 @@ check_run (const char *root,
   g_assert_cmpint (maxrss_kb, <, RSS_LIMIT_KB);
 }
 
+#ifndef RSS_DOCKER
 static void
 test_worktree_child (void)
 {
@@ -121,14 +137,38 @@ test_snapshot_child (void)
   sat_rm_rf (root);
   sat_rm_rf (snapshots);
 }
+#endif
+
+#ifdef RSS_DOCKER
+static void
+test_docker_child (void)
+{
+  DtsEngine engine = { "docker", "docker", NULL };
+  g_autofree char *root = dts_make_root (&engine, "rss",
+                                         "truncate -s 200G sparse.bin && head -c 1073741824 /dev/urandom > real.bin");
+
+  check_run (root, NULL, NULL);
+  sat_rm_rf (root);
+}
+#endif
 
 int
 main (int   argc,
       char *argv[])
 {
-  g_test_init (&argc, &argv, NULL);
+  int rc;
 
+  g_test_init (&argc, &argv, NULL);
+#ifdef RSS_DOCKER
+  dts_init ();
+  g_test_add_func ("/review-rss/docker-child", test_docker_child);
+#else
   g_test_add_func ("/review-rss/worktree-child", test_worktree_child);
   g_test_add_func ("/review-rss/snapshot-child", test_snapshot_child);
-  return g_test_run ();
+#endif
+  rc = g_test_run ();
+#ifdef RSS_DOCKER
+  dts_shutdown ();
+#endif
+  return rc;
 }
