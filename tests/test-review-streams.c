@@ -218,13 +218,15 @@ test_fifo_and_socket_skipped (void)
   g_autofree char *status = NULL;
   g_autofree char *fifo = NULL;
   g_autofree char *sock_path = NULL;
+  g_autofree char *run_dir = NULL;
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   int sock;
 
   dirs_set_up (&d);
   fifo = g_build_filename (d.child, "pipe", NULL);
   g_assert_cmpint (mkfifo (fifo, 0644), ==, 0);
-  g_assert_cmpint (g_mkdir (g_build_filename (d.child, "run", NULL), 0755), ==, 0);
+  run_dir = g_build_filename (d.child, "run", NULL);
+  g_assert_cmpint (g_mkdir (run_dir, 0755), ==, 0);
   sock_path = g_build_filename (d.child, "run", "agent.sock", NULL);
   g_assert_cmpuint (strlen (sock_path), <, sizeof addr.sun_path);
   strcpy (addr.sun_path, sock_path);

@@ -427,7 +427,8 @@ _subagent_config_parse_size (JsonNode *node,
   value = g_ascii_strtod (text, &end);
   if (end == text || value < 0)
     return FALSE;
-  unit = g_ascii_strdown (g_strstrip (g_strdup (end)), -1);
+  unit = g_ascii_strdown (end, -1);
+  g_strstrip (unit);
   for (guint i = 0; i < G_N_ELEMENTS (units); i++)
     if (g_str_equal (unit, units[i].unit))
       {
