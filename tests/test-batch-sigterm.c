@@ -170,6 +170,8 @@ test_cli_sigterm_stops_batch (void)
         never_started++;
       g_assert_nonnull (lineage);
       g_assert_cmpint (json_object_get_int_member (lineage, "batch_index"), ==, i);
+      g_assert_cmpstr (json_object_get_string_member (lineage, "def_name"), ==, "blocker");
+      g_assert_cmpstr (json_object_get_string_member (lineage, "isolation"), ==, "worktree");
     }
   g_assert_cmpuint (cancelled, ==, N_ITEMS);
   g_assert_cmpuint (never_started, ==, N_ITEMS - 2);

@@ -370,16 +370,23 @@ item_done (GObject      *source,
 
 /* The result of an item the stopped batch never started. */
 static SubagentRunResult *
-never_started_result (SubagentBatchItem *item,
+never_started_result (Batch             *batch,
+                      SubagentBatchItem *item,
                       guint              index)
 {
   SubagentRunOptions *options = item->options;
+  SubagentManager *manager = batch->supervisor->manager;
   const char *def_name = subagent_run_options_get_def_name (options);
   const char *isolation = subagent_run_options_get_isolation (options);
-  g_autoptr(SubagentLineage) lineage =
-    subagent_lineage_new (subagent_run_options_get_parent_run_id (options),
-                          def_name ? def_name : "default", subagent_run_options_get_depth (options) + 1,
-                          isolation ? isolation : "", (gint) index, NULL, NULL);
+  const char *parent = subagent_run_options_get_parent_run_id (options);
+  g_autoptr(SubagentLineage) lineage = NULL;
+
+  /* What it would have run with, as far as known without starting it. */
+  if (isolation == NULL)
+    isolation = subagent_config_get_default_isolation (subagent_manager_get_config (manager));
+  lineage = subagent_lineage_new (parent ? parent : subagent_manager_get_run_id (manager),
+                                  def_name ? def_name : "default", subagent_run_options_get_depth (options) + 1,
+                                  isolation, (gint) index, NULL, NULL);
 
   return subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, "", 0, 0, 0.0, "", lineage, NULL,
                                   "Cancelled before it started: the batch was stopped",
@@ -412,7 +419,7 @@ batch_stop (GCancellable *cancellable,
         g_ptr_array_add (running, g_strdup (g_ptr_array_index (batch->run_ids, i)));
       else if (i >= batch->next)
         {
-          g_autoptr(SubagentRunResult) cancelled = never_started_result (g_ptr_array_index (batch->items, i), i);
+          g_autoptr(SubagentRunResult) cancelled = never_started_result (batch, g_ptr_array_index (batch->items, i), i);
           GTask *done = batch_settle_locked (batch, i, cancelled);
 
           task = task ? task : done;
