@@ -471,6 +471,41 @@ test_batch_items_route_independently (void)
   fixture_tear_down (&f);
 }
 
+/* SKILL.md parsing: a list of allowed tools, no front matter at all, an
+ * unknown risk. */
+static void
+test_skill_files (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("routing-skills");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentSkill) listed = NULL;
+  g_autoptr(SubagentSkill) bare = NULL;
+  g_autoptr(SubagentSkill) bad = NULL;
+
+  sat_write_file (root, "a/SKILL.md", "---\nname: a\ndescription: d\nallowed-tools:\n  - Read\n  - Bash\n---\nBody A\n");
+  sat_write_file (root, "bare/SKILL.md", "Just instructions.\n");
+  sat_write_file (root, "bad/SKILL.md", "---\nname: bad\nrisk: extreme\n---\nx\n");
+
+  listed = subagent_skill_load (root, "a", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstrv (subagent_skill_get_allowed_tools (listed), ((const char * const []) { "Read", "Bash", NULL }));
+  g_assert_cmpstr (subagent_skill_get_description (listed), ==, "d");
+  g_assert_cmpstr (subagent_skill_get_relative_path (listed), ==, "a/SKILL.md");
+  g_assert_cmpint (subagent_skill_get_risk_level (listed), ==, SUBAGENT_RISK_LEVEL_NONE);
+
+  bare = subagent_skill_load (root, "bare/SKILL.md", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_skill_get_name (bare), ==, "bare");
+  g_assert_cmpstr (subagent_skill_get_body (bare), ==, "Just instructions.");
+  g_assert_null (subagent_skill_get_allowed_tools (bare));
+
+  bad = subagent_skill_load (root, "bad", &error);
+  g_assert_null (bad);
+  g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "extreme"));
+  sat_rm_rf (root);
+}
+
 /* Bad routing sections are config errors naming the key. */
 static void
 test_policy_config_errors (void)
@@ -558,6 +593,7 @@ main (int   argc,
   g_test_add_func ("/routing/skill/outside-root-refused", test_skill_outside_root_refused);
   g_test_add_func ("/routing/batch/items-route-independently", test_batch_items_route_independently);
   g_test_add_func ("/routing/policy/config-errors", test_policy_config_errors);
+  g_test_add_func ("/routing/skill/files", test_skill_files);
   g_test_add_func ("/routing/cli/skill-and-risk", test_cli_skill_and_risk);
   return g_test_run ();
 }
