@@ -61,4 +61,10 @@ GObject                  *subagent_run_context_get_approval_handler (SubagentRun
 SUBAGENT_AVAILABLE_IN_0_2
 SubagentSkill            *subagent_run_context_get_skill            (SubagentRunContext *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
+void                      subagent_run_context_report_usage        (SubagentRunContext *self,
+                                                                    guint               iterations,
+                                                                    guint               tool_calls,
+                                                                    double              cost_cents);
+
 G_END_DECLS
