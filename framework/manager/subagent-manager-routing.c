@@ -24,6 +24,8 @@ _subagent_manager_route (SubagentManager    *self,
   const char * const *backends = subagent_routing_policy_get_backends (policy, level);
   const char *level_name = subagent_risk_level_to_string (level);
   g_autoptr(GString) skipped = g_string_new (NULL);
+  /* The registry's live list (descriptors only, no module opened). */
+  g_auto(GStrv) installed = subagent_plugin_registry_list_isolation_modes (self->plugins);
 
   for (guint i = 0; backends != NULL && backends[i] != NULL; i++)
     {
@@ -31,8 +33,10 @@ _subagent_manager_route (SubagentManager    *self,
       g_autoptr(GError) local_error = NULL;
       g_autofree char *why = NULL;
 
-      provider = _subagent_manager_isolation_provider_for (self, backends[i], &local_error);
-      if (provider == NULL)
+      if (!g_strv_contains ((const char * const *) installed, backends[i]) ||
+          g_str_equal (backends[i], SUBAGENT_ISOLATION_AUTO))
+        why = g_strdup_printf ("%s not installed (no plugin in the search path provides it)", backends[i]);
+      else if ((provider = _subagent_manager_isolation_provider_for (self, backends[i], &local_error)) == NULL)
         why = g_strdup_printf ("%s not installed (%s)", backends[i], local_error->message);
       else if (!subagent_isolation_provider_is_available (provider, &local_error))
         why = g_strdup_printf ("%s unavailable (%s)", backends[i],
