@@ -96,6 +96,17 @@ char *_subagent_manager_route (SubagentManager    *self,
                                char              **out_note,
                                GError            **error) G_GNUC_INTERNAL;
 
+/* Applies the routed @level's limits to a run on @backend, as ceilings
+ * (what the run asked for stays when tighter); the policy's pids, network
+ * and confinement go into @isolation_options only when @backend's plugin
+ * declares those options. Returns the level's permission ceiling. */
+SubagentPermissionMode _subagent_manager_apply_risk_limits (SubagentManager    *self,
+                                                            const char         *backend,
+                                                            SubagentRiskLevel   level,
+                                                            double             *cpu_quota,
+                                                            char              **memory_limit,
+                                                            JsonObject         *isolation_options) G_GNUC_INTERNAL;
+
 /* Whether docker-notation memory limit @a ("512m") is below @b; an
  * unparsable one counts as no limit. */
 gboolean _subagent_memory_limit_is_below (const char *a,

@@ -63,6 +63,66 @@ _subagent_manager_route (SubagentManager    *self,
   return NULL;
 }
 
+/* Whether the plugin serving @backend declares option @key: the policy's
+ * options go only where they mean something. */
+static gboolean
+backend_declares (SubagentManager *self,
+                  const char      *backend,
+                  const char      *key)
+{
+  const char *pin = subagent_config_get_plugin_for_backend (self->config, backend);
+  g_autoptr(SubagentPluginInfo) info = NULL;
+  g_autoptr(GPtrArray) options = NULL;
+
+  info = pin ? subagent_plugin_registry_find_plugin (self->plugins, pin, NULL)
+             : subagent_plugin_registry_find_for_backend (self->plugins, SUBAGENT_TYPE_ISOLATION_PROVIDER,
+                                                          backend, NULL);
+  if (info == NULL)
+    return FALSE;
+  options = subagent_plugin_info_get_options (info);
+  for (guint i = 0; i < options->len; i++)
+    if (g_str_equal (subagent_plugin_option_get_name (options->pdata[i]), key))
+      return TRUE;
+  return FALSE;
+}
+
+SubagentPermissionMode
+_subagent_manager_apply_risk_limits (SubagentManager    *self,
+                                     const char         *backend,
+                                     SubagentRiskLevel   level,
+                                     double             *cpu_quota,
+                                     char              **memory_limit,
+                                     JsonObject         *isolation_options)
+{
+  SubagentRoutingPolicy *policy = subagent_config_get_routing_policy (self->config);
+  double cpu = subagent_routing_policy_get_cpu_quota (policy, level);
+  const char *memory = subagent_routing_policy_get_memory_limit (policy, level);
+  guint pids = subagent_routing_policy_get_pids_limit (policy, level);
+  const char *network = subagent_routing_policy_get_network (policy, level);
+  const char *confinement = subagent_routing_policy_get_confinement (policy, level);
+
+  if (cpu > 0 && (*cpu_quota <= 0 || cpu < *cpu_quota))
+    *cpu_quota = cpu;
+  if (memory != NULL && (*memory_limit == NULL || _subagent_memory_limit_is_below (memory, *memory_limit)))
+    {
+      g_free (*memory_limit);
+      *memory_limit = g_strdup (memory);
+    }
+  if (pids > 0 && backend_declares (self, backend, "pids_limit"))
+    {
+      JsonNode *given = json_object_get_member (isolation_options, "pids_limit");
+
+      if (given == NULL || json_node_get_value_type (given) != G_TYPE_INT64 ||
+          json_node_get_int (given) <= 0 || (guint64) json_node_get_int (given) > pids)
+        json_object_set_int_member (isolation_options, "pids_limit", pids);
+    }
+  if (network != NULL && backend_declares (self, backend, "network"))
+    json_object_set_string_member (isolation_options, "network", network);
+  if (confinement != NULL && backend_declares (self, backend, "confinement"))
+    json_object_set_string_member (isolation_options, "confinement", confinement);
+  return subagent_routing_policy_get_permission_ceiling (policy, level);
+}
+
 static gboolean
 memory_bytes (const char *text,
               guint64    *out)

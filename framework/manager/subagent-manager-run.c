@@ -384,64 +384,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   run_with_isolation (g_steal_pointer (&task));
 }
 
-/* Whether the chosen backend's plugin declares option @key: the policy's
- * options go only where they mean something. */
-static gboolean
-backend_declares (RunState   *state,
-                  const char *key)
-{
-  SubagentManager *self = state->manager;
-  const char *pin = subagent_config_get_plugin_for_backend (self->config, state->isolation);
-  g_autoptr(SubagentPluginInfo) info = NULL;
-  g_autoptr(GPtrArray) options = NULL;
-
-  info = pin ? subagent_plugin_registry_find_plugin (self->plugins, pin, NULL)
-             : subagent_plugin_registry_find_for_backend (self->plugins, SUBAGENT_TYPE_ISOLATION_PROVIDER,
-                                                          state->isolation, NULL);
-  if (info == NULL)
-    return FALSE;
-  options = subagent_plugin_info_get_options (info);
-  for (guint i = 0; i < options->len; i++)
-    if (g_str_equal (subagent_plugin_option_get_name (options->pdata[i]), key))
-      return TRUE;
-  return FALSE;
-}
-
-/* The routed level's limits are ceilings: what the run asked for stays
- * when it is tighter. */
-static void
-apply_risk_limits (RunState *state)
-{
-  SubagentRoutingPolicy *policy = subagent_config_get_routing_policy (state->manager->config);
-  SubagentRiskLevel level = state->risk;
-  double cpu = subagent_routing_policy_get_cpu_quota (policy, level);
-  const char *memory = subagent_routing_policy_get_memory_limit (policy, level);
-  guint pids = subagent_routing_policy_get_pids_limit (policy, level);
-  const char *network = subagent_routing_policy_get_network (policy, level);
-  const char *confinement = subagent_routing_policy_get_confinement (policy, level);
-
-  if (cpu > 0 && (state->cpu_quota <= 0 || cpu < state->cpu_quota))
-    state->cpu_quota = cpu;
-  if (memory != NULL && (state->memory_limit == NULL || _subagent_memory_limit_is_below (memory, state->memory_limit)))
-    {
-      g_free (state->memory_limit);
-      state->memory_limit = g_strdup (memory);
-    }
-  if (pids > 0 && backend_declares (state, "pids_limit"))
-    {
-      JsonNode *given = json_object_get_member (state->isolation_options, "pids_limit");
-
-      if (given == NULL || json_node_get_value_type (given) != G_TYPE_INT64 ||
-          json_node_get_int (given) <= 0 || (guint64) json_node_get_int (given) > pids)
-        json_object_set_int_member (state->isolation_options, "pids_limit", pids);
-    }
-  if (network != NULL && backend_declares (state, "network"))
-    json_object_set_string_member (state->isolation_options, "network", network);
-  if (confinement != NULL && backend_declares (state, "confinement"))
-    json_object_set_string_member (state->isolation_options, "confinement", confinement);
-  state->ceiling = subagent_routing_policy_get_permission_ceiling (policy, level);
-}
-
 static void
 route_thread (GTask        *route,
               gpointer      source,
@@ -534,7 +476,8 @@ run_with_isolation (GTask *task_in)
   if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
     json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
   if (state->routing != NULL)
-    apply_risk_limits (state);
+    state->ceiling = _subagent_manager_apply_risk_limits (self, state->isolation, state->risk, &state->cpu_quota,
+                                                          &state->memory_limit, state->isolation_options);
 
   /* A follow-up runs in the workspace its session kept. */
   if (hooks != NULL && hooks->reuse_context != NULL)
