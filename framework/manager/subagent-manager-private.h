@@ -96,6 +96,26 @@ char *_subagent_manager_route (SubagentManager    *self,
                                char              **out_note,
                                GError            **error) G_GNUC_INTERNAL;
 
+/* The run's skill (loaded from options' skill path, refused outside the
+ * root) and its risk: the caller's, else the skill's, else medium for a
+ * skill that names none. */
+gboolean _subagent_manager_resolve_skill (SubagentManager     *self,
+                                          SubagentRunOptions  *options,
+                                          SubagentSkill      **out_skill,
+                                          SubagentRiskLevel   *out_risk,
+                                          GError             **error) G_GNUC_INTERNAL;
+
+/* _subagent_manager_route() in a worker thread. */
+void  _subagent_manager_route_async  (SubagentManager     *self,
+                                      SubagentRiskLevel    level,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data) G_GNUC_INTERNAL;
+char *_subagent_manager_route_finish (SubagentManager     *self,
+                                      GAsyncResult        *result,
+                                      char               **out_note,
+                                      GError             **error) G_GNUC_INTERNAL;
+
 /* Applies the routed @level's limits to a run on @backend, as ceilings
  * (what the run asked for stays when tighter); the policy's pids, network
  * and confinement go into @isolation_options only when @backend's plugin

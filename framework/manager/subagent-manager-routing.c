@@ -63,6 +63,96 @@ _subagent_manager_route (SubagentManager    *self,
   return NULL;
 }
 
+gboolean
+_subagent_manager_resolve_skill (SubagentManager     *self,
+                                 SubagentRunOptions  *options,
+                                 SubagentSkill      **out_skill,
+                                 SubagentRiskLevel   *out_risk,
+                                 GError             **error)
+{
+  const char *path = options ? subagent_run_options_get_skill_path (options) : NULL;
+  g_autoptr(SubagentSkill) skill = NULL;
+  SubagentRiskLevel risk = options ? subagent_run_options_get_risk_level (options) : SUBAGENT_RISK_LEVEL_NONE;
+
+  /* One small file under the root (refused outside it). */
+  if (path != NULL && (skill = subagent_skill_load (self->root, path, error)) == NULL)
+    return FALSE;
+  /* The caller's risk wins over the skill's; a skill that names none is
+   * taken as medium (see docs/architecture.md, "Routing"). */
+  if (risk == SUBAGENT_RISK_LEVEL_NONE && skill != NULL)
+    risk = subagent_skill_get_risk_level (skill);
+  if (risk == SUBAGENT_RISK_LEVEL_NONE && skill != NULL)
+    risk = SUBAGENT_RISK_LEVEL_MEDIUM;
+  *out_skill = g_steal_pointer (&skill);
+  *out_risk = risk;
+  return TRUE;
+}
+
+typedef struct {
+  char *backend;
+  char *note;
+} Route;
+
+static void
+route_free (Route *route)
+{
+  g_free (route->backend);
+  g_free (route->note);
+  g_free (route);
+}
+
+static void
+route_thread (GTask        *task,
+              gpointer      source,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  Route *route = g_new0 (Route, 1);
+  GError *error = NULL;
+
+  route->backend = _subagent_manager_route (source, GPOINTER_TO_INT (task_data), &route->note, &error);
+  if (route->backend == NULL)
+    {
+      route_free (route);
+      g_task_return_error (task, error);
+      return;
+    }
+  g_task_return_pointer (task, route, (GDestroyNotify) route_free);
+}
+
+void
+_subagent_manager_route_async (SubagentManager     *self,
+                               SubagentRiskLevel    level,
+                               GCancellable        *cancellable,
+                               GAsyncReadyCallback  callback,
+                               gpointer             user_data)
+{
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  /* The routing itself is quick; a cancelled run is refused later. */
+  g_task_set_check_cancellable (task, FALSE);
+  g_task_set_source_tag (task, _subagent_manager_route_async);
+  g_task_set_task_data (task, GINT_TO_POINTER (level), NULL);
+  g_task_run_in_thread (task, route_thread);
+}
+
+char *
+_subagent_manager_route_finish (SubagentManager  *self,
+                                GAsyncResult     *result,
+                                char            **out_note,
+                                GError          **error)
+{
+  Route *route = g_task_propagate_pointer (G_TASK (result), error);
+  char *backend;
+
+  if (route == NULL)
+    return NULL;
+  backend = g_steal_pointer (&route->backend);
+  *out_note = g_steal_pointer (&route->note);
+  route_free (route);
+  return backend;
+}
+
 /* Whether the plugin serving @backend declares option @key: the policy's
  * options go only where they mean something. */
 static gboolean

@@ -243,7 +243,6 @@ _subagent_manager_isolation_provider_for (SubagentManager  *self,
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
 static void run_with_isolation (GTask *task);
 static void run_routed (GObject *source, GAsyncResult *result, gpointer user_data);
-static void route_thread (GTask *route, gpointer source, gpointer task_data, GCancellable *cancellable);
 static void run_route_approvals (GTask *task);
 static void run_start (GTask *task);
 static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -325,25 +324,13 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
   state->options = options ? _subagent_run_options_copy (options) : NULL;
 
-  /* A skill: one small file under the root (refused outside it). */
-  if (options != NULL && subagent_run_options_get_skill_path (options) != NULL)
+  if (!_subagent_manager_resolve_skill (self, options, &state->skill, &state->risk, &error))
     {
-      state->skill = subagent_skill_load (self->root, subagent_run_options_get_skill_path (options), &error);
-      if (state->skill == NULL)
-        {
-          state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
-          state->lineage = lineage_for (state);
-          return_error_result (task, state, error->message);
-          return;
-        }
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
     }
-  /* The caller's risk wins over the skill's; a skill that names none is
-   * taken as medium (see docs/architecture.md, "Routing"). */
-  state->risk = options ? subagent_run_options_get_risk_level (options) : SUBAGENT_RISK_LEVEL_NONE;
-  if (state->risk == SUBAGENT_RISK_LEVEL_NONE && state->skill != NULL)
-    state->risk = subagent_skill_get_risk_level (state->skill);
-  if (state->risk == SUBAGENT_RISK_LEVEL_NONE && state->skill != NULL)
-    state->risk = SUBAGENT_RISK_LEVEL_MEDIUM;
 
   requested = options ? subagent_run_options_get_isolation (options) : NULL;
   if (requested == NULL || *requested == '\0')
@@ -360,11 +347,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     {
       /* With a skill or a risk level, auto follows the risk policy, which
        * probes backends (an engine may be slow to answer): in a thread. */
-      GTask *route = g_task_new (self, g_task_get_cancellable (task), run_routed, g_object_ref (task));
-
-      g_task_set_task_data (route, state, NULL);
-      g_task_run_in_thread (route, route_thread);
-      g_object_unref (route);
+      _subagent_manager_route_async (self, state->risk, cancellable, run_routed, g_steal_pointer (&task));
       return;
     }
   if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
@@ -384,27 +367,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   run_with_isolation (g_steal_pointer (&task));
 }
 
-static void
-route_thread (GTask        *route,
-              gpointer      source,
-              gpointer      task_data,
-              GCancellable *cancellable)
-{
-  RunState *state = task_data;
-  GError *error = NULL;
-  char *note = NULL;
-  char *backend = _subagent_manager_route (state->manager, state->risk, &note, &error);
-
-  if (backend == NULL)
-    {
-      g_task_return_error (route, error);
-      return;
-    }
-  g_free (state->routing);
-  state->routing = note;
-  g_task_return_pointer (route, backend, g_free);
-}
-
 /* The policy chose (or refused): apply its limits, then go on. */
 static void
 run_routed (GObject      *source,
@@ -414,7 +376,8 @@ run_routed (GObject      *source,
   g_autoptr(GTask) task = user_data;
   RunState *state = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autofree char *backend = g_task_propagate_pointer (G_TASK (result), &error);
+  g_autofree char *note = NULL;
+  g_autofree char *backend = _subagent_manager_route_finish (SUBAGENT_MANAGER (source), result, &note, &error);
 
   if (backend == NULL)
     {
@@ -426,6 +389,7 @@ run_routed (GObject      *source,
     }
   g_free (state->isolation);
   state->isolation = g_steal_pointer (&backend);
+  state->routing = g_steal_pointer (&note);
   run_with_isolation (g_steal_pointer (&task));
 }
 
