@@ -266,6 +266,44 @@ test_cancellable_stops_feeding (void)
   sat_rm_rf (root);
 }
 
+/* `subagentctl run` too: SIGTERM cancels the child, whose result (status
+ * cancelled) is printed, within the shutdown timeout; nothing is left. */
+static void
+test_cli_sigterm_stops_run (void)
+{
+  g_autofree char *token = make_token ();
+  g_autofree char *command = g_strdup_printf ("sh -c 'while [ ! -e release ]; do sleep 0.1; done' %s", token);
+  g_autofree char *root = sat_make_git_repo ("README", "hello\n", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                                        G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) process = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *out = NULL;
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  gint64 signalled_at;
+
+  g_subprocess_launcher_set_cwd (launcher, root);
+  process = g_subprocess_launcher_spawn (launcher, &error, sat_subagentctl (), "run", "--json", "--isolation",
+                                         "worktree", "--command", command, "--", "block", NULL);
+  g_assert_no_error (error);
+  /* subagentctl's own command line holds the token too: wait for the child. */
+  while (count_processes_with (token) < 2 && g_get_monotonic_time () < deadline)
+    g_usleep (20 * 1000);
+  g_assert_cmpuint (count_processes_with (token), >=, 2);
+  signalled_at = g_get_monotonic_time ();
+  g_subprocess_send_signal (process, SIGTERM);
+  g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_get_monotonic_time () - signalled_at, <, SUBAGENT_SUPERVISOR_DEFAULT_SHUTDOWN_TIMEOUT_MS * 1000);
+  node = json_from_string (out, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (json_object_get_string_member (json_node_get_object (node), "status"), ==, "cancelled");
+  g_assert_cmpuint (count_processes_with (token), ==, 0);
+  assert_no_worktrees_left (root);
+  sat_rm_rf (root);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -274,5 +312,6 @@ main (int   argc,
 
   g_test_add_func ("/batch-sigterm/cli/stops-the-batch", test_cli_sigterm_stops_batch);
   g_test_add_func ("/batch-sigterm/cancellable-stops-feeding", test_cancellable_stops_feeding);
+  g_test_add_func ("/batch-sigterm/cli/run-stops", test_cli_sigterm_stops_run);
   return g_test_run ();
 }
