@@ -43,6 +43,8 @@
 #include "subagent-session-log.h"
 #include "subagent-run-result.h"
 #include "subagent-audit-log.h"
+#include "subagent-skill.h"
+#include "subagent-routing.h"
 #include "subagent-config.h"
 #include "subagent-run-options.h"
 #include "subagent-manager.h"

@@ -112,15 +112,55 @@ typedef struct {
   Progress progress;
   guint sigint_id;
   guint sigterm_id;
+  GCancellable *cancellable;       /* stops the batch or team */
+  int stopped_by;                  /* the signal, once one came */
+  gboolean shutting_down;
+  SubagentShutdownReport *report;  /* of the shutdown the signal began */
 } Session;
 
-static gboolean
-on_interrupt (gpointer user_data)
+static void
+shutdown_done (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
 {
   Session *session = user_data;
+  g_autoptr(GError) error = NULL;
 
-  fprintf (stderr, "\nsubagentctl: cancelling the children (Ctrl-C)\n");
+  session->report = subagent_supervisor_shutdown_finish (SUBAGENT_SUPERVISOR (source), result, &error);
+  session->shutting_down = FALSE;
+  if (error != NULL)
+    fprintf (stderr, "subagentctl: %s\n", error->message);
+}
+
+/* SIGINT or SIGTERM: nothing new starts (queued items end `cancelled`),
+ * running children are cancelled, and the supervisor's shutdown bounds the
+ * wait for them (its default timeout); the results so far are printed. */
+static void
+stop_everything (Session *session,
+                 int      signum)
+{
+  if (session->stopped_by != 0)
+    return;
+  session->stopped_by = signum;
+  fprintf (stderr, "\nsubagentctl: %s: stopping; queued children will not start, running ones are cancelled\n",
+           signum == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
+  g_cancellable_cancel (session->cancellable);
   subagent_supervisor_cancel_all (session->supervisor, SUBAGENT_CANCEL_CAUSE_USER);
+  session->shutting_down = TRUE;
+  subagent_supervisor_shutdown_async (session->supervisor, 0, NULL, shutdown_done, session);
+}
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+  stop_everything (user_data, SIGINT);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_sigterm (gpointer user_data)
+{
+  stop_everything (user_data, SIGTERM);
   return G_SOURCE_CONTINUE;
 }
 
@@ -143,8 +183,9 @@ session_open (Session     *session,
   session->progress.quiet = stream_events;
   g_signal_connect (session->supervisor, "event", G_CALLBACK (on_event), &session->progress);
   session->loop = g_main_loop_new (NULL, FALSE);
-  session->sigint_id = g_unix_signal_add (SIGINT, on_interrupt, session);
-  session->sigterm_id = g_unix_signal_add (SIGTERM, on_interrupt, session);
+  session->cancellable = g_cancellable_new ();
+  session->sigint_id = g_unix_signal_add (SIGINT, on_sigint, session);
+  session->sigterm_id = g_unix_signal_add (SIGTERM, on_sigterm, session);
   return TRUE;
 }
 
@@ -171,8 +212,15 @@ session_close (Session *session)
 {
   if (session->supervisor != NULL)
     {
-      g_autoptr(SubagentShutdownReport) report = subagent_supervisor_shutdown (session->supervisor, 0, NULL);
-      const char * const *left = report ? subagent_shutdown_report_get_kept_workspaces (report) : NULL;
+      g_autoptr(SubagentShutdownReport) report = NULL;
+      const char * const *left;
+
+      /* A signal began the shutdown: let it finish (it is bounded). */
+      while (session->shutting_down)
+        g_main_context_iteration (NULL, TRUE);
+      report = session->stopped_by != 0 ? g_steal_pointer (&session->report)
+                                        : subagent_supervisor_shutdown (session->supervisor, 0, NULL);
+      left = report ? subagent_shutdown_report_get_kept_workspaces (report) : NULL;
 
       for (guint i = 0; left != NULL && left[i] != NULL; i++)
         fprintf (stderr, "subagentctl: a child did not stop; its workspace %s is left in place\n", left[i]);
@@ -182,6 +230,8 @@ session_close (Session *session)
   if (session->sigterm_id)
     g_source_remove (session->sigterm_id);
   g_clear_object (&session->result);
+  g_clear_object (&session->report);
+  g_clear_object (&session->cancellable);
   g_clear_pointer (&session->loop, g_main_loop_unref);
   g_clear_object (&session->supervisor);
   g_clear_object (&session->manager);
@@ -301,7 +351,7 @@ sactl_cmd_batch (int    argc,
     fprintf (stderr, "batch: %u items, max-parallel %u\n", items->len,
              subagent_supervisor_get_max_parallel (session.supervisor));
 
-  subagent_supervisor_run_batch_async (session.supervisor, items, NULL, session_done, &session);
+  subagent_supervisor_run_batch_async (session.supervisor, items, session.cancellable, session_done, &session);
   session_run (&session);
   if ((results = subagent_supervisor_run_batch_finish (session.supervisor, session.result, &error)) == NULL)
     return sactl_fail (error);
@@ -313,6 +363,8 @@ sactl_cmd_batch (int    argc,
       print_result_line (i, results->pdata[i]);
   for (guint i = 0; i < results->len; i++)
     ok = ok && result_ok (results->pdata[i]);
+  if (session.stopped_by != 0)
+    return 128 + session.stopped_by;
   return ok ? 0 : 1;
 }
 

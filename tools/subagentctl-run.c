@@ -111,6 +111,9 @@ sactl_cmd_run (int    argc,
   gboolean json = FALSE;
   gboolean interactive = FALSE;
   gboolean keep_branch = FALSE;
+  g_autofree char *skill_path = NULL;
+  g_autofree char *risk = NULL;
+  SubagentRiskLevel risk_level = SUBAGENT_RISK_LEVEL_NONE;
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "def", 'd', 0, G_OPTION_ARG_STRING, &def_name, "Definition to run", "NAME" },
@@ -123,6 +126,8 @@ sactl_cmd_run (int    argc,
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &option_pairs, "Isolation backend option", "KEY=VALUE" },
     { "keep-branch", 0, 0, G_OPTION_ARG_NONE, &keep_branch,
       "worktree: keep the child's branch subagent/KEY after the run (the result names it)", NULL },
+    { "skill", 0, 0, G_OPTION_ARG_FILENAME, &skill_path, "A skill to run (a folder with SKILL.md, or the file), inside the root", "PATH" },
+    { "risk", 0, 0, G_OPTION_ARG_STRING, &risk, "Risk level: low, medium, high, critical (routes --isolation auto)", "LEVEL" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON (errors included, not repeated on stderr)", NULL },
     { "interactive", 0, 0, G_OPTION_ARG_NONE, &interactive,
       "The child speaks the approval protocol: its stdin stays open for verdicts (docs/child-protocol.md)", NULL },
@@ -148,6 +153,8 @@ sactl_cmd_run (int    argc,
     return sactl_usage_error ("run", "give the task, such as: subagentctl run --def NAME -- \"fix the tests\"");
   if (depth < 0 || timeout < 0 || cpu_quota < 0)
     return sactl_usage_error ("run", "--depth, --timeout and --cpu-quota must not be negative");
+  if (!subagent_risk_level_from_string (risk, &risk_level) || (risk != NULL && risk_level == SUBAGENT_RISK_LEVEL_NONE))
+    return sactl_usage_error ("run", "--risk must be low, medium, high or critical");
 
   task = g_strjoinv (" ", task_words);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
@@ -164,6 +171,8 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);
+  subagent_run_options_set_skill_path (options, skill_path);
+  subagent_run_options_set_risk_level (options, risk_level);
   /* One string is a shell command line, as git aliases, make and CI
    * runners take it: redirections, pipes and `;` work. */
   if (command_line != NULL)

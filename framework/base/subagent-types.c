@@ -33,6 +33,14 @@ static const char * const approval_status_names[] = {
   [SUBAGENT_APPROVAL_STATUS_CANCELLED] = "cancelled",
 };
 
+static const char * const risk_level_names[] = {
+  [SUBAGENT_RISK_LEVEL_NONE] = "none",
+  [SUBAGENT_RISK_LEVEL_LOW] = "low",
+  [SUBAGENT_RISK_LEVEL_MEDIUM] = "medium",
+  [SUBAGENT_RISK_LEVEL_HIGH] = "high",
+  [SUBAGENT_RISK_LEVEL_CRITICAL] = "critical",
+};
+
 /* Case-insensitive, with '_' and '-' treated alike. */
 static gboolean
 name_matches (const char *text,
@@ -171,4 +179,31 @@ subagent_approval_status_from_string (const char             *text,
         return TRUE;
       }
   return FALSE;
+}
+
+gboolean
+subagent_risk_level_from_string (const char        *text,
+                                 SubagentRiskLevel *level)
+{
+  g_return_val_if_fail (level != NULL, FALSE);
+
+  if (text == NULL || *text == '\0')
+    {
+      *level = SUBAGENT_RISK_LEVEL_NONE;
+      return TRUE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (risk_level_names); i++)
+    if (name_matches (text, risk_level_names[i]))
+      {
+        *level = (SubagentRiskLevel) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+subagent_risk_level_to_string (SubagentRiskLevel level)
+{
+  g_return_val_if_fail (level <= SUBAGENT_RISK_LEVEL_CRITICAL, NULL);
+  return risk_level_names[level];
 }

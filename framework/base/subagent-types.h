@@ -112,6 +112,59 @@ typedef enum /*< flags >*/ {
   SUBAGENT_RECLAIM_FLAGS_DRY_RUN = 1 << 0,
 } SubagentReclaimFlags;
 
+/**
+ * SubagentRiskLevel:
+ * @SUBAGENT_RISK_LEVEL_NONE: no risk level given
+ * @SUBAGENT_RISK_LEVEL_LOW: harmless work; speed matters most
+ * @SUBAGENT_RISK_LEVEL_MEDIUM: may change things; contain it
+ * @SUBAGENT_RISK_LEVEL_HIGH: may do damage; the strongest sandbox, tight limits
+ * @SUBAGENT_RISK_LEVEL_CRITICAL: as high, tighter still, read-only at most
+ *
+ * How risky a skill (or a run) is, as reference 001's `skill_risk_level`;
+ * routes `isolation: auto` through the configured risk policy
+ * (#SubagentRoutingPolicy).
+ *
+ * Since: 0.2
+ */
+typedef enum {
+  SUBAGENT_RISK_LEVEL_NONE,
+  SUBAGENT_RISK_LEVEL_LOW,
+  SUBAGENT_RISK_LEVEL_MEDIUM,
+  SUBAGENT_RISK_LEVEL_HIGH,
+  SUBAGENT_RISK_LEVEL_CRITICAL,
+} SubagentRiskLevel;
+
+/**
+ * subagent_risk_level_from_string:
+ * @text: (nullable): `low`, `medium`, `high` or `critical` (any case)
+ * @level: (out): where to store the level
+ *
+ * Returns: %TRUE if @text names a level; %NULL or "" give %SUBAGENT_RISK_LEVEL_NONE.
+ *
+ * Since: 0.2
+ */
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean subagent_risk_level_from_string (const char        *text,
+                                          SubagentRiskLevel *level);
+
+/**
+ * subagent_risk_level_to_string:
+ * @level: a level
+ *
+ * Returns: (transfer none): `none`, `low`, `medium`, `high` or `critical`
+ *
+ * Since: 0.2
+ */
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_risk_level_to_string (SubagentRiskLevel level);
+
+/**
+ * subagent_permission_mode_from_string:
+ * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
+ * @mode: (out): where to store the mode
+ *
+ * Returns: %TRUE if @text names a mode; %NULL or "" give %SUBAGENT_PERMISSION_MODE_INHERIT.
+ */
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_permission_mode_from_string (const char             *text,
                                                SubagentPermissionMode *mode);

@@ -10,6 +10,7 @@
 
 #include "subagent.h"
 #include "subagent-yaml-private.h"
+#include "subagent-config-private.h"
 
 /**
  * SubagentConfig:
@@ -39,10 +40,18 @@
  * auto_isolation:                 # what `auto` picks (default: the descriptors' Auto=)
  *   git: worktree                 #   inside a git work tree
  *   other: directory-snapshot     #   anywhere else
+ * review:
+ *   max_file_size: 16MiB          # larger files: size and digest, no content
+ * routing:                        # isolation: auto with a skill or risk level
+ *   strict: false
+ *   medium: { backends: [docker, directory-snapshot] }
+ *   high:   { backends: [docker], cpu: 1, memory: 512MiB, network: none }
  * worktree: { pool_size: 2 }      # a plugin's section: passed through as written
  * confinement: landlock           # landlock | none | required (host children)
  * exclude: [.env, "*.pem"]        # files left out of copied workspaces
  * ```
+ *
+ * (See #SubagentRoutingPolicy for `routing`.)
  *
  * Every other top-level mapping is a plugin's section (the `Section=` of its
  * descriptor, by default its name): it is kept untouched for the plugin
@@ -80,6 +89,8 @@ struct _SubagentConfig
   guint approval_timeout;
   SubagentConfinement confinement;
   GStrv exclude;
+  guint64 review_max_file_size;
+  SubagentRoutingPolicy *routing;
   GPtrArray *warnings;
 };
 
@@ -92,6 +103,7 @@ subagent_config_finalize (GObject *object)
 
   g_free (self->source);
   g_free (self->default_isolation);
+  g_clear_object (&self->routing);
   g_hash_table_unref (self->backend_plugins);
   g_strfreev (self->plugin_path);
   g_hash_table_unref (self->sections);
@@ -125,6 +137,8 @@ subagent_config_init (SubagentConfig *self)
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
   self->default_max_iterations = SUBAGENT_DEFAULT_MAX_ITERATIONS;
   self->default_max_tool_calls = SUBAGENT_DEFAULT_MAX_TOOL_CALLS;
+  self->review_max_file_size = SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE;
+  self->routing = subagent_routing_policy_new_default ();
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -524,6 +538,89 @@ subagent_config_new_from_json (JsonObject  *object,
   return config_from_json (object, source, NULL, error);
 }
 
+/* A byte count: a whole number, or a string with a unit such as "16MiB",
+ * "512 MiB", "2G" (powers of 1024) or "64kB" (powers of 1000). */
+gboolean
+_subagent_config_parse_size (JsonNode *node,
+                             guint64  *out)
+{
+  static const struct { const char *unit; guint64 factor; } units[] = {
+    { "", 1 }, { "b", 1 }, { "k", 1024 }, { "kib", 1024 }, { "kb", 1000 },
+    { "m", 1024 * 1024 }, { "mib", 1024 * 1024 }, { "mb", 1000 * 1000 },
+    { "g", G_GUINT64_CONSTANT (1) << 30 }, { "gib", G_GUINT64_CONSTANT (1) << 30 },
+    { "gb", G_GUINT64_CONSTANT (1000000000) },
+  };
+  g_autofree char *unit = NULL;
+  const char *text;
+  char *end = NULL;
+  double value;
+
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    {
+      if (json_node_get_int (node) < 0)
+        return FALSE;
+      *out = (guint64) json_node_get_int (node);
+      return TRUE;
+    }
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    return FALSE;
+  text = json_node_get_string (node);
+  value = g_ascii_strtod (text, &end);
+  if (end == text || value < 0)
+    return FALSE;
+  unit = g_ascii_strdown (end, -1);
+  g_strstrip (unit);
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (g_str_equal (unit, units[i].unit))
+      {
+        if (value * units[i].factor > (double) G_MAXINT64)
+          return FALSE;
+        *out = (guint64) (value * units[i].factor);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static gboolean
+load_review (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  static const char * const known[] = { "max_file_size", NULL };
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *review = section (self, root, "review", source, &local_error);
+  JsonNode *node;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (review == NULL)
+    return TRUE;
+  warn_unknown_keys (self, review, "review", known, source);
+  node = json_object_get_member (review, "max_file_size");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node) &&
+      !_subagent_config_parse_size (node, &self->review_max_file_size))
+    return invalid (error, source, "review.max_file_size", "a size in bytes, such as 16777216 or \"16MiB\"");
+  return TRUE;
+}
+
+static gboolean
+load_routing (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *routing = section (self, root, "routing", source, &local_error);
+  SubagentRoutingPolicy *policy;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (routing == NULL)
+    return TRUE;
+  if ((policy = subagent_routing_policy_new_from_json (routing, source, error)) == NULL)
+    return FALSE;
+  g_set_object (&self->routing, policy);
+  g_object_unref (policy);
+  return TRUE;
+}
+
 static SubagentConfig *
 config_from_json (JsonObject                  *object,
                   const char                  *source,
@@ -532,7 +629,7 @@ config_from_json (JsonObject                  *object,
 {
   static const char * const known[] = {
     "isolation", "permission_mode", "plugins", "runner", "budget", "approvals", "auto_isolation",
-    "confinement", "exclude", NULL
+    "confinement", "exclude", "review", "routing", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *mode = NULL;
@@ -570,7 +667,9 @@ config_from_json (JsonObject                  *object,
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
-      !load_auto (self, object, self->source, error))
+      !load_auto (self, object, self->source, error) ||
+      !load_review (self, object, self->source, error) ||
+      !load_routing (self, object, self->source, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -1039,4 +1138,36 @@ subagent_config_get_exclude (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
   return self->exclude != NULL ? (const char * const *) self->exclude : subagent_secret_exclude_defaults ();
+}
+
+/**
+ * subagent_config_get_review_max_file_size:
+ * @self: a #SubagentConfig
+ *
+ * Returns: the content limit of review patches in bytes (`review.max_file_size`,
+ *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
+ *
+ * Since: 0.2
+ */
+guint64
+subagent_config_get_review_max_file_size (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE);
+  return self->review_max_file_size;
+}
+
+/**
+ * subagent_config_get_routing_policy:
+ * @self: a #SubagentConfig
+ *
+ * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
+ *   else the default of #SubagentRoutingPolicy)
+ *
+ * Since: 0.2
+ */
+SubagentRoutingPolicy *
+subagent_config_get_routing_policy (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->routing;
 }

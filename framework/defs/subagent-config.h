@@ -14,6 +14,7 @@
 
 #include "subagent-types.h"
 #include "subagent-confinement.h"
+#include "subagent-routing.h"
 
 G_BEGIN_DECLS
 
@@ -118,6 +119,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+guint64                subagent_config_get_review_max_file_size (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentRoutingPolicy *subagent_config_get_routing_policy       (SubagentConfig *self);
 
 SUBAGENT_AVAILABLE_IN_0_2
 SubagentConfinement subagent_config_get_confinement (SubagentConfig *self);

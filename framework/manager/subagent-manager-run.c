@@ -13,6 +13,7 @@
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-def-private.h"
+#include "subagent-supervisor-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -62,6 +63,13 @@ typedef struct {
   SubagentRunHooks *hooks;  /* the supervisor's, not owned; may be NULL */
   SubagentApprovalQueue *approval_queue;      /* where the child's requests go; NULL: unattended */
   SubagentApprovalHandler *approval_handler;  /* the child's route, on its run context */
+  SubagentRunOptions *options;  /* a copy; NULL when none were given */
+
+  /* Skills and risk routing (issue 19). */
+  SubagentSkill *skill;
+  SubagentRiskLevel risk;
+  char *routing;                        /* how auto chose, for message, lineage, audit */
+  SubagentPermissionMode ceiling;       /* the risk level's; INHERIT: none */
 } RunState;
 
 static void
@@ -83,6 +91,9 @@ run_state_free (RunState *state)
   g_clear_error (&state->runner_error);
   g_clear_object (&state->approval_queue);
   g_clear_object (&state->approval_handler);
+  g_clear_object (&state->options);
+  g_clear_object (&state->skill);
+  g_free (state->routing);
   g_free (state);
 }
 
@@ -102,8 +113,16 @@ lineage_for (RunState *state)
   const char *worktree = state->context ? subagent_isolation_context_get_worktree_path (state->context) : NULL;
   const char *container = state->context ? subagent_isolation_context_get_container_path (state->context) : NULL;
 
-  return subagent_lineage_new (state->parent_run_id, subagent_def_get_name (state->def), state->depth + 1,
-                               state->isolation, state->batch_index, worktree, container);
+  return g_object_new (SUBAGENT_TYPE_LINEAGE,
+                       "parent-run-id", state->parent_run_id,
+                       "def-name", subagent_def_get_name (state->def),
+                       "depth", state->depth + 1,
+                       "isolation", state->isolation,
+                       "batch-index", state->batch_index,
+                       "worktree-path", worktree,
+                       "container-path", container,
+                       "routing", state->routing,
+                       NULL);
 }
 
 /* The file of a definition named @name that the catalog skipped with an
@@ -242,10 +261,10 @@ merged_isolation_options (SubagentManager    *self,
 /* The backend's provider: made from the plugin config.yaml pins for it, or
  * whichever plugin provides it (shared is built in and maps no module), and
  * configured for this workspace once; later runs reuse it. */
-static SubagentIsolationProvider *
-isolation_provider_for (SubagentManager  *self,
-                        const char       *backend,
-                        GError          **error)
+SubagentIsolationProvider *
+_subagent_manager_isolation_provider_for (SubagentManager  *self,
+                                          const char       *backend,
+                                          GError          **error)
 {
   SubagentIsolationProvider *provider;
   g_autoptr(GObject) created = NULL;
@@ -277,6 +296,8 @@ isolation_provider_for (SubagentManager  *self,
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_with_isolation (GTask *task);
+static void run_routed (GObject *source, GAsyncResult *result, gpointer user_data);
 static void run_route_approvals (GTask *task);
 static void run_start (GTask *task);
 static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -318,8 +339,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentIsolationProvider) provider = NULL;
-  g_autoptr(SubagentIsolationRequest) request = NULL;
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
@@ -367,6 +386,15 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
+  state->options = options ? _subagent_run_options_copy (options) : NULL;
+
+  if (!_subagent_manager_resolve_skill (self, options, &state->skill, &state->risk, &error))
+    {
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
+    }
 
   requested = options ? subagent_run_options_get_isolation (options) : NULL;
   if (requested == NULL || *requested == '\0')
@@ -378,6 +406,14 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->isolation = g_strdup (subagent_plugin_registry_resolve_isolation (self->plugins, requested, &deprecated, &error));
   if (deprecated)
     subagent_isolation_warn_deprecated_alias (requested, state->isolation);
+  if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO) &&
+      state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    {
+      /* With a skill or a risk level, auto follows the risk policy, which
+       * probes backends (an engine may be slow to answer): in a thread. */
+      _subagent_manager_route_async (self, state->risk, cancellable, run_routed, g_steal_pointer (&task));
+      return;
+    }
   if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
     {
       g_free (state->isolation);
@@ -392,6 +428,49 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* The policy chose (or refused): apply its limits, then go on. */
+static void
+run_routed (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *backend = _subagent_manager_route_finish (SUBAGENT_MANAGER (source), result, &note, &error);
+
+  if (backend == NULL)
+    {
+      g_free (state->isolation);
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_AUTO);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
+    }
+  g_free (state->isolation);
+  state->isolation = g_steal_pointer (&backend);
+  state->routing = g_steal_pointer (&note);
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* From the depth guard on, once the backend is known. */
+static void
+run_with_isolation (GTask *task_in)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  SubagentRunOptions *options = state->options;
+  SubagentRunHooks *hooks = state->hooks;
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationProvider) provider = NULL;
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+
   state->lineage = lineage_for (state);
 
   /* Depth guard: the parent at depth D may start a child only while D < max_depth. */
@@ -436,6 +515,9 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->isolation_options = merged_isolation_options (self, state->isolation, options);
   if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
     json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
+  if (state->routing != NULL)
+    state->ceiling = _subagent_manager_apply_risk_limits (self, state->isolation, state->risk, &state->cpu_quota,
+                                                          &state->memory_limit, state->isolation_options);
 
   /* A follow-up runs in the workspace its session kept. */
   if (hooks != NULL && hooks->reuse_context != NULL)
@@ -446,7 +528,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
 
   /* Isolation before any child runs; a failure returns without launching. */
-  provider = isolation_provider_for (self, state->isolation, &error);
+  provider = _subagent_manager_isolation_provider_for (self, state->isolation, &error);
   if (provider == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -476,6 +558,18 @@ run_prepared (GObject      *source,
   g_autoptr(GError) error = NULL;
 
   state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+  if (state->context == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* Cancelled while its workspace was being made: the child never ran. */
+      g_autofree char *message = g_strdup_printf ("Cancelled while its %s workspace was being prepared; it never ran",
+                                                  state->isolation);
+
+      g_task_return_pointer (task, subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, state->run_id, 0, 0, 0.0, "",
+                                                            state->lineage, NULL, message,
+                                                            SUBAGENT_STOP_REASON_CANCELLED, NULL),
+                             g_object_unref);
+      return;
+    }
   if (state->context == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -529,6 +623,9 @@ child_mode (RunState *state)
    * without asking stays inside its own workspace. */
   if (g_strcmp0 (state->isolation, SUBAGENT_ISOLATION_SHARED) != 0 && mode > SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE)
     mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
+  /* The routed risk level's ceiling (critical: read-only). */
+  if (state->ceiling != SUBAGENT_PERMISSION_MODE_INHERIT)
+    mode = subagent_permission_mode_clamp (state->ceiling, mode);
   return mode;
 }
 
@@ -614,6 +711,15 @@ run_start (GTask *task_in)
   tools = SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (self->tools,
                                                                     subagent_def_get_tool_whitelist (state->def),
                                                                     subagent_def_get_disallowed_tools (state->def)));
+  /* A skill's allowed tools narrow further, never widen: a view of the view. */
+  if (state->skill != NULL && subagent_skill_get_allowed_tools (state->skill) != NULL)
+    {
+      SubagentToolRegistry *narrowed =
+        SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (tools, subagent_skill_get_allowed_tools (state->skill), NULL));
+
+      g_object_unref (tools);
+      tools = narrowed;
+    }
   runner = g_object_ref (self->runner);
   g_mutex_unlock (&self->lock);
 
@@ -655,6 +761,7 @@ run_start (GTask *task_in)
                           "approval-handler", state->approval_handler,
                           "confinement", subagent_config_get_confinement (self->config),
                           "hidden-paths", hidden,
+                          "skill", state->skill,
                           NULL);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
@@ -682,6 +789,7 @@ run_finished (GObject      *source,
 static SubagentReview *
 capture_review_of_context (const char                *root,
                            SubagentIsolationContext  *context,
+                           guint64                    max_file_size,
                            GError                   **error)
 {
   GVariant *data = subagent_isolation_context_get_backend_data (context);
@@ -691,12 +799,14 @@ capture_review_of_context (const char                *root,
   if (data != NULL)
     g_variant_lookup (data, "base-commit", "&s", &base_commit);
   if (base_commit != NULL)
-    return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                    NULL, base_commit, NULL,
-                                    subagent_isolation_context_get_child_root (context), NULL, error);
-  return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                  parent_root, NULL, NULL,
-                                  subagent_isolation_context_get_child_root (context), NULL, error);
+    return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                         NULL, base_commit, NULL,
+                                         subagent_isolation_context_get_child_root (context),
+                                         max_file_size, NULL, error);
+  return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                       parent_root, NULL, NULL,
+                                       subagent_isolation_context_get_child_root (context),
+                                       max_file_size, NULL, error);
 }
 
 /* An isolation option given as true or "true" (a config file or --option). */
@@ -797,23 +907,24 @@ mark_write_scope (RunState   *state,
     }
 }
 
+/* NULL with error set when the review could not be taken: the run then
+ * ends with an error result (what the child did cannot be shown), and its
+ * workspace is still cleaned up. */
 static JsonObject *
-capture_review (RunState *state)
+capture_review (RunState  *state,
+                GError   **error)
 {
   SubagentIsolationContext *context = state->context;
-  g_autoptr(GError) error = NULL;
   g_autoptr(SubagentReview) review = NULL;
 
   if (g_str_equal (subagent_isolation_context_get_parent_root (context),
                    subagent_isolation_context_get_child_root (context)))
     return NULL;  /* shared: the parent already sees every change */
 
-  review = capture_review_of_context (state->manager->root, context, &error);
+  review = capture_review_of_context (state->manager->root, context,
+                                      subagent_config_get_review_max_file_size (state->manager->config), error);
   if (review == NULL)
-    {
-      g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
-      return NULL;
-    }
+    return NULL;
   {
     JsonObject *json = subagent_review_to_json (review);
 
@@ -845,6 +956,12 @@ record_lineage (RunState          *state,
   if (subagent_run_result_get_confinement (result) != NULL)
     json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
+  if (state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    json_object_set_string_member (fields, "risk_level", subagent_risk_level_to_string (state->risk));
+  if (state->skill != NULL)
+    json_object_set_string_member (fields, "skill", subagent_skill_get_relative_path (state->skill));
+  if (state->routing != NULL)
+    json_object_set_string_member (fields, "routing", state->routing);
   if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
     g_warning ("%s", error->message);
 }
@@ -915,6 +1032,7 @@ run_wrap_up (GTask        *task,
   RunState *state = task_data;
   g_autoptr(JsonObject) review = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(GError) review_error = NULL;
   gboolean separate = !g_str_equal (subagent_isolation_context_get_parent_root (state->context),
                                     subagent_isolation_context_get_child_root (state->context));
   gboolean keep = state->hooks != NULL && state->hooks->keep_workspace && state->outcome != NULL && separate;
@@ -929,7 +1047,7 @@ run_wrap_up (GTask        *task,
     }
 
   if (state->outcome != NULL)
-    review = capture_review (state);
+    review = capture_review (state, &review_error);
   /* A kept branch is what the user merges: name it next to the patch. */
   if (review != NULL && subagent_isolation_context_get_branch (state->context) != NULL &&
       option_is_true (state->isolation_options, "keep_branch"))
@@ -956,7 +1074,32 @@ run_wrap_up (GTask        *task,
       return;
     }
 
-  result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
+  if (review_error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Subagent run %s ended but its review could not be taken "
+                                                  "(the run counts as failed): %s",
+                                                  state->run_id, review_error->message);
+
+      g_debug ("%s", message);
+      result = subagent_run_result_new_error (message, state->lineage);
+    }
+  else if (state->routing != NULL)
+    {
+      /* The message says where auto routed the child, and why. */
+      const char *said = subagent_run_outcome_get_message (state->outcome);
+      g_autofree char *message = said && *said ? g_strdup_printf ("%s (isolation: %s)", said, state->routing)
+                                               : g_strdup_printf ("isolation: %s", state->routing);
+
+      result = subagent_run_result_new (subagent_run_outcome_get_status (state->outcome), state->run_id,
+                                        subagent_run_outcome_get_iterations (state->outcome),
+                                        subagent_run_outcome_get_tool_calls (state->outcome),
+                                        subagent_run_outcome_get_cost_cents (state->outcome),
+                                        subagent_run_outcome_get_final_answer (state->outcome),
+                                        state->lineage, review, message,
+                                        subagent_run_outcome_get_stop_reason (state->outcome), state->run_id);
+    }
+  else
+    result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
   record_lineage (state, result);
   keep_session (state, result, review, keep);
   g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);

@@ -34,6 +34,8 @@ struct _SubagentRunOptions
   GStrv command;
   gboolean interactive;
   JsonObject *isolation_options;
+  char *skill_path;
+  SubagentRiskLevel risk_level;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunOptions, subagent_run_options, G_TYPE_OBJECT)
@@ -47,6 +49,7 @@ subagent_run_options_finalize (GObject *object)
   g_free (self->parent_run_id);
   g_free (self->isolation);
   g_free (self->memory_limit);
+  g_free (self->skill_path);
   g_strfreev (self->command);
   json_object_unref (self->isolation_options);
   G_OBJECT_CLASS (subagent_run_options_parent_class)->finalize (object);
@@ -543,4 +546,76 @@ subagent_run_options_get_isolation_options (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return self->isolation_options;
+}
+
+/**
+ * subagent_run_options_set_skill_path:
+ * @self: a #SubagentRunOptions
+ * @skill_path: (nullable): the skill the child runs (reference 001's
+ *   `skill_path`): a folder holding `SKILL.md`, or such a file, inside the
+ *   workspace root (relative to it, or absolute)
+ *
+ * The child gets the skill's body after its definition's system prompt, the
+ * skill's `allowed-tools` narrow its tools, and `isolation: auto` follows
+ * the risk policy (see #SubagentRoutingPolicy). A skill outside the root
+ * or unreadable makes the run's result an error.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_skill_path (SubagentRunOptions *self,
+                                     const char         *skill_path)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  g_free (self->skill_path);
+  self->skill_path = g_strdup (skill_path);
+}
+
+/**
+ * subagent_run_options_get_skill_path:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: (transfer none) (nullable): the skill's path
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_run_options_get_skill_path (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
+  return self->skill_path;
+}
+
+/**
+ * subagent_run_options_set_risk_level:
+ * @self: a #SubagentRunOptions
+ * @level: the run's risk (reference 001's `skill_risk_level`);
+ *   %SUBAGENT_RISK_LEVEL_NONE takes the skill's own
+ *
+ * The caller's level wins over the one the skill's front matter declares.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_risk_level (SubagentRunOptions *self,
+                                     SubagentRiskLevel   level)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  g_return_if_fail (level <= SUBAGENT_RISK_LEVEL_CRITICAL);
+  self->risk_level = level;
+}
+
+/**
+ * subagent_run_options_get_risk_level:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: the run's risk level, or %SUBAGENT_RISK_LEVEL_NONE
+ *
+ * Since: 0.2
+ */
+SubagentRiskLevel
+subagent_run_options_get_risk_level (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), SUBAGENT_RISK_LEVEL_NONE);
+  return self->risk_level;
 }

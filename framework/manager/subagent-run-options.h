@@ -12,6 +12,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-types.h"
+
 G_BEGIN_DECLS
 
 #define SUBAGENT_TYPE_RUN_OPTIONS (subagent_run_options_get_type ())
@@ -77,5 +79,13 @@ SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject *subagent_run_options_get_isolation_options (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_skill_path      (SubagentRunOptions *self, const char *skill_path);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_run_options_get_skill_path      (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_risk_level      (SubagentRunOptions *self, SubagentRiskLevel level);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentRiskLevel subagent_run_options_get_risk_level (SubagentRunOptions *self);
 
 G_END_DECLS

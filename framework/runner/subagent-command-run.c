@@ -752,6 +752,24 @@ build_environment (RunState  *state,
       envp = g_environ_setenv (envp, "TEMP", state->confinement.tmpdir, TRUE);
     }
   envp = g_environ_setenv (envp, "SUBAGENT_CONFINEMENT", state->confinement.applied, TRUE);
+  if (subagent_run_context_get_skill (context) != NULL)
+    {
+      SubagentSkill *skill = subagent_run_context_get_skill (context);
+      /* The workspace's own copy when it has one (snapshots, containers'
+       * copies, tracked files of a worktree), else the parent's file. */
+      g_autofree char *in_child = g_build_filename (subagent_isolation_context_get_child_root (isolation),
+                                                    subagent_skill_get_relative_path (skill), NULL);
+
+      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_FILE",
+                               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill),
+                               TRUE);
+      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill), TRUE);
+    }
+  else
+    {
+      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_FILE");
+      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_NAME");
+    }
   return envp;
 }
 
@@ -776,18 +794,25 @@ on_approvals_idle (gpointer user_data)
   maybe_complete (user_data);
 }
 
-/* "system prompt\n\ntask\n": the prompt block only when there is one. */
+/* "system prompt\n\n[skill block\n\n]task\n": each block only when there
+ * is one; the skill comes after the definition's prompt. */
 static GBytes *
 build_stdin_text (SubagentRunContext *context)
 {
   const char *prompt = subagent_def_get_system_prompt (subagent_run_context_get_definition (context));
   const char *task = subagent_run_context_get_task (context);
+  SubagentSkill *skill = subagent_run_context_get_skill (context);
   GString *text = g_string_new (NULL);
 
   if (prompt != NULL && *prompt != '\0')
     {
       g_string_append (text, prompt);
       g_string_append (text, "\n\n");
+    }
+  if (skill != NULL)
+    {
+      g_string_append_printf (text, "Skill \"%s\" (%s):\n%s\n\n", subagent_skill_get_name (skill),
+                              subagent_skill_get_relative_path (skill), subagent_skill_get_body (skill));
     }
   g_string_append (text, task);
   if (text->len == 0 || text->str[text->len - 1] != '\n')

@@ -41,6 +41,7 @@ struct _SubagentRunContext
   GObject *approval_handler;
   SubagentConfinement confinement;
   GStrv hidden_paths;
+  SubagentSkill *skill;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
@@ -66,6 +67,7 @@ enum {
   PROP_APPROVAL_HANDLER,
   PROP_CONFINEMENT,
   PROP_HIDDEN_PATHS,
+  PROP_SKILL,
   N_PROPS
 };
 
@@ -81,6 +83,7 @@ subagent_run_context_dispose (GObject *object)
   g_clear_object (&self->tools);
   g_clear_object (&self->isolation);
   g_clear_object (&self->approval_handler);
+  g_clear_object (&self->skill);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->dispose (object);
 }
@@ -217,6 +220,9 @@ subagent_run_context_get_property (GObject    *object,
     case PROP_HIDDEN_PATHS:
       g_value_set_boxed (value, self->hidden_paths);
       break;
+    case PROP_SKILL:
+      g_value_set_object (value, self->skill);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -285,6 +291,9 @@ subagent_run_context_set_property (GObject      *object,
       break;
     case PROP_HIDDEN_PATHS:
       self->hidden_paths = g_value_dup_boxed (value);
+      break;
+    case PROP_SKILL:
+      self->skill = g_value_dup_object (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -441,6 +450,19 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
    */
   properties[PROP_APPROVAL_HANDLER] =
     g_param_spec_object ("approval-handler", NULL, NULL, G_TYPE_OBJECT, flags);
+
+  /**
+   * SubagentRunContext:skill:
+   *
+   * The skill the child runs, if any. Runners give the child its body after
+   * the definition's system prompt (the command runner: in the task text
+   * and as `SUBAGENT_SKILL_FILE`; a model runner: as a system message); the
+   * run's tools are already narrowed to its `allowed-tools`.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_SKILL] =
+    g_param_spec_object ("skill", NULL, NULL, SUBAGENT_TYPE_SKILL, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
@@ -747,6 +769,21 @@ subagent_run_context_get_hidden_paths (SubagentRunContext *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
   return (const char * const *) self->hidden_paths;
+}
+
+/**
+ * subagent_run_context_get_skill:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the skill the child runs
+ *
+ * Since: 0.2
+ */
+SubagentSkill *
+subagent_run_context_get_skill (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->skill;
 }
 
 /**

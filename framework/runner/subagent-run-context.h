@@ -13,6 +13,7 @@
 #include "subagent-def.h"
 #include "subagent-isolation-context.h"
 #include "subagent-lineage.h"
+#include "subagent-skill.h"
 #include "subagent-tool-registry.h"
 #include "subagent-types.h"
 
@@ -62,6 +63,8 @@ SUBAGENT_AVAILABLE_IN_0_2
 SubagentConfinement       subagent_run_context_get_confinement     (SubagentRunContext *self);
 SUBAGENT_AVAILABLE_IN_0_2
 const char * const       *subagent_run_context_get_hidden_paths    (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentSkill            *subagent_run_context_get_skill            (SubagentRunContext *self);
 
 SUBAGENT_AVAILABLE_IN_0_2
 void                      subagent_run_context_report_usage        (SubagentRunContext *self,

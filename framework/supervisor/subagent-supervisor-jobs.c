@@ -78,6 +78,8 @@ _subagent_run_options_copy (SubagentRunOptions *options)
   subagent_run_options_set_timeout_seconds (copy, subagent_run_options_get_timeout_seconds (options));
   subagent_run_options_set_command (copy, subagent_run_options_get_command (options));
   subagent_run_options_set_interactive (copy, subagent_run_options_get_interactive (options));
+  subagent_run_options_set_skill_path (copy, subagent_run_options_get_skill_path (options));
+  subagent_run_options_set_risk_level (copy, subagent_run_options_get_risk_level (options));
   json_object_iter_init (&iter, subagent_run_options_get_isolation_options (options));
   while (json_object_iter_next (&iter, &key, &value))
     subagent_run_options_set_isolation_option (copy, key, value);
