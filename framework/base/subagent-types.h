@@ -158,13 +158,6 @@ gboolean subagent_risk_level_from_string (const char        *text,
 SUBAGENT_AVAILABLE_IN_0_2
 const char *subagent_risk_level_to_string (SubagentRiskLevel level);
 
-/**
- * subagent_permission_mode_from_string:
- * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
- * @mode: (out): where to store the mode
- *
- * Returns: %TRUE if @text names a mode; %NULL or "" give %SUBAGENT_PERMISSION_MODE_INHERIT.
- */
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_permission_mode_from_string (const char             *text,
                                                SubagentPermissionMode *mode);

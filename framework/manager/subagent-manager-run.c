@@ -342,7 +342,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
-  gboolean iterations_unset, tool_calls_unset;
 
   g_return_if_fail (SUBAGENT_IS_MANAGER (self));
   g_return_if_fail (options == NULL || SUBAGENT_IS_RUN_OPTIONS (options));
@@ -470,6 +469,7 @@ run_with_isolation (GTask *task_in)
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentIsolationProvider) provider = NULL;
   g_autoptr(SubagentIsolationRequest) request = NULL;
+  gboolean iterations_unset, tool_calls_unset;
 
   state->lineage = lineage_for (state);
 
