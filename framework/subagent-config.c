@@ -53,6 +53,7 @@ struct _SubagentConfig
   GHashTable *backend_plugins;   /* backend → plugin name */
   GStrv plugin_path;
   GHashTable *backend_options;   /* backend → JsonObject */
+  GHashTable *approval_sink_options;  /* sink backend → JsonObject */
   GStrv runner_command;
   guint runner_timeout;
   guint max_parallel;
@@ -88,6 +89,7 @@ subagent_config_finalize (GObject *object)
   g_hash_table_unref (self->backend_plugins);
   g_strfreev (self->plugin_path);
   g_hash_table_unref (self->backend_options);
+  g_hash_table_unref (self->approval_sink_options);
   g_strfreev (self->runner_command);
   g_free (self->approval_sink);
   g_free (self->hmac_key_file);
@@ -110,6 +112,8 @@ subagent_config_init (SubagentConfig *self)
   self->plugin_path = g_new0 (char *, 1);
   self->backend_options = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                  (GDestroyNotify) json_object_unref);
+  self->approval_sink_options = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                                       (GDestroyNotify) json_object_unref);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
@@ -320,21 +324,37 @@ load_plugins (SubagentConfig *self, JsonObject *root, const char *source, GError
 static gboolean
 load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "sink", "timeout_seconds", "hmac_key_file", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *approvals = section (self, root, "approvals", source, &local_error);
+  g_autofree char *options_key = NULL;
+  JsonObject *options;
 
   if (local_error != NULL)
     return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
   if (approvals == NULL)
     return TRUE;
-  warn_unknown_keys (self, approvals, "approvals", known, source);
   if (!read_string (approvals, "sink", "approvals.sink", source, &self->approval_sink, error) ||
       !read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error) ||
       !read_string (approvals, "hmac_key_file", "approvals.hmac_key_file", source, &self->hmac_key_file, error))
     return FALSE;
   if (self->approval_timeout == 0)
     return invalid (error, source, "approvals.timeout_seconds", "at least 1");
+
+  /* The options of the chosen sink sit under its name (`approvals:
+   * {sink: postgres, postgres: {conninfo: …}}`); the plugin declares what
+   * they mean, so they are only checked against its properties, when the
+   * sink is made (subagent_config_configure_approval_sink()). */
+  {
+    const char * const known[] = { "sink", "timeout_seconds", "hmac_key_file", self->approval_sink, NULL };
+
+    warn_unknown_keys (self, approvals, "approvals", known, source);
+  }
+  options_key = g_strconcat ("approvals.", self->approval_sink, NULL);
+  options = section (self, approvals, self->approval_sink, options_key, &local_error);
+  if (local_error != NULL)
+    return invalid (error, source, options_key, "a mapping of the sink's options");
+  if (options != NULL)
+    g_hash_table_replace (self->approval_sink_options, g_strdup (self->approval_sink), json_object_ref (options));
   return TRUE;
 }
 
@@ -728,4 +748,122 @@ subagent_config_get_warnings (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
   return (const char * const *) self->warnings->pdata;
+}
+
+/* A file name of the configuration, relative to @root unless absolute. */
+static char *
+resolve_in_root (const char *root,
+                 const char *path)
+{
+  if (g_path_is_absolute (path) || root == NULL)
+    return g_strdup (path);
+  return g_build_filename (root, path, NULL);
+}
+
+/* Sets the property @name of @sink from @value, converted to its type. */
+static gboolean
+set_sink_option (SubagentConfig  *self,
+                 GObject         *sink,
+                 const char      *root,
+                 const char      *member,
+                 JsonNode        *value,
+                 GError         **error)
+{
+  g_autofree char *name = g_strdelimit (g_strdup (member), "_", '-');
+  g_autofree char *key = g_strconcat ("approvals.", self->approval_sink, ".", member, NULL);
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (sink), name);
+  g_auto(GValue) gvalue = G_VALUE_INIT;
+  GType value_type;
+
+  /* The root comes from the host, never from the file. */
+  if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE) || g_str_equal (name, "root"))
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "%s: the approval sink “%s” has no option “%s”", self->source, self->approval_sink, member);
+      return FALSE;
+    }
+  value_type = G_PARAM_SPEC_VALUE_TYPE (pspec);
+  g_value_init (&gvalue, value_type);
+  if (!JSON_NODE_HOLDS_VALUE (value))
+    return invalid (error, self->source, key, "a string, number or boolean");
+  if (value_type == G_TYPE_STRING && json_node_get_value_type (value) == G_TYPE_STRING)
+    {
+      if (g_str_equal (name, "key-file"))
+        g_value_take_string (&gvalue, resolve_in_root (root, json_node_get_string (value)));
+      else
+        g_value_set_string (&gvalue, json_node_get_string (value));
+    }
+  else if (value_type == G_TYPE_BOOLEAN && json_node_get_value_type (value) == G_TYPE_BOOLEAN)
+    g_value_set_boolean (&gvalue, json_node_get_boolean (value));
+  else if (json_node_get_value_type (value) == G_TYPE_INT64
+           && (value_type == G_TYPE_UINT || value_type == G_TYPE_INT || value_type == G_TYPE_INT64))
+    {
+      GValue number = G_VALUE_INIT;
+
+      g_value_init (&number, G_TYPE_INT64);
+      g_value_set_int64 (&number, json_node_get_int (value));
+      g_value_transform (&number, &gvalue);
+      g_value_unset (&number);
+    }
+  else
+    return invalid (error, self->source, key, g_type_name (value_type));
+  if (g_param_value_validate (pspec, &gvalue))
+    return invalid (error, self->source, key, "within the option's range");
+  g_object_set_property (sink, name, &gvalue);
+  return TRUE;
+}
+
+/**
+ * subagent_config_configure_approval_sink:
+ * @self: a #SubagentConfig
+ * @sink: an approval sink just made for the configured backend
+ *   (subagent_config_get_approval_sink()), not used yet
+ * @root: (nullable): the workspace root
+ * @error: return location for a #GError
+ *
+ * Configures @sink as the configuration says: its `root` property (when it
+ * has one) gets @root, its `key-file` the `approvals.hmac_key_file`
+ * (relative to @root), and each member of the section named after the
+ * sink (`approvals: {sink: postgres, postgres: {conninfo: …, schema: …}}`)
+ * the property of the same name (`_` read as `-`). An option the sink has
+ * no property for, or of the wrong type, is a
+ * %SUBAGENT_CONFIG_ERROR_INVALID_VALUE error naming the key.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+subagent_config_configure_approval_sink (SubagentConfig  *self,
+                                         GObject         *sink,
+                                         const char      *root,
+                                         GError         **error)
+{
+  GObjectClass *klass;
+  JsonObject *options;
+
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), FALSE);
+  g_return_val_if_fail (G_IS_OBJECT (sink), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  klass = G_OBJECT_GET_CLASS (sink);
+  if (root != NULL && g_object_class_find_property (klass, "root") != NULL)
+    g_object_set (sink, "root", root, NULL);
+  if (self->hmac_key_file != NULL && g_object_class_find_property (klass, "key-file") != NULL)
+    {
+      g_autofree char *path = resolve_in_root (root, self->hmac_key_file);
+
+      g_object_set (sink, "key-file", path, NULL);
+    }
+  options = g_hash_table_lookup (self->approval_sink_options, self->approval_sink);
+  if (options != NULL)
+    {
+      JsonObjectIter iter;
+      const char *member;
+      JsonNode *value;
+
+      json_object_iter_init (&iter, options);
+      while (json_object_iter_next (&iter, &member, &value))
+        if (!set_sink_option (self, sink, root, member, value, error))
+          return FALSE;
+    }
+  return TRUE;
 }

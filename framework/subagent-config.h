@@ -48,4 +48,9 @@ guint                  subagent_config_get_approval_timeout   (SubagentConfig *s
 const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
 
+gboolean               subagent_config_configure_approval_sink (SubagentConfig  *self,
+                                                                GObject         *sink,
+                                                                const char      *root,
+                                                                GError         **error);
+
 G_END_DECLS

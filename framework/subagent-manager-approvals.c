@@ -3,7 +3,9 @@
  * One queue per parent run (the manager's run id), made the first time a
  * child that could ask starts: from the host's sink, or from the one
  * config.yaml names (`approvals.sink`: `file` → the approval-file plugin,
- * `memory` → the built-in sink, `none` → no queue, children unattended).
+ * `postgres` → approval-postgres, any other → the plugin providing it,
+ * `memory` → the built-in sink, `none` → no queue, children unattended),
+ * configured by subagent_config_configure_approval_sink().
  * Making it loads a plugin and reads the store, so it runs in a worker
  * thread and only when needed: a host whose children never ask maps no
  * approval plugin.
@@ -73,9 +75,7 @@ configured_sink (SubagentManager  *self,
                  GError          **error)
 {
   const char *backend = configured_backend (self);
-  const char *key_file = subagent_config_get_hmac_key_file (self->config);
   g_autoptr(GObject) sink = NULL;
-  GObjectClass *klass;
 
   if (g_str_equal (backend, "none"))
     return NULL;
@@ -83,18 +83,8 @@ configured_sink (SubagentManager  *self,
     return subagent_memory_approval_sink_new ();
 
   sink = subagent_plugin_registry_create (self->plugins, SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL)
+  if (sink == NULL || !subagent_config_configure_approval_sink (self->config, sink, self->root, error))
     return NULL;
-  klass = G_OBJECT_GET_CLASS (sink);
-  if (g_object_class_find_property (klass, "root") != NULL)
-    g_object_set (sink, "root", self->root, NULL);
-  if (key_file != NULL && g_object_class_find_property (klass, "key-file") != NULL)
-    {
-      g_autofree char *path = g_path_is_absolute (key_file) ? g_strdup (key_file)
-                                                            : g_build_filename (self->root, key_file, NULL);
-
-      g_object_set (sink, "key-file", path, NULL);
-    }
   return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
 }
 

@@ -40,42 +40,33 @@ options_clear (Options *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
-/* The workspace's sink, configured for @root (and the HMAC key file that
- * config.yaml names, if any; otherwise the sink reads SUBAGENT_APPROVAL_HMAC_KEY). */
+/* The workspace's sink, configured for @root as config.yaml says (see
+ * subagent_config_configure_approval_sink(); without a key file the sink
+ * reads SUBAGENT_APPROVAL_HMAC_KEY). */
 static SubagentApprovalSink *
 open_sink (const char  *root,
            GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
   g_autoptr(GObject) sink = NULL;
-  const char *backend, *key_file;
+  const char *backend;
 
   if (config == NULL)
     return NULL;
   backend = subagent_config_get_approval_sink (config);
   if (backend == NULL || backend[0] == '\0')
     backend = DEFAULT_SINK;
-  sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
-                                          SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL)
-    return NULL;
-  if (g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "root") == NULL)
+  if (g_str_equal (backend, "memory") || g_str_equal (backend, "none"))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                   "The approval sink “%s” keeps no queues on disk (it has no “root”); nothing to manage from here",
+                   "The approval sink “%s” keeps no queues another process can see; nothing to manage from here",
                    backend);
       return NULL;
     }
-  g_object_set (sink, "root", root, NULL);
-
-  key_file = subagent_config_get_hmac_key_file (config);
-  if (key_file != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "key-file") != NULL)
-    {
-      g_autofree char *path = g_path_is_absolute (key_file) ? g_strdup (key_file)
-                                                            : g_build_filename (root, key_file, NULL);
-
-      g_object_set (sink, "key-file", path, NULL);
-    }
+  sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
+                                          SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
+  if (sink == NULL || !subagent_config_configure_approval_sink (config, sink, root, error))
+    return NULL;
   return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
 }
 
