@@ -106,6 +106,7 @@ struct _ApgPool
   GCond cond;
   GQueue idle;             /* PGconn* */
   guint open;              /* idle + in use + being connected */
+  gboolean reached;        /* a connection was made once */
 };
 
 ApgPool *
@@ -165,10 +166,15 @@ apg_pool_acquire (ApgPool  *self,
       /* Connect outside the lock: the others keep using theirs. */
       conn = apg_connect (self->conninfo, &local_error);
       if (conn != NULL)
-        return conn;
+        {
+          g_atomic_int_set (&self->reached, TRUE);
+          return conn;
+        }
 
       apg_pool_release (self, NULL, TRUE);
-      if (g_get_monotonic_time () + delay > deadline)
+      /* A server never reached is a mistake to report at once; one that
+       * answered before is waited for (a restart, a network blip). */
+      if (!g_atomic_int_get (&self->reached) || g_get_monotonic_time () + delay > deadline)
         {
           g_propagate_error (error, g_steal_pointer (&local_error));
           return NULL;

@@ -41,8 +41,9 @@ typedef struct _ApgPool ApgPool;
 ApgPool  *apg_pool_new        (const char  *conninfo,
                                guint        max_connections);
 void      apg_pool_free       (ApgPool     *self);
-/* A connection in state CONNECTION_OK, or NULL with @error once the server
- * could not be reached before APG_RECONNECT_DEADLINE_US. */
+/* A connection in state CONNECTION_OK, or NULL with @error: at once when
+ * the server was never reached, else once it could not be reached again
+ * before APG_RECONNECT_DEADLINE_US. */
 PGconn   *apg_pool_acquire    (ApgPool     *self,
                                GError     **error);
 /* Gives @conn back; a @broken one is closed instead. */
