@@ -67,9 +67,9 @@ start_postgres () {
   export SUBAGENT_TEST_PG_CONNINFO="host=127.0.0.1 port=$port user=$user dbname=postgres"
   export SUBAGENT_TEST_PG_SOCKET_CONNINFO="host=$SUBAGENT_TEST_PG_DIR/socket port=$port user=$user dbname=postgres"
   if [[ $(id -u) -eq 0 ]]; then
-    export SUBAGENT_TEST_PG_RESTART="runuser -u postgres -- $bindir/pg_ctl -D $SUBAGENT_TEST_PG_DIR/data -w -t 60 -m fast restart"
+    export SUBAGENT_TEST_PG_RESTART="runuser -u postgres -- $bindir/pg_ctl -D $SUBAGENT_TEST_PG_DIR/data -w -t 60 -m fast -l $SUBAGENT_TEST_PG_DIR/socket/server.log restart"
   else
-    export SUBAGENT_TEST_PG_RESTART="$bindir/pg_ctl -D $SUBAGENT_TEST_PG_DIR/data -w -t 60 -m fast restart"
+    export SUBAGENT_TEST_PG_RESTART="$bindir/pg_ctl -D $SUBAGENT_TEST_PG_DIR/data -w -t 60 -m fast -l $SUBAGENT_TEST_PG_DIR/socket/server.log restart"
   fi
   if ! "$bindir/psql" "$SUBAGENT_TEST_PG_CONNINFO" -qAtc 'SELECT 1' >/dev/null; then
     echo "run-tests: PostgreSQL started but does not answer on $SUBAGENT_TEST_PG_CONNINFO" >&2
