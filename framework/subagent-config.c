@@ -30,9 +30,12 @@
  * budget:
  *   max_cost_cents: 500           # per parent run
  * approvals:
- *   sink: file                    # file | memory | none
+ *   sink: file                    # file | postgres | memory | none | another plugin's
  *   timeout_seconds: 180
  *   hmac_key_file: /etc/subagent/approval.key
+ *   postgres:                     # the chosen sink's options (its properties)
+ *     conninfo: "host=db.internal dbname=ops sslmode=verify-full"
+ *     schema: subagent
  * worktree: { pool_size: 2, keep_branch: false, include_dirty: false }
  * snapshot: { strategy: auto, snapshot_dir: /var/cache/subagent }
  * docker:   { image: busybox-local, binary: docker, network: none, user: "65534:65534" }

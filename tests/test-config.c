@@ -121,6 +121,81 @@ test_bad_values_are_errors (void)
   check_bad_value ("budget: { max_cost_cents: -3 }\n", "budget.max_cost_cents");
   check_bad_value ("worktree: [1]\n", "worktree");
   check_bad_value ("plugins: { backends: { worktree: [a] } }\n", "plugins.backends");
+  check_bad_value ("approvals: { sink: postgres, postgres: [1] }\n", "approvals.postgres");
+}
+
+static SubagentConfig *
+load_yaml (const char *root,
+           const char *yaml)
+{
+  g_autoptr(GError) error = NULL;
+  SubagentConfig *config;
+
+  sat_write_file (root, ".subagent/config.yaml", yaml);
+  config = subagent_config_load_for_root (root, &error);
+  g_assert_no_error (error);
+  return config;
+}
+
+/* The chosen sink's options become its properties; other sinks' sections
+ * are unknown keys; an option the sink does not have is an error. */
+static void
+test_approval_sink_options (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("config");
+  g_autofree char *key_path = g_build_filename (root, "keys/approval.key", NULL);
+  g_autoptr(SubagentConfig) config = NULL;
+  g_autoptr(SubagentConfig) wrong = NULL;
+  g_autoptr(GObject) sink = NULL;
+  g_autoptr(GObject) other = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *conninfo = NULL;
+  g_autofree char *schema = NULL;
+  g_autofree char *key_file = NULL;
+  guint max_connections = 0;
+
+  config = load_yaml (root, "approvals:\n"
+                            "  sink: postgres\n"
+                            "  hmac_key_file: keys/approval.key\n"
+                            "  postgres: { conninfo: \"host=db.invalid dbname=ops\", schema: team_a, max_connections: 2 }\n");
+  g_assert_cmpuint (g_strv_length ((GStrv) subagent_config_get_warnings (config)), ==, 0);
+  sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (), SUBAGENT_TYPE_APPROVAL_SINK,
+                                          subagent_config_get_approval_sink (config), &error);
+  g_assert_no_error (error);
+  g_assert_true (subagent_config_configure_approval_sink (config, sink, root, &error));
+  g_assert_no_error (error);
+  g_object_get (sink, "conninfo", &conninfo, "schema", &schema, "key-file", &key_file,
+                "max-connections", &max_connections, NULL);
+  g_assert_cmpstr (conninfo, ==, "host=db.invalid dbname=ops");
+  g_assert_cmpstr (schema, ==, "team_a");
+  g_assert_cmpstr (key_file, ==, key_path);
+  g_assert_cmpuint (max_connections, ==, 2);
+
+  wrong = load_yaml (root, "approvals: { sink: postgres, postgres: { conninfo: x, colour: blue } }\n");
+  other = subagent_plugin_registry_create (subagent_plugin_registry_get_default (), SUBAGENT_TYPE_APPROVAL_SINK,
+                                           "postgres", &error);
+  g_assert_false (subagent_config_configure_approval_sink (wrong, other, root, &error));
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "colour"));
+  sat_rm_rf (root);
+}
+
+/* A password in the connection string is refused before any connection. */
+static void
+test_approval_postgres_refuses_password (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GObject) sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
+                                                             SUBAGENT_TYPE_APPROVAL_SINK, "postgres", &error);
+  g_auto(GStrv) runs = NULL;
+
+  g_assert_no_error (error);
+  g_object_set (sink, "conninfo", "host=db.invalid user=agents password=hunter2", NULL);
+  runs = subagent_approval_sink_list_runs (SUBAGENT_APPROVAL_SINK (sink), &error);
+  g_assert_null (runs);
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE);
+  g_assert_nonnull (strstr (error->message, ".pgpass"));
+  g_assert_null (strstr (error->message, "hunter2"));
 }
 
 static void
@@ -186,5 +261,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/config/parse-error-names-file", test_parse_error_names_file);
   g_test_add_func ("/config/env-overrides-root", test_env_overrides_root);
   g_test_add_func ("/config/container-alias-warns", test_container_alias_warns);
+  g_test_add_func ("/config/approval-sink-options-become-properties", test_approval_sink_options);
+  g_test_add_func ("/config/approval-postgres-refuses-a-password", test_approval_postgres_refuses_password);
   return g_test_run ();
 }
