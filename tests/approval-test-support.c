@@ -357,6 +357,15 @@ ats_store_fixture_set_up (Fixture       *f,
   f->schema = g_strdup_printf ("t%d_%u", (int) getpid (), g_atomic_int_add (&serial, 1));
   f->sink = new_postgres_sink (f->schema, 'a', key);
   f->integrity_failures = 0;
+  /* For the processes that find the store through the workspace's
+   * configuration (subagentctl, a manager). */
+  {
+    g_autofree char *yaml = g_strdup_printf ("approvals:\n  sink: postgres\n  postgres:\n"
+                                             "    conninfo: \"%s\"\n    schema: %s\n",
+                                             ats_pg_conninfo ('b'), f->schema);
+
+    sat_write_file (f->root, ".subagent/config.yaml", yaml);
+  }
   g_signal_connect (f->sink, "integrity-failed", G_CALLBACK (on_integrity_failed), f);
 }
 
