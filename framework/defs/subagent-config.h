@@ -70,6 +70,7 @@ const char            *subagent_config_get_hmac_key_file      (SubagentConfig *s
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
 gboolean               subagent_config_configure_approval_sink (SubagentConfig  *self,
                                                                 GObject         *sink,
                                                                 const char      *root,
