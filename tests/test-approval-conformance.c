@@ -429,8 +429,13 @@ test_integrity_tampered (Fixture       *f,
       g_autofree char *run = g_strdup_printf ("tampered-%u", i);
       g_autoptr(SubagentApprovalRequest) a = ats_make_request (run, "delete_file", "/a");
       g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) before = NULL;
+
 
       ats_save_one (f->sink, run, a);
+      /* Seen intact first: what a store remembers of it must not help later. */
+      before = ats_load (f->sink, run);
+      g_assert_cmpuint (before->len, ==, 1);
       ats_store_tamper (f, run, tampers[i], NULL);
       assert_rejected (f, run);
       /* A forged row gets no verdict signed over it either. */

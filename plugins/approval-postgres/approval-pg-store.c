@@ -32,6 +32,7 @@ typedef struct {
   char *document;
   char *signature;         /* nullable */
   char *status;
+  char *version;
   SubagentApprovalRequest *request;   /* shared, never changed */
 } CachedRow;
 
@@ -43,6 +44,7 @@ cached_row_free (gpointer data)
   g_free (row->document);
   g_free (row->signature);
   g_free (row->status);
+  g_free (row->version);
   g_object_unref (row->request);
   g_free (row);
 }
@@ -114,7 +116,7 @@ apg_store_new (const char       *conninfo,
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
 
   self->sql_load = with_schema (schema,
-    "SELECT request_id, status, document::text, signature FROM @S@.approval_requests "
+    "SELECT request_id, status, document::text, signature, version FROM @S@.approval_requests "
     "WHERE run_id = $1 ORDER BY id");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature}, $3 the channel. Returns how many rows were written. */
@@ -507,6 +509,11 @@ load_op (ApgStore  *self,
         row->request = verify_row (self, op->run_id, request_id, status, document, signature, error);
       if (row->request == NULL)
         {
+          /* Nothing of an untrusted run is kept, not even what verified
+           * before: a verdict is never written from a stale guess over it. */
+          g_mutex_lock (&self->mutex);
+          g_hash_table_remove (self->cache, op->run_id);
+          g_mutex_unlock (&self->mutex);
           g_free (row);
           PQclear (result);
           return STEP_FAILED;
@@ -514,6 +521,7 @@ load_op (ApgStore  *self,
       row->document = g_strdup (document);
       row->signature = g_strdup (signature);
       row->status = g_strdup (status);
+      row->version = g_strdup (PQgetvalue (result, i, 4));
       g_ptr_array_add (requests, g_object_ref (row->request));
       g_hash_table_replace (rows, g_strdup (request_id), row);
     }
@@ -657,6 +665,23 @@ typedef struct {
 /* One compare-and-set round: read the row, and if it is pending, write the
  * verdict at the version read. A save that replaced the pending row in
  * between makes the write miss; the next round reads the new one. */
+/* The request and row version the last load() saw, if it was pending. */
+static SubagentApprovalRequest *
+cached_pending (ApgStore    *self,
+                const char  *run_id,
+                const char  *request_id,
+                char       **version)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  GHashTable *rows = g_hash_table_lookup (self->cache, run_id);
+  CachedRow *row = rows ? g_hash_table_lookup (rows, request_id) : NULL;
+
+  if (row == NULL || !g_str_equal (row->status, "pending"))
+    return NULL;
+  *version = g_strdup (row->version);
+  return g_object_ref (row->request);
+}
+
 static Step
 decide_op (ApgStore  *self,
            PGconn    *conn,
@@ -664,6 +689,10 @@ decide_op (ApgStore  *self,
            GError   **error)
 {
   DecideOp *op = data;
+  /* An approver has usually just loaded what it decides: the first round
+   * then writes at the version it saw, without reading the row again (a
+   * round trip less). A stale guess only misses; the next round reads. */
+  gboolean guess = TRUE;
 
   for (;;)
     {
@@ -679,27 +708,33 @@ decide_op (ApgStore  *self,
       PGresult *result;
       gboolean ours;
 
-      result = exec (conn, self->sql_read_one, 2, read_params, "Reading an approval request", &step, error);
-      if (result == NULL)
-        return step;
-      if (PQntuples (result) == 0)
-        {
-          PQclear (result);
-          op->won = FALSE;
-          return STEP_DONE;
-        }
-      /* A repeat after a lost reply: the verdict that won may be ours. */
-      ours = !PQgetisnull (result, 0, 4) && g_str_equal (PQgetvalue (result, 0, 4), op->token);
-      stored = verify_row (self, op->run_id, op->request_id, PQgetvalue (result, 0, 0), PQgetvalue (result, 0, 1),
-                           PQgetisnull (result, 0, 2) ? NULL : PQgetvalue (result, 0, 2), error);
-      version = g_strdup (PQgetvalue (result, 0, 3));
-      PQclear (result);
+      if (guess)
+        stored = cached_pending (self, op->run_id, op->request_id, &version);
+      guess = FALSE;
       if (stored == NULL)
-        return STEP_FAILED;
-      if (ours || subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
         {
-          op->won = ours;
-          return STEP_DONE;
+          result = exec (conn, self->sql_read_one, 2, read_params, "Reading an approval request", &step, error);
+          if (result == NULL)
+            return step;
+          if (PQntuples (result) == 0)
+            {
+              PQclear (result);
+              op->won = FALSE;
+              return STEP_DONE;
+            }
+          /* A repeat after a lost reply: the verdict that won may be ours. */
+          ours = !PQgetisnull (result, 0, 4) && g_str_equal (PQgetvalue (result, 0, 4), op->token);
+          stored = verify_row (self, op->run_id, op->request_id, PQgetvalue (result, 0, 0), PQgetvalue (result, 0, 1),
+                               PQgetisnull (result, 0, 2) ? NULL : PQgetvalue (result, 0, 2), error);
+          version = g_strdup (PQgetvalue (result, 0, 3));
+          PQclear (result);
+          if (stored == NULL)
+            return STEP_FAILED;
+          if (ours || subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
+            {
+              op->won = ours;
+              return STEP_DONE;
+            }
         }
 
       decided = subagent_approval_request_copy (stored);
