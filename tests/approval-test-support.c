@@ -293,6 +293,12 @@ ats_pg_conninfo (char host)
   return conninfo;
 }
 
+static void
+ignore_notice (void       *arg,
+               const char *message)
+{
+}
+
 static PGconn *
 pg_connect_or_die (void)
 {
@@ -300,6 +306,8 @@ pg_connect_or_die (void)
 
   if (PQstatus (conn) != CONNECTION_OK)
     g_error ("cannot reach the test PostgreSQL server (%s): %s", ats_pg_conninfo ('a'), PQerrorMessage (conn));
+  /* "drop cascades to …" is not for the TAP output. */
+  PQsetNoticeProcessor (conn, ignore_notice, NULL);
   return conn;
 }
 

@@ -20,6 +20,27 @@
  * without a change (see approval-stress-helper.c). */
 #define STRESS_DEADLINE_SECONDS 540
 
+/* Restarts the test server (fast shutdown), not through pipes: the new
+ * server would hold them open, and never into our stdout (TAP); the
+ * command logs to the server's log file. */
+static void
+restart_server (void)
+{
+  const char *restart = g_getenv ("SUBAGENT_TEST_PG_RESTART");
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) argv = NULL;
+  int status = 0;
+
+  if (restart == NULL || restart[0] == '\0')
+    g_error ("SUBAGENT_TEST_PG_RESTART is not set: run the postgres tests under scripts/run-tests "
+             "(or: source scripts/lib/postgres.sh && start_postgres)");
+  if (!g_shell_parse_argv (restart, NULL, &argv, &error)
+      || !g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                        NULL, NULL, NULL, NULL, &status, &error)
+      || !g_spawn_check_wait_status (status, &error))
+    g_error ("%s: %s", restart, error->message);
+}
+
 typedef struct {
   Fixture *f;
   const char *restart;     /* a command line, or NULL */
@@ -46,9 +67,6 @@ static gboolean
 maybe_restart (gpointer data)
 {
   Restart *r = data;
-  g_autoptr(GError) error = NULL;
-  g_auto(GStrv) argv = NULL;
-  int status = 0;
 
   if (r->restarted)
     return G_SOURCE_REMOVE;
@@ -57,14 +75,7 @@ maybe_restart (gpointer data)
     return G_SOURCE_CONTINUE;
   g_test_message ("restarting the server with %u of %d requests decided: %s", r->decided_at_restart,
                   STRESS_REQUESTS, r->restart);
-  /* Not through pipes: the new server would hold them open, and never in
-   * our stdout (TAP); the command logs to the server's log file. */
-  if (!g_shell_parse_argv (r->restart, NULL, &argv, &error)
-      || !g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
-                        NULL, NULL, NULL, NULL, &status, &error))
-    g_error ("cannot run %s: %s", r->restart, error->message);
-  if (!g_spawn_check_wait_status (status, &error))
-    g_error ("%s failed: %s", r->restart, error->message);
+  restart_server ();
   r->restarted = TRUE;
   return G_SOURCE_REMOVE;
 }
@@ -305,6 +316,62 @@ test_crash_sigkill_writers (Fixture       *f,
   g_assert_cmpuint (g_strv_length (names), ==, 2 * (CRASH_ITERATIONS / 50));
 }
 
+static void
+on_changed_count (SubagentApprovalSink *sink,
+                  const char           *run_id,
+                  guint                *count)
+{
+  (*count)++;
+}
+
+static gboolean
+on_reconnect_timeout (gpointer data)
+{
+  g_error ("no “changed” within 30 s of the server's restart");
+  return G_SOURCE_REMOVE;
+}
+
+/* The LISTEN connection of a watcher breaks with the server; once it is
+ * back the watcher says every watched run changed (notifications sent
+ * meanwhile are lost), and verdicts given after that wake it again. */
+static void
+test_watch_survives_restart (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("restart", "delete_file", "/a");
+  g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, NULL);
+  g_autoptr(GPtrArray) requests = NULL;
+  guint changed = 0;
+  guint timeout_id;
+  gulong handler;
+
+  ats_save_one (f->sink, "restart", a);
+  handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed_count), &changed);
+  subagent_approval_sink_watch (f->sink, "restart");
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  changed = 0;
+
+  restart_server ();
+  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+  while (changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+
+  /* The approver's pooled connections went too: it reconnects on its own. */
+  changed = 0;
+  g_assert_true (subagent_approval_sink_update_status (approver, "restart", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "after-restart", NULL));
+  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+  while (changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+  requests = ats_load (f->sink, "restart");
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_sink_unwatch (f->sink, "restart");
+  g_signal_handler_disconnect (f->sink, handler);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -314,8 +381,12 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   if (ats_store_kind == ATS_STORE_POSTGRES)
-    g_test_add ("/approval-postgres/stress/eight-processes-two-hosts-server-restart", Fixture, NULL,
-                ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
+    {
+      g_test_add ("/approval-postgres/stress/eight-processes-two-hosts-server-restart", Fixture, NULL,
+                  ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/watch/reloads-after-the-server-restarts", Fixture, NULL,
+                  ats_store_fixture_set_up, test_watch_survives_restart, ats_store_fixture_tear_down);
+    }
   else
     {
       g_test_add ("/approval-file/stress/eight-processes-decide-one-queue", Fixture, NULL,
