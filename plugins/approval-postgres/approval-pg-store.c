@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "approval-pg-conn.h"
+#include "approval-pg-schema.h"
 #include "approval-pg-sign.h"
 #include "approval-pg-store.h"
 
@@ -82,16 +83,6 @@ apg_schema_name_is_valid (const char *schema)
   return TRUE;
 }
 
-static char *
-with_schema (const char *schema,
-             const char *sql)
-{
-  g_autoptr(GString) out = g_string_new (sql);
-  g_autofree char *quoted = g_strdup_printf ("\"%s\"", schema);
-
-  g_string_replace (out, "@S@", quoted, 0);
-  return g_string_free (g_steal_pointer (&out), FALSE);
-}
 
 ApgStore *
 apg_store_new (const char       *conninfo,
@@ -115,12 +106,12 @@ apg_store_new (const char       *conninfo,
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
 
-  self->sql_load = with_schema (schema,
+  self->sql_load = apg_with_schema (schema,
     "SELECT request_id, status, document::text, signature, version FROM @S@.approval_requests "
     "WHERE run_id = $1 ORDER BY id");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature}, $3 the channel. Returns how many rows were written. */
-  self->sql_save = with_schema (schema,
+  self->sql_save = apg_with_schema (schema,
     "WITH input AS ("
     "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature, n"
     "  FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, n)),"
@@ -135,12 +126,12 @@ apg_store_new (const char       *conninfo,
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM written),"
     "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM written LIMIT 1) w) n)");
-  self->sql_read_one = with_schema (schema,
+  self->sql_read_one = apg_with_schema (schema,
     "SELECT status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
     "WHERE run_id = $1 AND request_id = $2");
   /* $1 run, $2 request, $3 status, $4 document, $5 signature, $6 token,
    * $7 the version read, $8 the channel. Returns 1 row when it won. */
-  self->sql_decide = with_schema (schema,
+  self->sql_decide = apg_with_schema (schema,
     "WITH won AS ("
     "  UPDATE @S@.approval_requests"
     "  SET status = $3, document = $4::jsonb, signature = $5, verdict_token = $6,"
@@ -148,16 +139,16 @@ apg_store_new (const char       *conninfo,
     "  WHERE run_id = $1 AND request_id = $2 AND status = 'pending' AND version = $7::bigint"
     "  RETURNING run_id)"
     " SELECT 1 FROM won, LATERAL (SELECT pg_notify($8, won.run_id)) n");
-  self->sql_list = with_schema (schema,
+  self->sql_list = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id ORDER BY run_id COLLATE \"C\"");
   /* $1 the age in microseconds. The server's clock, shared by every host. */
-  self->sql_prunable = with_schema (schema,
+  self->sql_prunable = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id"
     " HAVING bool_and(status <> 'pending') AND max(updated_at) <= now() - $1::bigint * interval '1 microsecond'"
     " ORDER BY run_id COLLATE \"C\"");
   /* $1 run, $2 age, $3 channel: rechecked in the statement, so a request
    * added or a row touched since the run was looked at keeps it. */
-  self->sql_prune = with_schema (schema,
+  self->sql_prune = apg_with_schema (schema,
     "WITH gone AS ("
     "  DELETE FROM @S@.approval_requests WHERE run_id = $1 AND NOT EXISTS ("
     "   SELECT 1 FROM @S@.approval_requests WHERE run_id = $1"
@@ -237,99 +228,6 @@ exec (PGconn             *conn,
   return NULL;
 }
 
-/* Creates the tables, or brings them to APG_SCHEMA_VERSION, under an
- * advisory lock: several hosts may start at once. Each entry takes the
- * schema from the version of its index to the next. */
-static const char * const migrations[] = {
-  /* 0 → 1 */
-  "CREATE SCHEMA IF NOT EXISTS @S@;"
-  "CREATE TABLE @S@.approval_requests ("
-  " id bigserial PRIMARY KEY,"
-  " run_id text NOT NULL,"
-  " request_id text NOT NULL,"
-  " status text NOT NULL,"
-  " document jsonb NOT NULL,"
-  " signature text,"
-  " verdict_token text,"
-  " version bigint NOT NULL DEFAULT 1,"
-  " created_at timestamptz NOT NULL DEFAULT now(),"
-  " updated_at timestamptz NOT NULL DEFAULT now(),"
-  " UNIQUE (run_id, request_id));"
-  "CREATE INDEX ON @S@.approval_requests (run_id) WHERE status = 'pending';",
-};
-
-static Step
-migrate (ApgStore  *self,
-         PGconn    *conn,
-         gpointer   data,
-         GError   **error)
-{
-  g_autofree char *lock_key = g_strconcat ("subagent-approvals:", self->schema, NULL);
-  g_autofree char *prepare = with_schema (self->schema,
-    "CREATE SCHEMA IF NOT EXISTS @S@;"
-    "CREATE TABLE IF NOT EXISTS @S@.schema_version (version integer NOT NULL);");
-  g_autofree char *read_version = with_schema (self->schema,
-    "SELECT coalesce(max(version), 0) FROM @S@.schema_version");
-  const char *params[] = { lock_key };
-  Step step = STEP_FAILED;
-  PGresult *result;
-  int version;
-
-  result = exec (conn, "BEGIN", 0, NULL, "Starting the schema migration", &step, error);
-  if (result == NULL)
-    return step;
-  PQclear (result);
-  /* Everything below runs in that transaction; on failure the connection
-   * is given back mid-transaction and so closed (apg_pool_release). */
-  result = exec (conn, "SELECT pg_advisory_xact_lock(hashtext($1))", 1, params, "Locking the schema", &step, error);
-  if (result == NULL)
-    return step;
-  PQclear (result);
-  result = PQexec (conn, prepare);
-  if (PQresultStatus (result) != PGRES_COMMAND_OK)
-    {
-      step = apg_connection_lost (conn, result) ? STEP_LOST : STEP_FAILED;
-      apg_set_error (error, conn, result, "Creating the approvals schema");
-      PQclear (result);
-      return step;
-    }
-  PQclear (result);
-  result = exec (conn, read_version, 0, NULL, "Reading the schema version", &step, error);
-  if (result == NULL)
-    return step;
-  version = atoi (PQgetvalue (result, 0, 0));
-  PQclear (result);
-  if (version > APG_SCHEMA_VERSION)
-    {
-      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
-                   "The approvals schema “%s” has version %d, newer than this plugin's %d: "
-                   "update the approval-postgres plugin", self->schema, version, APG_SCHEMA_VERSION);
-      return STEP_FAILED;
-    }
-  for (; version < APG_SCHEMA_VERSION; version++)
-    {
-      g_autofree char *sql = with_schema (self->schema, migrations[version]);
-      g_autofree char *record = with_schema (self->schema, "DELETE FROM @S@.schema_version;"
-                                                            "INSERT INTO @S@.schema_version VALUES (");
-      g_autofree char *full = g_strdup_printf ("%s%s%d)", sql, record, version + 1);
-
-      result = PQexec (conn, full);
-      if (PQresultStatus (result) != PGRES_COMMAND_OK)
-        {
-          step = apg_connection_lost (conn, result) ? STEP_LOST : STEP_FAILED;
-          apg_set_error (error, conn, result, "Migrating the approvals schema");
-          PQclear (result);
-          return step;
-        }
-      PQclear (result);
-    }
-  result = exec (conn, "COMMIT", 0, NULL, "Committing the schema migration", &step, error);
-  if (result == NULL)
-    return step;
-  PQclear (result);
-  return STEP_DONE;
-}
-
 /* Runs @op on a pooled connection, and again on a new one while the server
  * is away, with backoff, until APG_RECONNECT_DEADLINE_US. */
 static gboolean
@@ -353,7 +251,15 @@ run_op (ApgStore  *self,
       g_mutex_lock (&self->mutex);
       ready = self->schema_ready;
       g_mutex_unlock (&self->mutex);
-      step = ready ? STEP_DONE : migrate (self, conn, NULL, &local_error);
+      if (!ready)
+        {
+          gboolean lost = FALSE;
+
+          step = apg_schema_migrate (conn, self->schema, &lost, &local_error) ? STEP_DONE
+                 : lost ? STEP_LOST : STEP_FAILED;
+        }
+      else
+        step = STEP_DONE;
       if (step == STEP_DONE)
         {
           g_mutex_lock (&self->mutex);
