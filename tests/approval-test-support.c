@@ -324,6 +324,19 @@ pg_exec_or_die (PGconn             *conn,
   PQclear (result);
 }
 
+void
+ats_pg_exec (const char *sql)
+{
+  PGconn *conn = pg_connect_or_die ();
+  /* Several statements may come in one string. */
+  PGresult *result = PQexec (conn, sql);
+
+  if (PQresultStatus (result) != PGRES_COMMAND_OK && PQresultStatus (result) != PGRES_TUPLES_OK)
+    g_error ("%s: %s", sql, PQresultErrorMessage (result));
+  PQclear (result);
+  PQfinish (conn);
+}
+
 static SubagentApprovalSink *
 new_postgres_sink (const char *schema,
                    char        host,

@@ -53,6 +53,9 @@ char                    *ats_store_spec            (Fixture *f,
  * socket). Fails the test when run-tests did not provide a server. */
 const char              *ats_pg_conninfo           (char host);
 
+/* Runs @sql on the test server (through host a), failing the test on error. */
+void                     ats_pg_exec               (const char *sql);
+
 /* Ways to alter what a store holds, as someone with write access to it
  * (and, with a resign key, the key) would. The first two requests of the
  * run are used. */

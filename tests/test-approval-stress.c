@@ -372,6 +372,24 @@ test_watch_survives_restart (Fixture       *f,
   g_signal_handler_disconnect (f->sink, handler);
 }
 
+/* Tables made by a newer plugin are refused with a message saying so,
+ * before anything is read or written. */
+static void
+test_newer_schema_refused (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autofree char *sql = g_strdup_printf ("CREATE SCHEMA \"%s\"; CREATE TABLE \"%s\".schema_version (version integer);"
+                                          "INSERT INTO \"%s\".schema_version VALUES (99)", f->schema, f->schema, f->schema);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) runs = NULL;
+
+  ats_pg_exec (sql);
+  runs = subagent_approval_sink_list_runs (f->sink, &error);
+  g_assert_null (runs);
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE);
+  g_assert_nonnull (strstr (error->message, "version 99"));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -386,6 +404,8 @@ main (int   argc,
                   ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
       g_test_add ("/approval-postgres/watch/reloads-after-the-server-restarts", Fixture, NULL,
                   ats_store_fixture_set_up, test_watch_survives_restart, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/schema/newer-version-is-refused", Fixture, NULL,
+                  ats_store_fixture_set_up, test_newer_schema_refused, ats_store_fixture_tear_down);
     }
   else
     {
