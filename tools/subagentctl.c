@@ -27,6 +27,7 @@ static const SactlCommand commands[] = {
   { "team", sactl_cmd_team, "run a team of .subagent/teams/ on a task (members, then the aggregator)" },
   { "sessions", sactl_cmd_sessions, "list the kept session records of child runs" },
   { "follow-up", sactl_cmd_follow_up, "resume a finished child's session with a new task" },
+  { "mcp", sactl_cmd_mcp, "serve the delegation tools to MCP clients over stdio (docs/mcp.md)" },
   { "--events", sactl_cmd_events, "print .subagent/events.jsonl; `--events batch|team|follow-up ...` streams them" },
 };
 

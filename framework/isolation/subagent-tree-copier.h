@@ -63,6 +63,9 @@ gboolean subagent_tree_copy_finish (GAsyncResult         *result,
                                     SubagentCopyStrategy *out_used,
                                     GError              **error);
 
+SUBAGENT_AVAILABLE_IN_0_2
+void     subagent_tree_spread_subdirectories (const char *dir);
+
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_tree_remove      (const char           *path,
                                     GCancellable         *cancellable,

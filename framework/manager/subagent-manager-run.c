@@ -423,6 +423,19 @@ run_route_approvals (GTask *task_in)
 }
 
 /* The workspace exists (prepared, or kept from an earlier run): run the child. */
+
+/* The runner's running totals, for the supervisor (any thread). The hooks
+ * outlive the run, and the context reports only while it runs. */
+static void
+on_usage (SubagentRunContext *context,
+          guint               iterations,
+          guint               tool_calls,
+          double              cost_cents,
+          SubagentRunHooks   *hooks)
+{
+  hooks->usage_func (hooks->usage_data, iterations, tool_calls, cost_cents);
+}
+
 static void
 run_start (GTask *task_in)
 {
@@ -482,6 +495,8 @@ run_start (GTask *task_in)
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
                           NULL);
+  if (state->hooks != NULL && state->hooks->usage_func != NULL)
+    g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
   g_object_unref (runner);
