@@ -40,15 +40,13 @@ options_clear (Options *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
-/* The workspace's sink, configured for @root as config.yaml says (see
- * subagent_config_configure_approval_sink(); without a key file the sink
- * reads SUBAGENT_APPROVAL_HMAC_KEY). */
+/* The workspace's sink, configured for @root with its config.yaml section
+ * (subagent_plugin_registry_create_configured()). */
 static SubagentApprovalSink *
 open_sink (const char  *root,
            GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
-  g_autoptr(GObject) sink = NULL;
   const char *backend;
 
   if (config == NULL)
@@ -63,11 +61,10 @@ open_sink (const char  *root,
                    backend);
       return NULL;
     }
-  sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
-                                          SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL || !subagent_config_configure_approval_sink (config, sink, root, error))
-    return NULL;
-  return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
+  /* The one configure call every plugin gets: root and its config section. */
+  return SUBAGENT_APPROVAL_SINK (subagent_plugin_registry_create_configured (subagent_plugin_registry_get_default (),
+                                                                             config, SUBAGENT_TYPE_APPROVAL_SINK,
+                                                                             backend, root, error));
 }
 
 /* The runs to look at: --run, or every run of the store. */

@@ -4,8 +4,7 @@
  * child that could ask starts: from the host's sink, or from the one
  * config.yaml names (`approvals.sink`: `file` → the approval-file plugin,
  * `postgres` → approval-postgres, any other → the plugin providing it,
- * `memory` → the built-in sink, `none` → no queue, children unattended),
- * configured by subagent_config_configure_approval_sink().
+ * `memory` → the built-in sink, `none` → no queue, children unattended).
  * Making it loads a plugin and reads the store, so it runs in a worker
  * thread and only when needed: a host whose children never ask maps no
  * approval plugin.
@@ -75,17 +74,17 @@ configured_sink (SubagentManager  *self,
                  GError          **error)
 {
   const char *backend = configured_backend (self);
-  g_autoptr(GObject) sink = NULL;
 
   if (g_str_equal (backend, "none"))
     return NULL;
   if (g_str_equal (backend, "memory"))
     return subagent_memory_approval_sink_new ();
 
-  sink = subagent_plugin_registry_create (self->plugins, SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL || !subagent_config_configure_approval_sink (self->config, sink, self->root, error))
-    return NULL;
-  return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
+  /* The same call as for isolation providers: the workspace root and the
+   * plugin's own config.yaml section (subagent_plugin_configure()). */
+  return SUBAGENT_APPROVAL_SINK (subagent_plugin_registry_create_configured (self->plugins, self->config,
+                                                                             SUBAGENT_TYPE_APPROVAL_SINK,
+                                                                             backend, self->root, error));
 }
 
 SubagentApprovalQueue *

@@ -24,6 +24,7 @@ struct _SubagentManager
 
   GMutex lock;
   GHashTable *sessions;  /* run id → SubagentSession */
+  GHashTable *providers; /* backend → SubagentIsolationProvider, configured for root */
   SubagentSessionLog *session_log;  /* `sessions/<run_id>.jsonl`, made on first use */
 
   /* Approvals (subagent-manager-approvals.c), guarded by approval_lock. */

@@ -51,11 +51,14 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void subagent_postgres_approval_sink_iface_init (SubagentApprovalSinkInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentPostgresApprovalSink, subagent_postgres_approval_sink, G_TYPE_OBJECT,
                                 G_TYPE_FLAG_FINAL,
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_APPROVAL_SINK,
-                                                               subagent_postgres_approval_sink_iface_init))
+                                                               subagent_postgres_approval_sink_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE,
+                                                               configurable_iface_init))
 
 static void
 report_integrity (const char   *run_id,
@@ -246,6 +249,107 @@ subagent_postgres_approval_sink_iface_init (SubagentApprovalSinkInterface *iface
   iface->list_runs = sink_list_runs;
   iface->watch = sink_watch;
   iface->unwatch = sink_unwatch;
+}
+
+/* SubagentConfigurable: the `postgres` section of config.yaml (the same
+ * options approval-postgres.plugin declares). The root only resolves a
+ * relative key file: the queues are on the server. */
+
+static GPtrArray *
+sink_list_options (SubagentConfigurable *configurable)
+{
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+
+  g_ptr_array_add (options, subagent_plugin_option_new ("conninfo", "string", NULL,
+                                                        "A libpq connection string or URI of the server (no password: "
+                                                        "~/.pgpass); default: libpq's PG* variables", NULL));
+  g_ptr_array_add (options, subagent_plugin_option_new ("schema", "string", DEFAULT_SCHEMA,
+                                                        "The schema of the tables, created on first use: one per group "
+                                                        "of hosts that share approvals", NULL));
+  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "string", NULL,
+                                                        "A file (mode 0600) whose secret signs every row (relative to "
+                                                        "the root); default: $" HMAC_KEY_ENV ", else unsigned", NULL));
+  g_ptr_array_add (options, subagent_plugin_option_new ("max_connections", "integer", G_STRINGIFY (DEFAULT_MAX_CONNECTIONS),
+                                                        "Connections a process's operations share (each watching "
+                                                        "thread has one more, for LISTEN)", NULL));
+  return options;
+}
+
+/* A string option, NULL when absent; FALSE with an error for another type. */
+static gboolean
+string_option (JsonObject  *options,
+               const char  *name,
+               const char **value,
+               GError     **error)
+{
+  JsonNode *node = json_object_get_member (options, name);
+
+  *value = NULL;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "approval-postgres: option “%s” must be a string", name);
+      return FALSE;
+    }
+  *value = json_node_get_string (node);
+  return TRUE;
+}
+
+static gboolean
+sink_configure (SubagentConfigurable  *configurable,
+                const char            *root,
+                JsonObject            *options,
+                GError               **error)
+{
+  const char *conninfo, *schema, *key_file;
+  JsonNode *node = json_object_get_member (options, "max_connections");
+  gint64 max_connections = DEFAULT_MAX_CONNECTIONS;
+
+  if (!string_option (options, "conninfo", &conninfo, error)
+      || !string_option (options, "schema", &schema, error)
+      || !string_option (options, "key_file", &key_file, error))
+    return FALSE;
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64
+          || json_node_get_int (node) < 1 || json_node_get_int (node) > 64)
+        {
+          g_set_error_literal (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                               "approval-postgres: option “max_connections” must be an integer from 1 to 64");
+          return FALSE;
+        }
+      max_connections = json_node_get_int (node);
+    }
+  /* Checked here too, so that a bad value is a configuration error at once. */
+  if (schema != NULL && !apg_schema_name_is_valid (schema))
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "approval-postgres: option “schema” “%s” is not a plain name: use 1–48 characters of "
+                   "[A-Za-z0-9_], not starting with a digit", schema);
+      return FALSE;
+    }
+  if (conninfo != NULL)
+    g_object_set (configurable, "conninfo", conninfo, NULL);
+  if (schema != NULL)
+    g_object_set (configurable, "schema", schema, NULL);
+  if (key_file != NULL)
+    {
+      g_autofree char *path = g_path_is_absolute (key_file) || root == NULL
+                              ? g_strdup (key_file) : g_build_filename (root, key_file, NULL);
+
+      g_object_set (configurable, "key-file", path, NULL);
+    }
+  g_object_set (configurable, "max-connections", (guint) max_connections, NULL);
+  return TRUE;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = sink_list_options;
+  iface->configure = sink_configure;
 }
 
 /* GObject */

@@ -420,7 +420,7 @@ save_owner (Plan    *plan,
 
   if (plan->base != NULL)
     json_object_set_string_member (extra, "workspace", plan->base);
-  if (!subagent_owner_record_save (plan->parent, plan->key, SUBAGENT_OWNER_KIND_CONTAINER, plan->name,
+  if (!subagent_owner_record_save (plan->parent, plan->key, DOCKER_OWNER_KIND, plan->name,
                                    plan->parent_run_id, extra, &local_error))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
@@ -682,7 +682,7 @@ container_done:
                        "provider", provider,
                        "parent-root", plan.parent,
                        "child-root", plan.tree,
-                       "isolation", SUBAGENT_ISOLATION_DOCKER,
+                       "isolation", DOCKER_BACKEND,
                        "session-key", plan.key,
                        "container-path", plan.tree,
                        "container-id", container_id,
@@ -728,6 +728,16 @@ docker_is_available (SubagentIsolationProvider  *provider,
 
 /* ---- the type ----------------------------------------------------------- */
 
+static SubagentReclaimOutcome
+docker_reclaim (SubagentIsolationProvider  *provider,
+                const char                 *root,
+                JsonObject                 *record,
+                SubagentReclaimFlags        flags,
+                char                      **reason)
+{
+  return docker_reclaim_container ((flags & SUBAGENT_RECLAIM_FLAGS_DRY_RUN) != 0, record, reason);
+}
+
 static void
 provider_iface_init (SubagentIsolationProviderInterface *iface)
 {
@@ -735,6 +745,7 @@ provider_iface_init (SubagentIsolationProviderInterface *iface)
   iface->prepare = docker_prepare;
   iface->spawnv = docker_context_spawnv;
   iface->cleanup = docker_context_cleanup;
+  iface->reclaim = docker_reclaim;
 }
 
 static void
