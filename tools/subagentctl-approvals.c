@@ -40,8 +40,8 @@ options_clear (Options *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
-/* The workspace's sink, configured for @root (and the HMAC key file that
- * config.yaml names, if any; otherwise the sink reads SUBAGENT_APPROVAL_HMAC_KEY). */
+/* The workspace's sink, configured for @root with its config.yaml section
+ * (subagent_plugin_registry_create_configured()). */
 SubagentApprovalSink *
 sactl_open_approval_sink (const char  *root,
                           GError     **error)
@@ -339,6 +339,27 @@ on_dir_changed (GFileMonitor      *monitor,
     schedule_render (w);
 }
 
+/* A store that is not files in the workspace (postgres) is asked for its
+ * runs every second instead: the sink interface watches runs, not the
+ * store. Only new runs come this way; changes to watched runs still come
+ * as "changed". */
+#define NEW_RUNS_POLL_SECONDS 1
+
+static gboolean
+on_poll_new_runs (gpointer data)
+{
+  Watch *w = data;
+  g_auto(GStrv) runs = runs_of (w->sink, w->options, NULL);
+
+  for (guint i = 0; runs != NULL && runs[i] != NULL; i++)
+    if (!g_hash_table_contains (w->watched, runs[i]))
+      {
+        schedule_render (w);
+        break;
+      }
+  return G_SOURCE_CONTINUE;
+}
+
 static gboolean
 on_quit_signal (gpointer data)
 {
@@ -356,9 +377,12 @@ cmd_watch (SubagentApprovalSink *sink,
   Watch w = { sink, o, g_main_loop_new (NULL, FALSE), g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL), 0, 0, 0 };
   guint sigint_id = g_unix_signal_add (SIGINT, on_quit_signal, &w);
   guint sigterm_id = g_unix_signal_add (SIGTERM, on_quit_signal, &w);
+  guint poll_id = 0;
 
   g_signal_connect (sink, "changed", G_CALLBACK (on_changed), &w);
-  if (o->run == NULL)
+  if (o->run == NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "root") == NULL)
+    poll_id = g_timeout_add_seconds (NEW_RUNS_POLL_SECONDS, on_poll_new_runs, &w);
+  else if (o->run == NULL)
     {
       g_autofree char *dir = g_build_filename (root, ".subagent", "approvals", NULL);
       g_autoptr(GFile) file = g_file_new_for_path (dir);
@@ -377,6 +401,7 @@ cmd_watch (SubagentApprovalSink *sink,
 
 out:
   g_clear_handle_id (&w.render_id, g_source_remove);
+  g_clear_handle_id (&poll_id, g_source_remove);
   g_source_remove (sigint_id);
   g_source_remove (sigterm_id);
   g_signal_handlers_disconnect_by_data (sink, &w);
