@@ -1,5 +1,6 @@
-/* bench/approvals.c: the approval-file store against what a user would have
- * without it, in one run on one disk:
+/* bench/approvals.c: the approval stores against what a user would have
+ * without them, in one run on one disk (and, with --postgres or
+ * $SUBAGENT_TEST_PG_CONNINFO, one PostgreSQL server on loopback):
  *
  *  - verdict → wake: another process approves a request; how long until the
  *    waiting process has seen the verdict. Our waiter is woken by the sink's
@@ -16,8 +17,11 @@
  *    The atomic writes of both processes are counted (their temp files,
  *    seen with inotify) and given per cycle.
  *
+ *  - the same verdict → wake and throughput on the postgres store (LISTEN/
+ *    NOTIFY wakes its waiter), throughput as a ratio to the file store's.
+ *
  * Usage: approvals [--dir DIR] [--samples N] [--poll-samples N] [--cycles N]
- *                  [--waiting N[,N...]]
+ *                  [--waiting N[,N...]] [--postgres CONNINFO]
  * The approver is this program again, run with --child.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -33,11 +37,13 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 
+#include <libpq-fe.h>
 #include <subagent.h>
 
 #define POLL_INTERVAL_US (G_USEC_PER_SEC / 4)
 #define CYCLES_PER_RUN 20
 #define DEFAULT_WAITING "1,4,8,16"
+#define PG_CONNINFO_ENV "SUBAGENT_BENCH_PG_CONNINFO"
 
 static G_NORETURN void
 die (const char *what,
@@ -47,16 +53,23 @@ die (const char *what,
   exit (1);
 }
 
+/* @store is a workspace root (the file sink) or "postgres:SCHEMA" (the
+ * postgres sink on the server of $SUBAGENT_BENCH_PG_CONNINFO). */
 static SubagentApprovalSink *
-open_sink (const char *root)
+open_sink (const char *store)
 {
   g_autoptr(GError) error = NULL;
+  gboolean postgres = g_str_has_prefix (store, "postgres:");
   GObject *sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
-                                                   SUBAGENT_TYPE_APPROVAL_SINK, "file", &error);
+                                                   SUBAGENT_TYPE_APPROVAL_SINK, postgres ? "postgres" : "file",
+                                                   &error);
 
   if (sink == NULL)
-    die ("creating the file sink", error);
-  g_object_set (sink, "root", root, NULL);
+    die ("creating the sink", error);
+  if (postgres)
+    g_object_set (sink, "conninfo", g_getenv (PG_CONNINFO_ENV), "schema", store + strlen ("postgres:"), NULL);
+  else
+    g_object_set (sink, "root", store, NULL);
   return SUBAGENT_APPROVAL_SINK (sink);
 }
 
@@ -584,9 +597,10 @@ throughput (Bench      *b,
             Level      *level)
 {
   guint per_block = block_cycles (level->waiting);
-  int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  /* No directory: a store without files (postgres), measured alone. */
+  int dir_fd = dir ? open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 
-  if (dir_fd < 0)
+  if (dir != NULL && dir_fd < 0)
     die ("opening the bench directory", NULL);
   level->bare_us = level->cycle_us = 0;
   level->writes = 0;
@@ -600,7 +614,8 @@ throughput (Bench      *b,
       subagent_approval_sink_watch (b->sink, run);
       send_command (b, "auto %s %u\n", run, level->waiting);
       reply = read_reply (b);
-      count_writes (b, run);
+      if (dir != NULL)
+        count_writes (b, run);
 
       g_mutex_lock (&b->mutex);
       b->run = run;
@@ -620,6 +635,8 @@ throughput (Bench      *b,
       subagent_approval_sink_unwatch (b->sink, run);
       send_command (b, "sync\n");
       idle = read_reply (b);
+      if (dir == NULL)
+        continue;
       level->writes += count_writes (b, run);
 
       start = g_get_monotonic_time ();
@@ -627,7 +644,91 @@ throughput (Bench      *b,
         bare_atomic_write (dir, dir_fd, payload);
       level->bare_us += g_get_monotonic_time () - start;
     }
-  close (dir_fd);
+  if (dir_fd >= 0)
+    close (dir_fd);
+}
+
+/* Starts the approver process on @store. */
+static void
+start_approver (Bench      *b,
+                const char *self,
+                const char *store)
+{
+  g_autoptr(GError) error = NULL;
+
+  b->child = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                               self, "--child", store, NULL);
+  if (b->child == NULL)
+    die ("starting the approver", error);
+  b->to_child = g_subprocess_get_stdin_pipe (b->child);
+  b->from_child = g_data_input_stream_new (g_subprocess_get_stdout_pipe (b->child));
+}
+
+typedef struct {
+  double wake_p50, wake_p99, write_p50, write_p99;
+  GArray *levels;
+} StoreResult;
+
+static GArray *parse_levels (const char *text,
+                             int         cycles);
+
+/* The same latency samples and throughput levels on the postgres store, in
+ * a schema of its own on the server of $SUBAGENT_BENCH_PG_CONNINFO, which
+ * is dropped at the end. */
+static void
+bench_postgres (const char  *self,
+                int          samples,
+                const char  *waiting_text,
+                int          cycles,
+                guint        max_waiting,
+                StoreResult *out)
+{
+  g_autofree char *schema = g_strdup_printf ("subagent_bench_%d", (int) getpid ());
+  g_autofree char *store = g_strconcat ("postgres:", schema, NULL);
+  g_autofree char *drop = g_strdup_printf ("DROP SCHEMA IF EXISTS \"%s\" CASCADE", schema);
+  g_autoptr(GArray) wake = g_array_new (FALSE, FALSE, sizeof (gint64));
+  g_autoptr(GArray) writes = g_array_new (FALSE, FALSE, sizeof (gint64));
+  Bench b = { 0 };
+  PGconn *conn;
+
+  g_mutex_init (&b.mutex);
+  g_cond_init (&b.decided);
+  b.waiting = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  b.inotify_fd = -1;
+  b.sink = open_sink (store);
+  g_signal_connect (b.sink, "changed", G_CALLBACK (on_changed), &b);
+  start_approver (&b, self, store);
+
+  for (int i = 0; i < samples; i++)
+    {
+      gint64 write_us;
+      gint64 sample = latency_sample (&b, i, FALSE, g_random_int_range (0, 2000), &write_us);
+
+      g_array_append_val (wake, sample);
+      g_array_append_val (writes, write_us);
+    }
+  percentiles (wake, &out->wake_p50, &out->wake_p99);
+  percentiles (writes, &out->write_p50, &out->write_p99);
+
+  out->levels = parse_levels (waiting_text, cycles);
+  b.waiters = g_thread_pool_new (waiter_thread, &b, max_waiting, TRUE, NULL);
+  for (guint i = 0; i < out->levels->len; i++)
+    throughput (&b, NULL, NULL, &g_array_index (out->levels, Level, i));
+  g_thread_pool_free (b.waiters, FALSE, TRUE);
+  send_command (&b, "quit\n");
+  g_subprocess_wait (b.child, NULL, NULL);
+
+  g_object_unref (b.from_child);
+  g_object_unref (b.child);
+  g_object_unref (b.sink);
+  g_hash_table_unref (b.waiting);
+  g_cond_clear (&b.decided);
+  g_mutex_clear (&b.mutex);
+
+  conn = PQconnectdb (g_getenv (PG_CONNINFO_ENV));
+  if (PQstatus (conn) == CONNECTION_OK)
+    PQclear (PQexec (conn, drop));
+  PQfinish (conn);
 }
 
 static int
@@ -670,6 +771,8 @@ main (int   argc,
 {
   g_autofree char *parent = NULL;
   g_autofree char *waiting_text = NULL;
+  g_autofree char *pg_conninfo = NULL;
+  StoreResult pg = { 0 };
   int samples = 300, poll_samples = 40, cycles = 500;
   GOptionEntry entries[] = {
     { "dir", 0, 0, G_OPTION_ARG_FILENAME, &parent, "Where to make the temporary workspace (default: $TMPDIR)", "DIR" },
@@ -678,9 +781,12 @@ main (int   argc,
     { "cycles", 0, 0, G_OPTION_ARG_INT, &cycles, "Submit→approve→wake cycles per waiting level (and as many bare writes)", "N" },
     { "waiting", 0, 0, G_OPTION_ARG_STRING, &waiting_text,
       "Requests waiting at once, one throughput run each (default " DEFAULT_WAITING ")", "N[,N...]" },
+    { "postgres", 0, 0, G_OPTION_ARG_STRING, &pg_conninfo,
+      "Also measure the postgres store on this server (a libpq connection string; default: "
+      "$SUBAGENT_TEST_PG_CONNINFO if set)", "CONNINFO" },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("- approval-file latency and throughput");
+  g_autoptr(GOptionContext) context = g_option_context_new ("- approval store latency and throughput");
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) wake = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr(GArray) poll = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -705,7 +811,13 @@ main (int   argc,
     die ("options", error);
   if (samples < 1 || poll_samples < 1 || cycles < 1)
     die ("options", NULL);
-  levels = parse_levels (waiting_text ? waiting_text : DEFAULT_WAITING, cycles);
+  if (waiting_text == NULL)
+    waiting_text = g_strdup (DEFAULT_WAITING);
+  if (pg_conninfo == NULL && g_getenv ("SUBAGENT_TEST_PG_CONNINFO") != NULL)
+    pg_conninfo = g_strdup (g_getenv ("SUBAGENT_TEST_PG_CONNINFO"));
+  if (pg_conninfo != NULL)
+    g_setenv (PG_CONNINFO_ENV, pg_conninfo, TRUE);
+  levels = parse_levels (waiting_text, cycles);
   for (guint i = 0; i < levels->len; i++)
     max_waiting = MAX (max_waiting, g_array_index (levels, Level, i).waiting);
 
@@ -721,12 +833,7 @@ main (int   argc,
   self = g_file_read_link ("/proc/self/exe", &error);
   if (self == NULL)
     die ("finding this program", error);
-  b.child = g_subprocess_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                              self, "--child", root, NULL);
-  if (b.child == NULL)
-    die ("starting the approver", error);
-  b.to_child = g_subprocess_get_stdin_pipe (b.child);
-  b.from_child = g_data_input_stream_new (g_subprocess_get_stdout_pipe (b.child));
+  start_approver (&b, self, root);
 
   for (int i = 0; i < samples; i++)
     {
@@ -772,6 +879,9 @@ main (int   argc,
   send_command (&b, "quit\n");
   g_subprocess_wait (b.child, NULL, NULL);
 
+  if (pg_conninfo != NULL)
+    bench_postgres (self, samples, waiting_text, cycles, max_waiting, &pg);
+
   printf ("| measure | result | target |\n| --- | --- | --- |\n");
   printf ("| verdict → wake, \"changed\" signal (%d samples) | p50 %.2f ms, p99 %.2f ms | p50 ≤ 2 ms, p99 ≤ 10 ms |\n",
           samples, wake_p50, wake_p99);
@@ -788,6 +898,25 @@ main (int   argc,
               l->waiting, l->cycles, g_bytes_get_size (payload), l->bare_us / 1000.0 / l->cycles,
               l->cycles * (double) G_USEC_PER_SEC / l->bare_us, l->cycles * (double) G_USEC_PER_SEC / l->cycle_us,
               100.0 * l->bare_us / l->cycle_us, (double) l->writes / l->cycles);
+    }
+
+  if (pg_conninfo != NULL)
+    {
+      printf ("| postgres store: verdict → wake, NOTIFY (%d samples) | p50 %.2f ms, p99 %.2f ms | p50 ≤ 2 ms, p99 ≤ 10 ms |\n",
+              samples, pg.wake_p50, pg.wake_p99);
+      printf ("| postgres store: for scale, the approver's whole update_status() (read, compare-and-set, commit) | p50 %.2f ms, p99 %.2f ms | |\n",
+              pg.write_p50, pg.write_p99);
+      for (guint i = 0; i < pg.levels->len; i++)
+        {
+          Level *l = &g_array_index (pg.levels, Level, i);
+          Level *file = &g_array_index (levels, Level, i);
+          double rate = l->cycles * (double) G_USEC_PER_SEC / l->cycle_us;
+          double file_rate = file->cycles * (double) G_USEC_PER_SEC / file->cycle_us;
+
+          printf ("| postgres store: submit → approve → wake, 2 processes, %u waiting (%u cycles) | %.0f/s = %.2f× the file store's %.0f/s | ≥ 1× |\n",
+                  l->waiting, l->cycles, rate, rate / file_rate, file_rate);
+        }
+      g_array_unref (pg.levels);
     }
 
   if (nftw (root, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0)

@@ -10,6 +10,9 @@
  *     max-parallel 4) — against 1,000 plain GSubprocess spawns of `true`,
  *     4 at a time. Target: ≤ 1.2×. For scale, also 1,000 bare posix_spawn()s
  *     (what the command runner uses on the host; GSubprocess forks).
+ *  3. The same command children through the manager with `confinement:
+ *     none` against the default (a Landlock domain, a private TMPDIR, its
+ *     own session): what confinement costs per child.
  *
  * Usage: supervisor [--children N] [--parallel P]
  *
@@ -378,6 +381,33 @@ bench_commands (guint children,
   cpu[4] = cpu_seconds ();
   g_clear_object (&manager);
   remove_tree (root);
+
+  {
+    g_autofree char *open_root = make_root ("name: bench\nisolation: shared\nconfinement: none\ncommand: [/bin/true]\n");
+    g_autoptr(SubagentManager) unconfined = subagent_manager_new (open_root, &error);
+    g_autofree char *confined_root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+    g_autoptr(SubagentManager) confined = subagent_manager_new (confined_root, &error);
+    double none, landlock, none_cpu, landlock_cpu, t0;
+
+    if (unconfined == NULL || confined == NULL)
+      die ("manager", error);
+    t0 = cpu_seconds ();
+    none = through_manager (unconfined, children, parallel);
+    none_cpu = cpu_seconds () - t0;
+    t0 = cpu_seconds ();
+    landlock = through_manager (confined, children, parallel);
+    landlock_cpu = cpu_seconds () - t0;
+    printf ("confinement of command children (manager, %u at a time):\n", parallel);
+    printf ("  confinement: none             %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", none,
+            1000 * none / children, 1000 * none_cpu / children);
+    printf ("  landlock (default)            %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child (%+.3f ms/child)\n",
+            landlock, 1000 * landlock / children, landlock / none, 1000 * landlock_cpu / children,
+            1000 * (landlock - none) / children);
+    g_clear_object (&unconfined);
+    g_clear_object (&confined);
+    remove_tree (open_root);
+    remove_tree (confined_root);
+  }
 
   printf ("command children running `true`, %u at a time:\n", parallel);
   printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child\n", plain,

@@ -1,8 +1,9 @@
 /* approval-stress-helper.c: the other processes of test-approval-file's
- * multi-process tests. Each mode opens the approval-file sink of ROOT (from
- * $SUBAGENT_PLUGIN_PATH, with the key of $SUBAGENT_APPROVAL_HMAC_KEY if set)
- * and exits non-zero on any error, including a read that does not parse or
- * verify:
+ * multi-process tests. Each mode opens the sink of ROOT (from
+ * $SUBAGENT_PLUGIN_PATH, with the key of $SUBAGENT_APPROVAL_HMAC_KEY if set):
+ * the approval-file sink of that workspace root, or with "postgres:SCHEMA:HOST"
+ * the approval-postgres one (see open_sink()); and exits non-zero on any
+ * error, including a read that does not parse or verify:
  *
  *   submit ROOT RUN N         saves N pending requests one by one, then waits
  *                             ("changed", no polling) until each has a verdict;
@@ -62,16 +63,37 @@ on_integrity_failed (SubagentApprovalSink *sink,
   die ("integrity failure on run %s: %s", run_id, message);
 }
 
+/* STORE is a workspace root (the file sink), or "postgres:SCHEMA:HOST":
+ * the postgres sink on that schema of the test server, reached over TCP
+ * (HOST a, $SUBAGENT_TEST_PG_CONNINFO) or its unix socket (HOST b,
+ * $SUBAGENT_TEST_PG_SOCKET_CONNINFO), as two hosts would reach one server. */
 static SubagentApprovalSink *
-open_sink (const char *root)
+open_sink (const char *store)
 {
   g_autoptr(GError) error = NULL;
+  gboolean postgres = g_str_has_prefix (store, "postgres:");
   GObject *sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
-                                                   SUBAGENT_TYPE_APPROVAL_SINK, "file", &error);
+                                                   SUBAGENT_TYPE_APPROVAL_SINK, postgres ? "postgres" : "file",
+                                                   &error);
 
   if (sink == NULL)
-    die ("cannot create the file sink: %s", error->message);
-  g_object_set (sink, "root", root, NULL);
+    die ("cannot create the %s sink: %s", postgres ? "postgres" : "file", error->message);
+  if (postgres)
+    {
+      g_auto(GStrv) parts = g_strsplit (store, ":", -1);
+      const char *variable;
+      const char *conninfo;
+
+      if (g_strv_length (parts) != 3 || (!g_str_equal (parts[2], "a") && !g_str_equal (parts[2], "b")))
+        die ("bad store %s: use postgres:SCHEMA:a or postgres:SCHEMA:b", store);
+      variable = g_str_equal (parts[2], "a") ? "SUBAGENT_TEST_PG_CONNINFO" : "SUBAGENT_TEST_PG_SOCKET_CONNINFO";
+      conninfo = g_getenv (variable);
+      if (conninfo == NULL || conninfo[0] == '\0')
+        die ("%s is not set", variable);
+      g_object_set (sink, "conninfo", conninfo, "schema", parts[1], NULL);
+    }
+  else
+    g_object_set (sink, "root", store, NULL);
   g_signal_connect (sink, "integrity-failed", G_CALLBACK (on_integrity_failed), NULL);
   return SUBAGENT_APPROVAL_SINK (sink);
 }

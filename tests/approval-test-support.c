@@ -1,9 +1,11 @@
-/* approval-test-support.c: fixtures of the approval-file test programs.
+/* approval-test-support.c: fixtures of the approval store test programs.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <libpq-fe.h>
 
 #include "approval-test-support.h"
 
@@ -243,4 +245,307 @@ ats_communicate_all (GPtrArray          *procs,
     }
   g_free (all.errors);
   return all.outputs;
+}
+
+/* The stores of the conformance cases */
+
+AtsStoreKind ats_store_kind = ATS_STORE_FILE;
+
+const char *
+ats_store_name (AtsStoreKind kind)
+{
+  return kind == ATS_STORE_POSTGRES ? "postgres" : "file";
+}
+
+void
+ats_store_parse_args (int    *argc,
+                      char ***argv)
+{
+  int out = 1;
+
+  for (int i = 1; i < *argc; i++)
+    {
+      const char *arg = (*argv)[i];
+
+      if (g_str_equal (arg, "--store=file"))
+        ats_store_kind = ATS_STORE_FILE;
+      else if (g_str_equal (arg, "--store=postgres"))
+        ats_store_kind = ATS_STORE_POSTGRES;
+      else if (g_str_has_prefix (arg, "--store="))
+        g_error ("unknown store in %s: use --store=file or --store=postgres", arg);
+      else
+        (*argv)[out++] = (*argv)[i];
+    }
+  (*argv)[out] = NULL;
+  *argc = out;
+}
+
+const char *
+ats_pg_conninfo (char host)
+{
+  const char *name = host == 'b' ? "SUBAGENT_TEST_PG_SOCKET_CONNINFO" : "SUBAGENT_TEST_PG_CONNINFO";
+  const char *conninfo = g_getenv (name);
+
+  /* Never a skip: the postgres suite runs where run-tests started a server. */
+  if (conninfo == NULL || conninfo[0] == '\0')
+    g_error ("%s is not set: the postgres tests need the server scripts/run-tests starts "
+             "(or: source scripts/lib/postgres.sh && start_postgres)", name);
+  return conninfo;
+}
+
+static void
+ignore_notice (void       *arg,
+               const char *message)
+{
+}
+
+static PGconn *
+pg_connect_or_die (void)
+{
+  PGconn *conn = PQconnectdb (ats_pg_conninfo ('a'));
+
+  if (PQstatus (conn) != CONNECTION_OK)
+    g_error ("cannot reach the test PostgreSQL server (%s): %s", ats_pg_conninfo ('a'), PQerrorMessage (conn));
+  /* "drop cascades to …" is not for the TAP output. */
+  PQsetNoticeProcessor (conn, ignore_notice, NULL);
+  return conn;
+}
+
+static void
+pg_exec_or_die (PGconn             *conn,
+                const char         *sql,
+                int                 n_params,
+                const char * const *params)
+{
+  PGresult *result = PQexecParams (conn, sql, n_params, NULL, params, NULL, NULL, 0);
+
+  if (PQresultStatus (result) != PGRES_COMMAND_OK && PQresultStatus (result) != PGRES_TUPLES_OK)
+    g_error ("%s: %s", sql, PQresultErrorMessage (result));
+  PQclear (result);
+}
+
+void
+ats_pg_exec (const char *sql)
+{
+  PGconn *conn = pg_connect_or_die ();
+  /* Several statements may come in one string. */
+  PGresult *result = PQexec (conn, sql);
+
+  if (PQresultStatus (result) != PGRES_COMMAND_OK && PQresultStatus (result) != PGRES_TUPLES_OK)
+    g_error ("%s: %s", sql, PQresultErrorMessage (result));
+  PQclear (result);
+  PQfinish (conn);
+}
+
+static SubagentApprovalSink *
+new_postgres_sink (const char *schema,
+                   char        host,
+                   const char *key)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) key_bytes = key ? g_bytes_new (key, strlen (key)) : NULL;
+  GObject *sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
+                                                   SUBAGENT_TYPE_APPROVAL_SINK, "postgres", &error);
+
+  g_assert_no_error (error);
+  g_object_set (sink, "conninfo", ats_pg_conninfo (host), "schema", schema, "hmac-key", key_bytes, NULL);
+  return SUBAGENT_APPROVAL_SINK (sink);
+}
+
+SubagentApprovalSink *
+ats_store_new_sink (Fixture    *f,
+                    const char *key)
+{
+  if (f->kind == ATS_STORE_POSTGRES)
+    return new_postgres_sink (f->schema, 'a', key);
+  return ats_new_sink (f->root, key);
+}
+
+void
+ats_store_fixture_set_up (Fixture       *f,
+                          gconstpointer  key)
+{
+  static guint serial;
+
+  f->kind = ats_store_kind;
+  if (f->kind == ATS_STORE_FILE)
+    {
+      ats_fixture_set_up (f, key);
+      return;
+    }
+  f->root = sat_make_temp_dir ("approval-postgres");
+  f->dir = g_build_filename (f->root, ".subagent", "approvals", NULL);
+  f->schema = g_strdup_printf ("t%d_%u", (int) getpid (), g_atomic_int_add (&serial, 1));
+  f->sink = new_postgres_sink (f->schema, 'a', key);
+  f->integrity_failures = 0;
+  /* For the processes that find the store through the workspace's
+   * configuration (subagentctl, a manager). */
+  {
+    g_autofree char *yaml = g_strdup_printf ("approvals:\n  sink: postgres\npostgres:\n"
+                                             "  conninfo: \"%s\"\n  schema: %s\n",
+                                             ats_pg_conninfo ('b'), f->schema);
+
+    sat_write_file (f->root, ".subagent/config.yaml", yaml);
+  }
+  g_signal_connect (f->sink, "integrity-failed", G_CALLBACK (on_integrity_failed), f);
+}
+
+void
+ats_store_fixture_tear_down (Fixture       *f,
+                             gconstpointer  key)
+{
+  if (f->kind == ATS_STORE_POSTGRES)
+    {
+      PGconn *conn = pg_connect_or_die ();
+      g_autofree char *sql = g_strdup_printf ("DROP SCHEMA IF EXISTS \"%s\" CASCADE", f->schema);
+
+      g_clear_object (&f->sink);
+      pg_exec_or_die (conn, sql, 0, NULL);
+      PQfinish (conn);
+      g_clear_pointer (&f->schema, g_free);
+    }
+  ats_fixture_tear_down (f, key);
+}
+
+char *
+ats_store_spec (Fixture *f,
+                char     host)
+{
+  if (f->kind == ATS_STORE_POSTGRES)
+    return g_strdup_printf ("postgres:%s:%c", f->schema, host);
+  return g_strdup (f->root);
+}
+
+/* Applies @tamper to @requests (request objects, in store order). */
+static void
+tamper_requests (JsonArray *requests,
+                 AtsTamper  tamper)
+{
+  JsonObject *a = json_array_get_object_element (requests, 0);
+  JsonObject *b = json_array_get_length (requests) > 1 ? json_array_get_object_element (requests, 1) : NULL;
+  const char *members[] = { "tool_name", "tool_arguments" };
+
+  switch (tamper)
+    {
+    case ATS_TAMPER_SWAP_ACTIONS:
+    case ATS_TAMPER_SWAP_ACTIONS_AND_DIGESTS:
+      g_assert_nonnull (b);
+      for (guint i = 0; i < G_N_ELEMENTS (members); i++)
+        {
+          JsonNode *na = json_node_copy (json_object_get_member (a, members[i]));
+          JsonNode *nb = json_node_copy (json_object_get_member (b, members[i]));
+
+          json_object_set_member (a, members[i], nb);
+          json_object_set_member (b, members[i], na);
+        }
+      if (tamper == ATS_TAMPER_SWAP_ACTIONS_AND_DIGESTS)
+        {
+          g_autofree char *da = g_strdup (json_object_get_string_member (a, "action_digest"));
+
+          json_object_set_string_member (a, "action_digest", json_object_get_string_member (b, "action_digest"));
+          json_object_set_string_member (b, "action_digest", da);
+        }
+      break;
+    case ATS_TAMPER_FORGE_VERDICT:
+      json_object_set_string_member (a, "status", "approved");
+      json_object_set_string_member (a, "approved_at", "2026-01-01T00:00:00Z");
+      json_object_set_string_member (a, "approved_by", "mallory");
+      break;
+    case ATS_TAMPER_RENAME_SUBAGENT:
+      json_object_set_string_member (a, "subagent_name", "mallory");
+      break;
+    }
+}
+
+static char *
+hmac_of_node (JsonNode   *node,
+              const char *key)
+{
+  g_autofree char *canonical = subagent_json_to_canonical_string (node);
+
+  return g_compute_hmac_for_string (G_CHECKSUM_SHA256, (const guchar *) key, strlen (key), canonical, -1);
+}
+
+static void
+tamper_file (Fixture    *f,
+             const char *run,
+             AtsTamper   tamper,
+             const char *resign_key)
+{
+  g_autofree char *path = g_strdup_printf ("%s/%s.json", f->dir, run);
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+  JsonObject *root;
+
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  root = json_node_get_object (json_parser_get_root (parser));
+  tamper_requests (json_object_get_array_member (root, "requests"), tamper);
+  if (resign_key != NULL)
+    {
+      g_autofree char *signature = NULL;
+
+      json_object_remove_member (root, "signature");
+      signature = hmac_of_node (json_parser_get_root (parser), resign_key);
+      json_object_set_string_member (root, "signature", signature);
+    }
+  text = json_to_string (json_parser_get_root (parser), FALSE);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+}
+
+/* Rewrites the run's rows as someone with write access to the table would:
+ * document, status column and (with @resign_key) signature. */
+static void
+tamper_rows (Fixture    *f,
+             const char *run,
+             AtsTamper   tamper,
+             const char *resign_key)
+{
+  PGconn *conn = pg_connect_or_die ();
+  g_autofree char *select = g_strdup_printf ("SELECT id, document::text FROM \"%s\".approval_requests "
+                                             "WHERE run_id = $1 ORDER BY id", f->schema);
+  g_autofree char *update = g_strdup_printf ("UPDATE \"%s\".approval_requests SET document = $2::jsonb, "
+                                             "status = $3, signature = coalesce($4, signature) WHERE id = $1::bigint",
+                                             f->schema);
+  const char *params[] = { run };
+  PGresult *result = PQexecParams (conn, select, 1, NULL, params, NULL, NULL, 0);
+  g_autoptr(JsonArray) requests = json_array_new ();
+  g_auto(GStrv) ids = g_new0 (char *, PQntuples (result) + 1);
+
+  g_assert_cmpint (PQresultStatus (result), ==, PGRES_TUPLES_OK);
+  for (int i = 0; i < PQntuples (result); i++)
+    {
+      g_autoptr(JsonParser) parser = json_parser_new ();
+
+      g_assert_true (json_parser_load_from_data (parser, PQgetvalue (result, i, 1), -1, NULL));
+      json_array_add_element (requests, json_node_copy (json_parser_get_root (parser)));
+      ids[i] = g_strdup (PQgetvalue (result, i, 0));
+    }
+  PQclear (result);
+  tamper_requests (requests, tamper);
+  for (guint i = 0; ids[i] != NULL; i++)
+    {
+      JsonNode *node = json_array_get_element (requests, i);
+      g_autofree char *text = json_to_string (node, FALSE);
+      g_autofree char *signature = resign_key ? hmac_of_node (node, resign_key) : NULL;
+      const char *row[] = { ids[i], text, json_object_get_string_member (json_node_get_object (node), "status"),
+                            signature };
+
+      pg_exec_or_die (conn, update, 4, row);
+    }
+  PQfinish (conn);
+}
+
+void
+ats_store_tamper (Fixture    *f,
+                  const char *run,
+                  AtsTamper   tamper,
+                  const char *resign_key)
+{
+  if (f->kind == ATS_STORE_POSTGRES)
+    tamper_rows (f, run, tamper, resign_key);
+  else
+    tamper_file (f, run, tamper, resign_key);
 }

@@ -11,14 +11,65 @@ G_BEGIN_DECLS
 #define ATS_LOG_DOMAIN "Subagent-Approvals"
 #define ATS_INTEGRITY_WARNING "Ignoring the approval queue of run*"
 
+/* The stores the conformance cases run against (one test source, run once
+ * per store: test-approval-conformance --store=NAME). */
+typedef enum {
+  ATS_STORE_FILE,
+  ATS_STORE_POSTGRES,
+} AtsStoreKind;
+
 /* A temp workspace root and an approval-file sink on it; the key (a string,
- * or NULL) is the test's data. integrity_failures counts "integrity-failed". */
+ * or NULL) is the test's data. integrity_failures counts "integrity-failed".
+ * With ats_store_fixture_set_up(), the sink is of ats_store_kind: for
+ * postgres, in a fresh schema of the server SUBAGENT_TEST_PG_CONNINFO names. */
 typedef struct {
   char *root;
   char *dir;               /* root/.subagent/approvals */
   SubagentApprovalSink *sink;
   guint integrity_failures;
+  AtsStoreKind kind;
+  char *schema;            /* postgres only */
 } Fixture;
+
+extern AtsStoreKind ats_store_kind;
+
+/* Parses and removes a --store=file|postgres argument (default file). */
+void                     ats_store_parse_args      (int    *argc,
+                                                    char ***argv);
+const char              *ats_store_name            (AtsStoreKind kind);
+void                     ats_store_fixture_set_up  (Fixture       *f,
+                                                    gconstpointer  key);
+void                     ats_store_fixture_tear_down (Fixture       *f,
+                                                      gconstpointer  key);
+/* Another sink (as another process would have) on the fixture's store. */
+SubagentApprovalSink    *ats_store_new_sink        (Fixture    *f,
+                                                    const char *key);
+/* The store as approval-stress-helper and bench/approvals take it: the
+ * root for file, "postgres:SCHEMA:HOST" for postgres, where HOST a reaches
+ * the server over TCP and b over its unix socket (two "hosts"). */
+char                    *ats_store_spec            (Fixture *f,
+                                                    char     host);
+/* The connection string of the test server, through @host (a: TCP, b: unix
+ * socket). Fails the test when run-tests did not provide a server. */
+const char              *ats_pg_conninfo           (char host);
+
+/* Runs @sql on the test server (through host a), failing the test on error. */
+void                     ats_pg_exec               (const char *sql);
+
+/* Ways to alter what a store holds, as someone with write access to it
+ * (and, with a resign key, the key) would. The first two requests of the
+ * run are used. */
+typedef enum {
+  ATS_TAMPER_SWAP_ACTIONS,              /* tool name and arguments swapped */
+  ATS_TAMPER_SWAP_ACTIONS_AND_DIGESTS,  /* ... with their action digests */
+  ATS_TAMPER_FORGE_VERDICT,             /* the first request marked approved */
+  ATS_TAMPER_RENAME_SUBAGENT,           /* a member no digest covers edited */
+} AtsTamper;
+
+void                     ats_store_tamper          (Fixture    *f,
+                                                    const char *run,
+                                                    AtsTamper   tamper,
+                                                    const char *resign_key);
 
 void                     ats_fixture_set_up    (Fixture       *f,
                                                 gconstpointer  key);

@@ -1,5 +1,7 @@
 /* test-approval-cli.c: `subagentctl approvals`, run as a separate process
- * against a store this test fills through the approval-file plugin.
+ * against a store this test fills through a sink: the approval-file plugin,
+ * or with --store=postgres the approval-postgres one, which subagentctl
+ * finds through the workspace's config.yaml.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -296,8 +298,8 @@ on_queue_timeout (gpointer data)
 }
 
 /* The whole way: a queue of this process waits; `subagentctl approvals
- * approve`, another process with no queue, writes the verdict; the file
- * monitor wakes the queue. */
+ * approve`, another process with no queue, writes the verdict; the store's
+ * "changed" (inotify, or NOTIFY) wakes the queue. */
 static void
 test_cli_approve_wakes_waiting_queue (Fixture       *f,
                                       gconstpointer  data)
@@ -326,14 +328,23 @@ test_cli_approve_wakes_waiting_queue (Fixture       *f,
   subagent_approval_queue_release (RUN);
 }
 
-#define ADD(path, func) \
-  g_test_add ("/approval-cli/" path, Fixture, NULL, ats_fixture_set_up, func, ats_fixture_tear_down)
+static void
+add (const char  *path,
+     void       (*func) (Fixture *, gconstpointer))
+{
+  g_autofree char *full = g_strdup_printf ("/approval-cli/%s/%s", ats_store_name (ats_store_kind), path);
+
+  g_test_add (full, Fixture, NULL, ats_store_fixture_set_up, func, ats_store_fixture_tear_down);
+}
+
+#define ADD(path, func) add (path, func)
 
 int
 main (int   argc,
       char *argv[])
 {
   g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
+  ats_store_parse_args (&argc, &argv);
   g_test_init (&argc, &argv, NULL);
 
   ADD ("list/json-objects-start-with-request-id", test_cli_list_json);

@@ -1,10 +1,13 @@
-/* test-approval-file.c: the approval-file plugin, a SubagentApprovalSink on
- * JSON files: the store's operations, its integrity (HMAC and action
- * digests) and its "changed" signal. The multi-process tests are in
- * test-approval-stress.c, the CLI's in test-approval-cli.c.
+/* test-approval-file.c: what is particular to the approval-file plugin, a
+ * SubagentApprovalSink on JSON files: atomic writes, files and names in the
+ * directory, the signed document and its key. What every store must do is
+ * in test-approval-conformance.c (run here with --store=file), the
+ * multi-process tests in test-approval-stress.c, the CLI's in
+ * test-approval-cli.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
@@ -154,54 +157,6 @@ test_invalid_ids (Fixture       *f,
 }
 
 static void
-test_save_merges (Fixture       *f,
-                  gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
-  g_autoptr(SubagentApprovalRequest) c = ats_make_request (RUN, "delete_file", "/c");
-  g_autoptr(SubagentApprovalRequest) stale_b = NULL;
-  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
-  g_autoptr(GPtrArray) requests = NULL;
-  g_autoptr(SubagentApprovalRequest) other_run = ats_make_request ("run-2", "delete_file", "/x");
-  g_autoptr(GError) error = NULL;
-
-  g_ptr_array_add (batch, a);
-  g_ptr_array_add (batch, b);
-  g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, &error));
-  g_assert_no_error (error);
-
-  /* Another process approves b; this one still holds b as pending and has
-   * denied a locally: the stored verdict of b wins, a's new one is stored. */
-  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (b),
-                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "alice", &error));
-  g_assert_no_error (error);
-  g_assert_true (subagent_approval_request_transition (a, SUBAGENT_APPROVAL_STATUS_DENIED, "local", "bob"));
-  stale_b = subagent_approval_request_copy (b);
-  g_assert_true (subagent_approval_request_transition (stale_b, SUBAGENT_APPROVAL_STATUS_DENIED, "late", "bob"));
-  g_ptr_array_set_size (batch, 0);
-  g_ptr_array_add (batch, a);
-  g_ptr_array_add (batch, stale_b);
-  g_ptr_array_add (batch, c);
-  g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, &error));
-  g_assert_no_error (error);
-
-  requests = ats_load (f->sink, RUN);
-  g_assert_cmpuint (requests->len, ==, 3);
-  g_assert_cmpstr (subagent_approval_request_get_request_id (requests->pdata[0]), ==, subagent_approval_request_get_request_id (a));
-  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
-  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[1]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
-  g_assert_cmpstr (subagent_approval_request_get_approved_by (requests->pdata[1]), ==, "alice");
-  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[2]), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
-
-  /* A request of another run is refused, not filed under this one. */
-  g_ptr_array_set_size (batch, 0);
-  g_ptr_array_add (batch, other_run);
-  g_assert_false (subagent_approval_sink_save (f->sink, RUN, batch, &error));
-  g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
-}
-
-static void
 test_save_unchanged_does_not_rewrite (Fixture       *f,
                                       gconstpointer  data)
 {
@@ -214,41 +169,6 @@ test_save_unchanged_does_not_rewrite (Fixture       *f,
   ats_save_one (f->sink, RUN, a);
   g_assert_cmpint (g_stat (path, &after), ==, 0);
   g_assert_cmpuint (before.st_ino, ==, after.st_ino);
-}
-
-static void
-test_update_status_cas (Fixture       *f,
-                        gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  const char *id = subagent_approval_request_get_request_id (a);
-  g_autoptr(GPtrArray) requests = NULL;
-  g_autoptr(GError) error = NULL;
-  SubagentApprovalRequest *stored;
-
-  /* No file yet: missing, no error, and no lock file left behind. */
-  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
-  g_assert_no_error (error);
-  g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
-
-  ats_save_one (f->sink, RUN, a);
-  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, "no-such-request", SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
-  g_assert_no_error (error);
-
-  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_DENIED, "too risky", "carol", &error));
-  g_assert_no_error (error);
-  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "dave", &error));
-  g_assert_no_error (error);
-  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, id, SUBAGENT_APPROVAL_STATUS_DENIED, "again", NULL, &error));
-  g_assert_no_error (error);
-
-  requests = ats_load (f->sink, RUN);
-  stored = ats_find (requests, id);
-  g_assert_nonnull (stored);
-  g_assert_cmpint (subagent_approval_request_get_status (stored), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
-  g_assert_cmpstr (subagent_approval_request_get_denial_reason (stored), ==, "too risky");
-  g_assert_nonnull (subagent_approval_request_get_denied_at (stored));
-  g_assert_null (subagent_approval_request_get_approved_at (stored));
 }
 
 static void
@@ -350,47 +270,6 @@ test_integrity_no_key (Fixture       *f,
 }
 
 static void
-test_integrity_right_key (Fixture       *f,
-                          gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  g_autoptr(SubagentApprovalSink) reader = ats_new_sink (f->root, KEY);
-  g_autofree char *text = NULL;
-  g_autoptr(GPtrArray) requests = NULL;
-
-  ats_save_one (f->sink, RUN, a);
-  text = sat_read_file (f->dir, RUN ".json");
-  g_assert_nonnull (strstr (text, "\"signature\""));
-  /* Another sink (process) with the same key reads and changes it. */
-  requests = ats_load (reader, RUN);
-  g_assert_cmpuint (requests->len, ==, 1);
-  g_assert_true (subagent_approval_sink_update_status (reader, RUN, subagent_approval_request_get_request_id (a),
-                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
-  g_clear_pointer (&requests, g_ptr_array_unref);
-  requests = ats_load (f->sink, RUN);
-  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
-  g_assert_cmpuint (f->integrity_failures, ==, 0);
-}
-
-static void
-test_integrity_wrong_key (Fixture       *f,
-                          gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalSink) writer = ats_new_sink (f->root, "another key");
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  g_autoptr(GError) error = NULL;
-
-  ats_save_one (writer, RUN, a);
-  assert_rejected (f);
-  /* Nor does a verdict get signed over it. */
-  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
-  g_assert_false (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (a),
-                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
-  g_test_assert_expected_messages ();
-  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
-}
-
-static void
 test_integrity_flipped_byte (Fixture       *f,
                              gconstpointer  data)
 {
@@ -414,17 +293,6 @@ test_integrity_flipped_byte (Fixture       *f,
       assert_rejected (f);
     }
   g_assert_cmpuint (f->integrity_failures, ==, length - 1);
-}
-
-static void
-test_integrity_unsigned_with_key (Fixture       *f,
-                                  gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalSink) writer = ats_new_sink (f->root, NULL);
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-
-  ats_save_one (writer, RUN, a);
-  assert_rejected (f);
 }
 
 static void
@@ -480,16 +348,209 @@ test_integrity_moved_verdict (Fixture       *f,
 
   if (key != NULL)
     {
-      /* Moving the digests along breaks the signature. The save replaces
-       * the untrusted file (keeping nothing of it). */
+      g_autoptr(GPtrArray) kept = NULL;
+
+      /* Moving the digests along breaks the signature. The save moves the
+       * untrusted file aside and brings back the version this host last
+       * trusted, whose verdict (harmless approved) stays. */
       g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
       g_assert_true (subagent_approval_sink_save (f->sink, RUN, batch, NULL));
       g_test_assert_expected_messages ();
-      g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (harmless),
-                                                           SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
+      kept = ats_load (f->sink, RUN);
+      g_assert_cmpuint (kept->len, ==, 2);
+      for (guint i = 0; i < kept->len; i++)
+        if (g_str_equal (subagent_approval_request_get_request_id (kept->pdata[i]),
+                         subagent_approval_request_get_request_id (harmless)))
+          g_assert_cmpint (subagent_approval_request_get_status (kept->pdata[i]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
       tamper (f, RUN, swap_actions_and_digests, NULL);
       assert_rejected (f);
     }
+}
+
+/* Another writer rewrites a pending request under its id with other
+ * arguments and a digest recomputed for them, and approves it: the host
+ * waiting for its own call must not take that verdict. */
+static void
+approve_other_action (JsonObject *root)
+{
+  JsonObject *request = json_array_get_object_element (json_object_get_array_member (root, "requests"), 0);
+  JsonObject *args = json_object_new ();
+  g_autofree char *digest = NULL;
+
+  json_object_set_string_member (args, "path", "/etc/shadow");
+  digest = subagent_approval_compute_action_digest (json_object_get_string_member (request, "tool_name"), args);
+  json_object_set_object_member (request, "tool_arguments", args);
+  json_object_set_string_member (request, "action_digest", digest);
+  json_object_set_string_member (request, "status", "approved");
+  json_object_set_string_member (request, "approved_at", json_object_get_string_member (request, "created_at"));
+  json_object_set_string_member (request, "approved_by", "rewriter");
+}
+
+typedef struct {
+  SubagentApprovalQueue *queue;
+  SubagentApprovalRequest *request;
+  SubagentApprovalStatus status;
+} Submit;
+
+static gpointer
+submit_thread (gpointer data)
+{
+  Submit *submit = data;
+
+  submit->status = subagent_approval_queue_submit_sync (submit->queue, submit->request, NULL, NULL);
+  return NULL;
+}
+
+static void
+test_integrity_verdict_bound_to_action (Fixture       *f,
+                                        gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentApprovalQueue) queue = subagent_approval_queue_get (RUN, f->sink, &error);
+  g_autoptr(JsonObject) args = json_object_new ();
+  g_autoptr(SubagentApprovalRequest) request = NULL;
+  Submit submit = { 0 };
+  GThread *thread;
+
+  g_assert_no_error (error);
+  json_object_set_string_member (args, "path", "/notes");
+  request = subagent_approval_request_new ("child-1", RUN, "writer", "write_file", args, "prompt", "shared",
+                                           SUBAGENT_NO_BATCH_INDEX, NULL, 2);
+  submit.queue = queue;
+  submit.request = request;
+  thread = g_thread_new ("submit", submit_thread, &submit);
+  for (guint i = 0; i < 200; i++)
+    {
+      g_autoptr(GPtrArray) stored = subagent_approval_sink_load (f->sink, RUN, NULL);
+
+      if (stored != NULL && stored->len == 1)
+        break;
+      g_usleep (10 * 1000);
+    }
+  tamper (f, RUN, approve_other_action, NULL);
+  g_thread_join (thread);
+  g_assert_cmpint (submit.status, !=, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpint (subagent_approval_request_get_status (request), !=, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_queue_release (RUN);
+}
+
+/* A writer without the key must not turn a signed queue into an unsigned
+ * one its keyed host would refuse. */
+static void
+test_keyless_writer_refuses_signed_file (Fixture       *f,
+                                         gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalSink) keyless = ats_new_sink (f->root, NULL);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(GPtrArray) batch = g_ptr_array_new ();
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+
+  ats_save_one (f->sink, RUN, a);
+  g_ptr_array_add (batch, b);
+  g_assert_false (subagent_approval_sink_save (keyless, RUN, batch, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_assert_nonnull (strstr (error->message, "is signed"));
+  g_clear_error (&error);
+  g_assert_false (subagent_approval_sink_update_status (keyless, RUN, subagent_approval_request_get_request_id (a),
+                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  /* The keyed host still reads its queue. */
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+}
+
+static void
+append_garbage_request (JsonObject *root)
+{
+  json_object_set_string_member (root, "updated_at", "tampered");
+}
+
+/* A tampered file goes aside; the keyed host keeps the pending requests it
+ * trusted and the approver is told (integrity-failed). */
+static void
+test_tampered_file_quarantined (Fixture       *f,
+                                gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  guint aside = 0;
+
+  ats_save_one (f->sink, RUN, a);
+  tamper (f, RUN, append_garbage_request, NULL);
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  ats_save_one (f->sink, RUN, b);
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (f->integrity_failures, >=, 1);
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, 2);
+  dir = g_dir_open (f->dir, 0, NULL);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_prefix (name, RUN ".json.tampered-"))
+      aside++;
+  g_assert_cmpuint (aside, ==, 1);
+}
+
+/* A planted symlink or a huge file is skipped with a warning, like invalid
+ * JSON: the other runs' queues stay usable. */
+static void
+test_bad_file_does_not_block_others (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autofree char *link = g_build_filename (f->dir, "planted.json", NULL);
+  g_autofree char *big = g_build_filename (f->dir, "huge.json", NULL);
+  g_autoptr(GPtrArray) requests = NULL;
+  g_auto(GStrv) runs = NULL;
+  g_autoptr(GError) error = NULL;
+  FILE *file;
+
+  ats_save_one (f->sink, RUN, a);
+  g_assert_cmpint (symlink ("/etc/passwd", link), ==, 0);
+  file = fopen (big, "w");
+  g_assert_nonnull (file);
+  g_assert_cmpint (ftruncate (fileno (file), 70 * 1024 * 1024), ==, 0);
+  fclose (file);
+  runs = subagent_approval_sink_list_runs (f->sink, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (runs), ==, 3);
+  for (guint i = 0; runs[i] != NULL; i++)
+    {
+      g_autoptr(GPtrArray) loaded = NULL;
+
+      if (!g_str_equal (runs[i], RUN))
+        g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+      loaded = subagent_approval_sink_load (f->sink, runs[i], &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (loaded);
+      g_test_assert_expected_messages ();
+      g_assert_cmpuint (loaded->len, ==, g_str_equal (runs[i], RUN) ? 1 : 0);
+    }
+}
+
+/* The host never writes a queue file larger than its readers accept. */
+static void
+test_write_bounded_by_read_limit (Fixture       *f,
+                                  gconstpointer  data)
+{
+  g_autoptr(GPtrArray) batch = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *filler = g_malloc (1024 * 1024 + 1);
+  g_autofree char *path = g_strdup_printf ("%s/%s.json", f->dir, RUN);
+
+  memset (filler, 'x', 1024 * 1024);
+  filler[1024 * 1024] = '\0';
+  for (guint i = 0; i < 70; i++)
+    g_ptr_array_add (batch, ats_make_request (RUN, "write_file", filler));
+  g_assert_false (subagent_approval_sink_save (f->sink, RUN, batch, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "past the"));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
 }
 
 static void
@@ -552,240 +613,6 @@ test_integrity_env_key (void)
   g_test_trap_assert_passed ();
 }
 
-/* Watching */
-
-typedef struct {
-  gboolean woke;
-  gint64 woke_at;
-  GThread *thread;
-} Wake;
-
-static void
-on_changed (SubagentApprovalSink *sink,
-            const char           *run_id,
-            Wake                 *wake)
-{
-  g_assert_cmpstr (run_id, ==, RUN);
-  if (!wake->woke)
-    {
-      wake->woke_at = g_get_monotonic_time ();
-      wake->thread = g_thread_self ();
-    }
-  wake->woke = TRUE;
-}
-
-static gboolean
-on_wake_timeout (gpointer data)
-{
-  g_error ("no “changed” signal within 20 s");
-  return G_SOURCE_REMOVE;
-}
-
-static void
-test_watch_other_process (Fixture       *f,
-                          gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  g_autoptr(GSubprocess) helper = NULL;
-  g_autoptr(GPtrArray) requests = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree char *out = NULL;
-  Wake wake = { FALSE, 0, NULL };
-  guint timeout_id;
-  gint64 start = 0;
-
-  ats_save_one (f->sink, RUN, a);
-  g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed), &wake);
-  subagent_approval_sink_watch (f->sink, RUN);
-
-  helper = ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error, "verdict", f->root, RUN,
-                         subagent_approval_request_get_request_id (a), NULL);
-  g_assert_no_error (error);
-  timeout_id = g_timeout_add_seconds (20, on_wake_timeout, NULL);
-  sat_wait_for_flag (&wake.woke);
-  g_source_remove (timeout_id);
-
-  g_subprocess_communicate_utf8 (helper, NULL, NULL, &out, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_successful (helper));
-  g_assert_true (g_str_has_prefix (out, "START "));
-  start = g_ascii_strtoll (out + strlen ("START "), NULL, 10);
-  /* inotify wakes in about a millisecond; the bound leaves room for a
-   * loaded CI machine and sanitizers, but not for a polling interval. */
-  g_test_message ("verdict to wake: %" G_GINT64_FORMAT " µs", wake.woke_at - start);
-  g_assert_cmpint (wake.woke_at - start, <, G_USEC_PER_SEC);
-
-  requests = ats_load (f->sink, RUN);
-  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
-  g_assert_cmpstr (subagent_approval_request_get_approved_by (requests->pdata[0]), ==, "verdict-helper");
-}
-
-typedef struct {
-  SubagentApprovalSink *sink;
-  GAsyncQueue *ready;
-  Wake wake;
-} ThreadWatch;
-
-static gpointer
-watch_in_thread (gpointer data)
-{
-  ThreadWatch *tw = data;
-  g_autoptr(GMainContext) context = g_main_context_new ();
-
-  g_main_context_push_thread_default (context);
-  /* Two watches and one unwatch leave one watch. */
-  subagent_approval_sink_watch (tw->sink, RUN);
-  subagent_approval_sink_watch (tw->sink, RUN);
-  subagent_approval_sink_unwatch (tw->sink, RUN);
-  g_async_queue_push (tw->ready, GINT_TO_POINTER (1));
-  while (!tw->wake.woke)
-    g_main_context_iteration (context, TRUE);
-  subagent_approval_sink_unwatch (tw->sink, RUN);
-  g_main_context_pop_thread_default (context);
-  return NULL;
-}
-
-static void
-test_watch_thread_default_context (Fixture       *f,
-                                   gconstpointer  data)
-{
-  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
-  ThreadWatch tw = { f->sink, g_async_queue_new (), { FALSE, 0, NULL } };
-  GThread *thread;
-
-  ats_save_one (f->sink, RUN, a);
-  g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed), &tw.wake);
-  thread = g_thread_new ("watcher", watch_in_thread, &tw);
-  g_async_queue_pop (tw.ready);
-  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (a),
-                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, NULL));
-  g_thread_join (thread);
-  g_assert_true (tw.wake.thread == thread);
-  g_async_queue_unref (tw.ready);
-}
-
-
-/* Threads of one process saving and deciding on one run at once: the store
- * coalesces them into shared writes, and each call must still get exactly
- * its own result (one winner per compare-and-set, no lost save). Several
- * rounds, so that later writes also wait for the callers that came
- * together before and take those that arrive while they hold the lock. */
-#define RACERS 8
-#define ROUNDS 4
-
-typedef struct {
-  SubagentApprovalSink *sink;
-  const char *shared_ids[ROUNDS];
-  SubagentApprovalRequest *own[ROUNDS];
-  SubagentApprovalStatus verdict;
-  gboolean won[ROUNDS];
-  GMutex *mutex;
-  GCond *cond;
-  gboolean *go;
-} Racer;
-
-static gpointer
-racer_thread (gpointer data)
-{
-  Racer *r = data;
-
-  g_mutex_lock (r->mutex);
-  while (!*r->go)
-    g_cond_wait (r->cond, r->mutex);
-  g_mutex_unlock (r->mutex);
-
-  for (guint round = 0; round < ROUNDS; round++)
-    {
-      g_autoptr(GError) error = NULL;
-
-      ats_save_one (r->sink, RUN, r->own[round]);
-      r->won[round] = subagent_approval_sink_update_status (r->sink, RUN, r->shared_ids[round], r->verdict,
-                                                            "racing", "racer", &error);
-      g_assert_no_error (error);
-      g_assert_true (subagent_approval_sink_update_status (r->sink, RUN,
-                                                           subagent_approval_request_get_request_id (r->own[round]),
-                                                           SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "racer", &error));
-      g_assert_no_error (error);
-    }
-  return NULL;
-}
-
-static void
-test_group_commit_threads (Fixture       *f,
-                           gconstpointer  data)
-{
-  g_autoptr(GPtrArray) shared = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autoptr(GPtrArray) requests = NULL;
-  g_auto(GStrv) entries = NULL;
-  Racer racers[RACERS];
-  GThread *threads[RACERS];
-  GMutex mutex;
-  GCond cond;
-  gboolean go = FALSE;
-
-  g_mutex_init (&mutex);
-  g_cond_init (&cond);
-  for (guint round = 0; round < ROUNDS; round++)
-    {
-      g_autofree char *path = g_strdup_printf ("/shared/%u", round);
-
-      g_ptr_array_add (shared, ats_make_request (RUN, "delete_file", path));
-      ats_save_one (f->sink, RUN, shared->pdata[round]);
-    }
-  for (guint i = 0; i < RACERS; i++)
-    {
-      racers[i] = (Racer) { .sink = f->sink,
-                            .verdict = i % 2 ? SUBAGENT_APPROVAL_STATUS_DENIED : SUBAGENT_APPROVAL_STATUS_APPROVED,
-                            .mutex = &mutex, .cond = &cond, .go = &go };
-      for (guint round = 0; round < ROUNDS; round++)
-        {
-          g_autofree char *path = g_strdup_printf ("/own/%u/%u", i, round);
-
-          racers[i].shared_ids[round] = subagent_approval_request_get_request_id (shared->pdata[round]);
-          racers[i].own[round] = ats_make_request (RUN, "delete_file", path);
-        }
-      threads[i] = g_thread_new ("racer", racer_thread, &racers[i]);
-    }
-  /* All start together, so their calls meet in the store's queue. */
-  g_mutex_lock (&mutex);
-  go = TRUE;
-  g_cond_broadcast (&cond);
-  g_mutex_unlock (&mutex);
-  for (guint i = 0; i < RACERS; i++)
-    g_thread_join (threads[i]);
-
-  requests = ats_load (f->sink, RUN);
-  g_assert_cmpuint (requests->len, ==, RACERS * ROUNDS + ROUNDS);
-  for (guint round = 0; round < ROUNDS; round++)
-    {
-      guint winners = 0;
-
-      for (guint i = 0; i < RACERS; i++)
-        {
-          SubagentApprovalRequest *own = ats_find (requests,
-                                                   subagent_approval_request_get_request_id (racers[i].own[round]));
-
-          g_assert_nonnull (own);
-          g_assert_cmpint (subagent_approval_request_get_status (own), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
-          if (racers[i].won[round])
-            {
-              winners++;
-              g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, racers[i].shared_ids[round])),
-                               ==, racers[i].verdict);
-            }
-        }
-      g_assert_cmpuint (winners, ==, 1);
-    }
-  for (guint i = 0; i < RACERS; i++)
-    for (guint round = 0; round < ROUNDS; round++)
-      g_object_unref (racers[i].own[round]);
-  /* Only the run's file and its lock: no temp file of a coalesced write. */
-  entries = ats_dir_entries (f->dir);
-  g_assert_cmpuint (g_strv_length (entries), ==, 2);
-  g_cond_clear (&cond);
-  g_mutex_clear (&mutex);
-}
-
 #define ADD(path, func, key) \
   g_test_add ("/approval-file/" path, Fixture, key, ats_fixture_set_up, func, ats_fixture_tear_down)
 
@@ -798,26 +625,22 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   ADD ("plugin/registry-provides-the-file-sink", test_plugin_provides_file_sink, NULL);
+  ADD ("integrity/verdict-bound-to-its-action", test_integrity_verdict_bound_to_action, NULL);
+  ADD ("integrity/keyless-writer-refuses-signed-file", test_keyless_writer_refuses_signed_file, KEY);
+  ADD ("integrity/tampered-file-quarantined", test_tampered_file_quarantined, KEY);
+  ADD ("store/bad-file-does-not-block-others", test_bad_file_does_not_block_others, NULL);
+  ADD ("store/write-bounded-by-read-limit", test_write_bounded_by_read_limit, NULL);
   ADD ("store/atomic-write-leaves-no-temp-files", test_atomic_write_no_temp_files, NULL);
   ADD ("store/invalid-ids-are-errors-never-paths", test_invalid_ids, NULL);
-  ADD ("store/save-merges-and-stored-verdicts-win", test_save_merges, NULL);
   ADD ("store/save-without-changes-does-not-rewrite", test_save_unchanged_does_not_rewrite, NULL);
-  ADD ("store/update-status-is-compare-and-set", test_update_status_cas, NULL);
-  ADD ("store/threads-share-writes-and-keep-compare-and-set", test_group_commit_threads, NULL);
   ADD ("store/prune-keeps-pending-and-unverifiable", test_prune_keeps_pending_and_unverifiable, NULL);
   ADD ("store/list-runs-is-sorted-and-skips-strangers", test_list_runs, NULL);
   ADD ("store/symlinked-directory-is-refused", test_symlinked_dir_refused, NULL);
   ADD ("integrity/no-key-files-are-unsigned", test_integrity_no_key, NULL);
-  ADD ("integrity/right-key-verifies-across-sinks", test_integrity_right_key, KEY);
-  ADD ("integrity/wrong-key-loads-empty", test_integrity_wrong_key, KEY);
   ADD ("integrity/flipped-byte-loads-empty", test_integrity_flipped_byte, KEY);
-  ADD ("integrity/unsigned-file-with-key-loads-empty", test_integrity_unsigned_with_key, KEY);
-  ADD ("integrity/moved-verdict-without-key", test_integrity_moved_verdict, NULL);
-  ADD ("integrity/moved-verdict-with-key", test_integrity_moved_verdict, KEY);
+  ADD ("integrity/untrusted-file-is-replaced-by-a-save", test_integrity_moved_verdict, KEY);
   ADD ("integrity/key-file-must-be-private", test_integrity_key_file, NULL);
   g_test_add_func ("/approval-file/integrity/key-from-environment", test_integrity_env_key);
-  ADD ("watch/other-process-verdict-wakes-watcher", test_watch_other_process, NULL);
-  ADD ("watch/emits-in-thread-default-context", test_watch_thread_default_context, NULL);
 
   return g_test_run ();
 }

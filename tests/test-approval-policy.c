@@ -62,9 +62,16 @@ test_effective_mode (void)
   g_assert_cmpint (subagent_approval_policy_effective_mode (SUBAGENT_PERMISSION_MODE_INHERIT,
                                                             SUBAGENT_PERMISSION_MODE_INHERIT, "docker"),
                    ==, SUBAGENT_PERMISSION_MODE_PROMPT);
+  /* An isolated child gets workspace-write at most (issue 11, section 1). */
   g_assert_cmpint (subagent_approval_policy_effective_mode (SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS,
                                                             SUBAGENT_PERMISSION_MODE_ALLOW, "worktree"),
-                   ==, SUBAGENT_PERMISSION_MODE_ALLOW);
+                   ==, SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE);
+  g_assert_cmpint (subagent_approval_policy_effective_mode (SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS,
+                                                            SUBAGENT_PERMISSION_MODE_INHERIT, "docker"),
+                   ==, SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE);
+  g_assert_cmpint (subagent_approval_policy_effective_mode (SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS,
+                                                            SUBAGENT_PERMISSION_MODE_INHERIT, "shared"),
+                   ==, SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS);
   /* `allow` is bounded by the isolation; shared has none. */
   g_assert_cmpint (subagent_approval_policy_effective_mode (SUBAGENT_PERMISSION_MODE_ALLOW,
                                                             SUBAGENT_PERMISSION_MODE_INHERIT, "shared"),

@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "approval-routing-support.h"
 
 /* Counts ::request-added, which may come from any thread. */
@@ -133,18 +135,27 @@ static void
 test_allow_approves_without_asking (Fixture *f, gconstpointer data)
 {
   g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentManager) isolating = NULL;
   g_autoptr(SubagentApprovalQueue) queue = NULL;
   g_autoptr(JsonObject) isolated = NULL;
   g_autoptr(JsonObject) full = NULL;
   Added added;
 
   ars_write_asker (f->root, 1, ARS_SPECS ("req-1"));
-  manager = ars_new_manager (f->root, NULL, SUBAGENT_PERMISSION_MODE_ALLOW);
+  /* An isolated child of an `allow` parent gets workspace-write: a write
+   * outside its workspace (/etc/motd) needs an approval, which nobody can
+   * give here (no sink): denied. */
+  isolating = ars_new_manager (f->root, "approvals: { sink: none }\n", SUBAGENT_PERMISSION_MODE_ALLOW);
+  isolated = ars_run_for_one_answer (isolating, "directory-snapshot");
+  ars_assert_answer (isolated, "req-1", FALSE, "no approver can reach this subagent");
+  {
+    g_autofree char *config = g_build_filename (f->root, ".subagent", "config.yaml", NULL);
+
+    g_unlink (config);
+  }
+
+  manager = ars_new_manager (f->root, NULL, SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS);
   queue = host_queue (manager, &added);
-  /* `allow` is "anything inside the isolation": a snapshot bounds it. */
-  isolated = ars_run_for_one_answer (manager, "directory-snapshot");
-  ars_assert_answer (isolated, "req-1", TRUE, "Permission mode allow allows it without asking");
-  subagent_manager_set_permission_mode (manager, SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS);
   full = ars_run_for_one_answer (manager, "shared");
   ars_assert_answer (full, "req-1", TRUE, "danger-full-access");
   g_assert_cmpuint (added_count (&added), ==, 0);
@@ -229,7 +240,11 @@ test_eof_mode_puts_nothing_up (Fixture *f, gconstpointer data)
   subagent_command_runner_set_interactive_stdin (SUBAGENT_COMMAND_RUNNER (subagent_manager_get_runner (manager)),
                                                  FALSE);
   queue = host_queue (manager, &added);
+  /* ... and the host says so, once, with the fix (issue 12 item 8). */
+  g_test_expect_message ("Subagent", G_LOG_LEVEL_WARNING,
+                         "*sent an approval request, but its stdin is closed (eof mode)*interactive: true*");
   result = subagent_manager_run (manager, "t", options, NULL, &error);
+  g_test_assert_expected_messages ();
   g_assert_no_error (error);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_FAILED);
   g_assert_nonnull (strstr (subagent_run_result_get_final_answer (result), "stdin closed before an answer"));

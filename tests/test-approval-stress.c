@@ -1,7 +1,8 @@
-/* test-approval-stress.c: the approval-file store under several processes
+/* test-approval-stress.c: the approval stores under several processes
  * (suite "slow"): eight approvers racing on one queue while another process
- * submits and waits, and writers killed with SIGKILL at random moments.
- * The other processes are approval-stress-helper.
+ * submits and waits (--store=file, and --store=postgres across two "hosts"
+ * with a server restart in the middle), and file writers killed with
+ * SIGKILL at random moments. The other processes are approval-stress-helper.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,10 +20,73 @@
  * without a change (see approval-stress-helper.c). */
 #define STRESS_DEADLINE_SECONDS 540
 
+/* Restarts the test server (fast shutdown), not through pipes: the new
+ * server would hold them open, and never into our stdout (TAP); the
+ * command logs to the server's log file. */
+static void
+restart_server (void)
+{
+  const char *restart = g_getenv ("SUBAGENT_TEST_PG_RESTART");
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) argv = NULL;
+  int status = 0;
+
+  if (restart == NULL || restart[0] == '\0')
+    g_error ("SUBAGENT_TEST_PG_RESTART is not set: run the postgres tests under scripts/run-tests "
+             "(or: source scripts/lib/postgres.sh && start_postgres)");
+  if (!g_shell_parse_argv (restart, NULL, &argv, &error)
+      || !g_spawn_sync (NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                        NULL, NULL, NULL, NULL, &status, &error)
+      || !g_spawn_check_wait_status (status, &error))
+    g_error ("%s: %s", restart, error->message);
+}
+
+typedef struct {
+  Fixture *f;
+  const char *restart;     /* a command line, or NULL */
+  guint restart_after;     /* verdicts seen before restarting */
+  gboolean restarted;
+  guint decided_at_restart;
+} Restart;
+
+static guint
+count_decided (Fixture *f)
+{
+  g_autoptr(GPtrArray) requests = ats_load (f->sink, "stress");
+  guint decided = 0;
+
+  for (guint i = 0; i < requests->len; i++)
+    if (subagent_approval_request_get_status (requests->pdata[i]) != SUBAGENT_APPROVAL_STATUS_PENDING)
+      decided++;
+  return decided;
+}
+
+/* Restarts the server once enough verdicts are in: in the middle of the
+ * run, with every process connected, saving and deciding. */
+static gboolean
+maybe_restart (gpointer data)
+{
+  Restart *r = data;
+
+  if (r->restarted)
+    return G_SOURCE_REMOVE;
+  r->decided_at_restart = count_decided (r->f);
+  if (r->decided_at_restart < r->restart_after)
+    return G_SOURCE_CONTINUE;
+  g_test_message ("restarting the server with %u of %d requests decided: %s", r->decided_at_restart,
+                  STRESS_REQUESTS, r->restart);
+  restart_server ();
+  r->restarted = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
 /* Eight processes each try to approve (even ones) or deny (odd ones) every
  * request of one queue as the submitter adds them; a ninth reads without
  * pause. Every request must end with exactly one verdict, the one its winner
- * reported, seen as such by the submitter and stored in the file. */
+ * reported, seen as such by the submitter and stored. For postgres, the
+ * processes are on two "hosts" (every other one reaches the server over its
+ * unix socket rather than TCP: each process has its own connections), and
+ * the server is restarted mid-run. */
 static void
 test_stress_eight_processes (Fixture       *f,
                              gconstpointer  data)
@@ -30,6 +94,8 @@ test_stress_eight_processes (Fixture       *f,
   g_autofree char *n = g_strdup_printf ("%d", STRESS_REQUESTS);
   g_autoptr(GPtrArray) helpers = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GStrvBuilder) names_builder = g_strv_builder_new ();
+  g_autofree char *spec_a = ats_store_spec (f, 'a');
+  g_autofree char *spec_b = ats_store_spec (f, 'b');
   g_auto(GStrv) names = NULL;
   g_auto(GStrv) outputs = NULL;
   g_autoptr(GHashTable) winners = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
@@ -38,6 +104,8 @@ test_stress_eight_processes (Fixture       *f,
   const char *submitted, *reads;
   g_auto(GStrv) lines = NULL;
   guint finals = 0;
+  Restart restart = { f, NULL, STRESS_REQUESTS / 3, FALSE, 0 };
+  guint restart_id = 0;
 
   for (guint i = 0; i < STRESS_CONTENDERS; i++)
     {
@@ -45,24 +113,41 @@ test_stress_eight_processes (Fixture       *f,
       g_autofree char *name = g_strdup_printf ("contender-%u", i);
 
       g_ptr_array_add (helpers, ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                                  "contend", f->root, "stress", n, index, NULL));
+                                                  "contend", i % 2 ? spec_b : spec_a, "stress", n, index, NULL));
       g_assert_no_error (error);
       g_strv_builder_add (names_builder, name);
     }
   g_ptr_array_add (helpers, ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                              "read", f->root, "stress", n, NULL));
+                                              "read", spec_b, "stress", n, NULL));
   g_assert_no_error (error);
   g_strv_builder_add (names_builder, "reader");
   g_ptr_array_add (helpers, ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
-                                              "submit", f->root, "stress", n, NULL));
+                                              "submit", spec_a, "stress", n, NULL));
   g_assert_no_error (error);
   g_strv_builder_add (names_builder, "submitter");
   names = g_strv_builder_end (names_builder);
+
+  if (f->kind == ATS_STORE_POSTGRES)
+    {
+      restart.restart = g_getenv ("SUBAGENT_TEST_PG_RESTART");
+      if (restart.restart == NULL || restart.restart[0] == '\0')
+        g_error ("SUBAGENT_TEST_PG_RESTART is not set: run the postgres stress test under scripts/run-tests "
+                 "(or: source scripts/lib/postgres.sh && start_postgres)");
+      restart_id = g_timeout_add (50, maybe_restart, &restart);
+    }
 
   /* All at once: a helper never blocks on a full pipe while another is read. */
   outputs = ats_communicate_all (helpers, (const char * const *) names, STRESS_DEADLINE_SECONDS);
   reads = outputs[STRESS_CONTENDERS];
   submitted = outputs[STRESS_CONTENDERS + 1];
+  if (restart.restart != NULL)
+    {
+      /* Restarted, and not after the end: some verdicts came after it. */
+      g_assert_true (restart.restarted);
+      g_assert_cmpuint (restart.decided_at_restart, <, STRESS_REQUESTS);
+    }
+  else if (restart_id != 0)
+    g_source_remove (restart_id);
 
   for (guint i = 0; i < STRESS_CONTENDERS; i++)
     {
@@ -80,6 +165,7 @@ test_stress_eight_processes (Fixture       *f,
           g_assert_cmpstr (fields[2], ==, i % 2 == 0 ? "approved" : "denied");
         }
     }
+  /* And no verdict went unreported (a win whose reply was lost). */
   g_assert_cmpuint (g_hash_table_size (winners), ==, STRESS_REQUESTS);
 
   lines = g_strsplit (submitted, "\n", -1);
@@ -94,9 +180,9 @@ test_stress_eight_processes (Fixture       *f,
   g_assert_cmpuint (finals, ==, STRESS_REQUESTS);
 
   g_assert_true (g_str_has_prefix (reads, "READS "));
-  g_test_message ("the reader parsed %s", reads);
+  g_test_message ("the reader loaded %s", reads);
 
-  /* No update was lost: the file holds every request with its winner's verdict. */
+  /* No update was lost: the store holds every request with its winner's verdict. */
   stored = ats_load (f->sink, "stress");
   g_assert_cmpuint (stored->len, ==, STRESS_REQUESTS);
   for (guint i = 0; i < stored->len; i++)
@@ -230,17 +316,103 @@ test_crash_sigkill_writers (Fixture       *f,
   g_assert_cmpuint (g_strv_length (names), ==, 2 * (CRASH_ITERATIONS / 50));
 }
 
+static void
+on_changed_count (SubagentApprovalSink *sink,
+                  const char           *run_id,
+                  guint                *count)
+{
+  (*count)++;
+}
+
+static gboolean
+on_reconnect_timeout (gpointer data)
+{
+  g_error ("no “changed” within 30 s of the server's restart");
+  return G_SOURCE_REMOVE;
+}
+
+/* The LISTEN connection of a watcher breaks with the server; once it is
+ * back the watcher says every watched run changed (notifications sent
+ * meanwhile are lost), and verdicts given after that wake it again. */
+static void
+test_watch_survives_restart (Fixture       *f,
+                             gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("restart", "delete_file", "/a");
+  g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, NULL);
+  g_autoptr(GPtrArray) requests = NULL;
+  guint changed = 0;
+  guint timeout_id;
+  gulong handler;
+
+  ats_save_one (f->sink, "restart", a);
+  handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed_count), &changed);
+  subagent_approval_sink_watch (f->sink, "restart");
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  changed = 0;
+
+  restart_server ();
+  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+  while (changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+
+  /* The approver's pooled connections went too: it reconnects on its own. */
+  changed = 0;
+  g_assert_true (subagent_approval_sink_update_status (approver, "restart", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "after-restart", NULL));
+  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+  while (changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+  requests = ats_load (f->sink, "restart");
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_sink_unwatch (f->sink, "restart");
+  g_signal_handler_disconnect (f->sink, handler);
+}
+
+/* Tables made by a newer plugin are refused with a message saying so,
+ * before anything is read or written. */
+static void
+test_newer_schema_refused (Fixture       *f,
+                           gconstpointer  data)
+{
+  g_autofree char *sql = g_strdup_printf ("CREATE SCHEMA \"%s\"; CREATE TABLE \"%s\".schema_version (version integer);"
+                                          "INSERT INTO \"%s\".schema_version VALUES (99)", f->schema, f->schema, f->schema);
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) runs = NULL;
+
+  ats_pg_exec (sql);
+  runs = subagent_approval_sink_list_runs (f->sink, &error);
+  g_assert_null (runs);
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE);
+  g_assert_nonnull (strstr (error->message, "version 99"));
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_unsetenv ("SUBAGENT_APPROVAL_HMAC_KEY");
+  ats_store_parse_args (&argc, &argv);
   g_test_init (&argc, &argv, NULL);
 
-  g_test_add ("/approval-file/stress/eight-processes-decide-one-queue", Fixture, NULL,
-              ats_fixture_set_up, test_stress_eight_processes, ats_fixture_tear_down);
-  g_test_add ("/approval-file/crash/sigkill-leaves-old-or-new-state", Fixture, CRASH_KEY,
-              ats_fixture_set_up, test_crash_sigkill_writers, ats_fixture_tear_down);
-
+  if (ats_store_kind == ATS_STORE_POSTGRES)
+    {
+      g_test_add ("/approval-postgres/stress/eight-processes-two-hosts-server-restart", Fixture, NULL,
+                  ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/watch/reloads-after-the-server-restarts", Fixture, NULL,
+                  ats_store_fixture_set_up, test_watch_survives_restart, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/schema/newer-version-is-refused", Fixture, NULL,
+                  ats_store_fixture_set_up, test_newer_schema_refused, ats_store_fixture_tear_down);
+    }
+  else
+    {
+      g_test_add ("/approval-file/stress/eight-processes-decide-one-queue", Fixture, NULL,
+                  ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
+      g_test_add ("/approval-file/crash/sigkill-leaves-old-or-new-state", Fixture, CRASH_KEY,
+                  ats_store_fixture_set_up, test_crash_sigkill_writers, ats_store_fixture_tear_down);
+    }
   return g_test_run ();
 }

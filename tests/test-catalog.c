@@ -206,8 +206,9 @@ test_markdown_every_field (void)
   g_assert_true (subagent_def_get_background (def));
   g_assert_cmpstr (subagent_def_get_effort (def), ==, "medium");
   strv = subagent_def_get_command (def);
-  g_assert_cmpuint (g_strv_length ((GStrv) strv), ==, 2);
-  g_assert_cmpstr (strv[0], ==, "./bin/explainer");
+  g_assert_cmpuint (g_strv_length ((GStrv) strv), ==, 3);
+  g_assert_cmpstr (strv[0], ==, "/bin/sh");
+  g_assert_cmpstr (strv[2], ==, "./bin/explainer --verbose");
   g_assert_cmpstr (subagent_def_get_write_scope (def)[0], ==, "notes/explain.txt");
   g_assert_cmpfloat (subagent_def_get_cpu_quota (def), ==, 0.5);
   g_assert_cmpstr (subagent_def_get_memory_limit (def), ==, "256MiB");
@@ -585,6 +586,50 @@ test_cli_bad_usage (void)
   g_assert_cmpstr (b, ==, "");
 }
 
+/* Issue 12 item 6: a Claude Code description that strict YAML rejects is
+ * read line by line in .claude/agents (with a warning); the same text stays
+ * an error in .subagent/agents. */
+#define LOOSE_FRONT_MATTER \
+  "---\nname: %s\n" \
+  "description: Use it after coding. Examples:\\n<example>user: \"I wrote a parser\"\\n" \
+  "assistant: \"Let me review it\"</example>\n" \
+  "tools: Read, Grep\nmax_depth: 2\ncolor: blue\n---\nYou review code.\n"
+
+static void
+test_claude_front_matter_read_leniently (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("subagent-catalog");
+  g_autofree char *claude_text = g_strdup_printf (LOOSE_FRONT_MATTER, "loose");
+  g_autofree char *subagent_text = g_strdup_printf (LOOSE_FRONT_MATTER, "strict");
+  g_autoptr(SubagentCatalog) catalog = NULL;
+  g_autoptr(GError) error = NULL;
+  SubagentDef *def;
+
+  sat_write_file (root, ".claude/agents/loose.md", claude_text);
+  sat_write_file (root, ".subagent/agents/strict.md", subagent_text);
+  sat_write_file (root, ".claude/agents/broken-list.md", "---\nname: broken-list\ntools: [Read\nx: a: b\n---\nbody\n");
+  catalog = subagent_catalog_new_for_root (root, &error);
+  g_assert_no_error (error);
+
+  def = subagent_catalog_lookup (catalog, "loose");
+  g_assert_nonnull (def);
+  g_assert_cmpstr (subagent_def_get_description (def), ==,
+                   "Use it after coding. Examples:\\n<example>user: \"I wrote a parser\"\\n"
+                   "assistant: \"Let me review it\"</example>");
+  g_assert_cmpstr (subagent_def_get_tool_whitelist (def)[1], ==, "Grep");
+  g_assert_cmpuint (subagent_def_get_max_depth (def), ==, 2);
+  g_assert_cmpstr (subagent_def_get_system_prompt (def), ==, "You review code.");
+  g_assert_cmpint (subagent_diagnostic_get_severity (find_diagnostic (catalog, "/loose.md", SUBAGENT_DEF_ERROR_PARSE)),
+                   ==, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING);
+  /* Strict where the file is ours, and a broken flow list stays an error. */
+  g_assert_null (subagent_catalog_lookup (catalog, "strict"));
+  g_assert_cmpint (subagent_diagnostic_get_severity (find_diagnostic (catalog, "/strict.md", SUBAGENT_DEF_ERROR_PARSE)),
+                   ==, SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR);
+  g_assert_null (subagent_catalog_lookup (catalog, "broken-list"));
+  g_assert_true (subagent_catalog_has_errors (catalog));
+  sat_rm_rf (root);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -595,6 +640,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/catalog/load/json-every-field", test_json_every_field);
   g_test_add_func ("/catalog/load/markdown-every-field-body-is-prompt", test_markdown_every_field);
   g_test_add_func ("/catalog/load/claude-code-agent", test_claude_code_agent);
+  g_test_add_func ("/catalog/load/claude-front-matter-read-leniently", test_claude_front_matter_read_leniently);
   g_test_add_func ("/catalog/load/subagent-wins-over-claude", test_subagent_wins_over_claude);
   g_test_add_func ("/catalog/load/async-changes-catalog-on-caller-context", test_load_async);
   g_test_add_func ("/catalog/load/async-cancelled-changes-nothing", test_load_async_cancelled);

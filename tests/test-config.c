@@ -62,7 +62,9 @@ test_every_key (void)
   g_assert_cmpstr (subagent_config_get_plugin_path (config)[1], ==, "/opt/b");
   g_assert_cmpstr (subagent_config_get_plugin_for_backend (config, "worktree"), ==, "isolation-worktree");
   g_assert_null (subagent_config_get_plugin_for_backend (config, "docker"));
-  g_assert_cmpstr (subagent_config_get_runner_command (config)[2], ==, "two words");
+  /* One string is a shell command line. */
+  g_assert_cmpstr (subagent_config_get_runner_command (config)[0], ==, "/bin/sh");
+  g_assert_cmpstr (subagent_config_get_runner_command (config)[2], ==, "my-agent --stdio 'two words'");
   g_assert_cmpuint (subagent_config_get_runner_timeout (config), ==, 600);
   g_assert_cmpuint (subagent_config_get_max_parallel (config), ==, 1);  /* floor 1 */
   g_assert_cmpuint (subagent_config_get_max_agents (config), ==, 10);

@@ -153,7 +153,7 @@ test_yaml_every_field (void)
     "name: every\ndescription: d\nprompt: p\nmodel: m\npermission_mode: workspace-write\n"
     "max_iterations: 11\nmax_tool_calls: 0\ntool_whitelist: [Read, Grep]\ndisallowedTools: Bash\n"
     "max_depth: 4\nisolation: worktree\nbackground: yes\neffort: high\n"
-    "command: python3 -u 'a b.py'\nwrite_scope:\n  - docs/\n  - .md\ncpu_quota: 1.5\n"
+    "command: [python3, -u, 'a b.py']\nwrite_scope:\n  - docs/\n  - .md\ncpu_quota: 1.5\n"
     "memory_limit: 512\ntimeout_seconds: 60\nmax_cost_cents: 12.5\nmax_follow_ups: 0\nnetwork: bridge\n");
   g_autoptr(SubagentDef) def = subagent_def_new_from_json (object, "every.yaml", &error);
 
@@ -180,7 +180,7 @@ test_properties_construct_only (void)
 
   for (guint i = 0; i < n_pspecs; i++)
     g_assert_true (pspecs[i]->flags & G_PARAM_CONSTRUCT_ONLY);
-  g_assert_cmpuint (n_pspecs, ==, 23);
+  g_assert_cmpuint (n_pspecs, ==, 25);
 
   if (g_test_subprocess ())
     {
@@ -233,14 +233,18 @@ test_claude_code_comma_tools (void)
 }
 
 static void
-test_command_string_is_split (void)
+test_command_string_runs_in_shell (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(JsonObject) object = object_from_json ("{\"name\": \"c\", \"command\": \"sh -c 'echo \\\"hi there\\\"'\"}");
+  g_autoptr(JsonObject) object = object_from_json ("{\"name\": \"c\", \"command\": \"cat; echo x >> README\"}");
   g_autoptr(SubagentDef) def = subagent_def_new_from_json (object, NULL, &error);
+  g_autoptr(JsonObject) list = object_from_json ("{\"name\": \"l\", \"command\": [\"echo\", \"x >> README\"]}");
+  g_autoptr(SubagentDef) argv_def = subagent_def_new_from_json (list, NULL, &error);
 
+  /* A string is a shell command line; a list runs as is (issue 12). */
   g_assert_no_error (error);
-  assert_strv (subagent_def_get_command (def), "sh", "-c", "echo \"hi there\"", NULL);
+  assert_strv (subagent_def_get_command (def), "/bin/sh", "-c", "cat; echo x >> README", NULL);
+  assert_strv (subagent_def_get_command (argv_def), "echo", "x >> README", NULL);
 }
 
 typedef struct {
@@ -274,7 +278,6 @@ static const BadCase bad_cases[] = {
   { "{\"name\": \"x\", \"background\": \"yes\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "background", "/background" },
   { "{\"name\": \"x\", \"effort\": false}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "effort", "/effort" },
   { "{\"name\": \"x\", \"command\": \"\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "command", "/command" },
-  { "{\"name\": \"x\", \"command\": \"a 'b\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "command", "/command" },
   { "{\"name\": \"x\", \"command\": []}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "command", "/command" },
   { "{\"name\": \"x\", \"command\": [\"a\", 2]}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "command", "/command/1" },
   { "{\"name\": \"x\", \"write_scope\": \"docs\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "write_scope", "/write_scope" },
@@ -596,7 +599,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/def/fields/construct-only-properties", test_properties_construct_only);
   g_test_add_func ("/def/fields/new-rejects-bad-name", test_new_rejects_bad_name);
   g_test_add_func ("/def/fields/claude-code-comma-separated-tools", test_claude_code_comma_tools);
-  g_test_add_func ("/def/fields/command-string-is-split-like-a-shell", test_command_string_is_split);
+  g_test_add_func ("/def/fields/command-string-runs-in-shell", test_command_string_runs_in_shell);
   g_test_add_func ("/def/validation/invalid-values-name-field-and-file", test_invalid_values_name_field_and_file);
   g_test_add_func ("/def/validation/unknown-keys-ignored", test_unknown_keys_ignored);
   g_test_add_func ("/def/json/to-json-round-trips-every-field", test_to_json_round_trip);

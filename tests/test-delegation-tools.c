@@ -151,6 +151,29 @@ test_registers_tools_with_schemas (void)
   assert_shared_inputs (json_object_get_object_member (items, "properties"));
   g_assert_true (json_object_has_member (json_object_get_object_member (items, "properties"), "def_name"));
 
+  /* Issue 19: reference 001's skill inputs on subagent, subagent_<name>,
+   * subagent_batch and its items (not on team). */
+  {
+    const char * const with_skill[] = { "subagent", "subagent_code_reviewer", "subagent_batch" };
+
+    for (guint i = 0; i < G_N_ELEMENTS (with_skill) + 1; i++)
+      {
+        JsonObject *properties, *risk;
+
+        if (i < G_N_ELEMENTS (with_skill))
+          properties = json_object_get_object_member (subagent_tool_get_input_schema (borrow_tool (f.registry, with_skill[i])),
+                                                      "properties");
+        else
+          properties = json_object_get_object_member (items, "properties");
+        g_assert_true (json_object_has_member (properties, "skill_path"));
+        risk = json_object_get_object_member (properties, "skill_risk_level");
+        g_assert_nonnull (risk);
+        g_assert_cmpuint (json_array_get_length (json_object_get_array_member (risk, "enum")), ==, 4);
+      }
+    g_assert_false (json_object_has_member (json_object_get_object_member (subagent_tool_get_input_schema (borrow_tool (f.registry, "team")),
+                                                                           "properties"), "skill_path"));
+  }
+
   {
     g_autofree char *reviewer = subagent_delegation_tool_name_for_def ("Code-Reviewer");
     g_autofree char *batch = subagent_delegation_tool_name_for_def ("batch");

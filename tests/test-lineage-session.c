@@ -388,7 +388,11 @@ test_run_result_error_keys (void)
                                                               "a", NULL, NULL, "m", "error", NULL);
   g_autoptr(JsonObject) json3 = subagent_run_result_to_json (odd);
 
-  assert_keys (json, "run_id", "status", "iterations", "tool_calls", "final_answer", "message", NULL);
+  /* Every key, always: null where unknown (issue 12). */
+  assert_keys (json, "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "lineage",
+               "message", NULL);
+  g_assert_true (json_object_get_null_member (json, "lineage"));
+  g_assert_cmpfloat (json_object_get_double_member (json, "cost_cents"), ==, 0.0);
   g_assert_cmpstr (json_object_get_string_member (json, "run_id"), ==, "");
   g_assert_cmpstr (json_object_get_string_member (json, "status"), ==, "error");
   g_assert_cmpint (json_object_get_int_member (json, "iterations"), ==, 0);
@@ -397,10 +401,13 @@ test_run_result_error_keys (void)
   g_assert_cmpstr (json_object_get_string_member (json, "message"), ==, "depth 2 exceeds max_depth 1");
   g_assert_true (subagent_run_result_is_error (bare));
 
-  assert_keys (json2, "run_id", "status", "iterations", "tool_calls", "final_answer", "message", "lineage", NULL);
+  assert_keys (json2, "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "message",
+               "lineage", NULL);
   g_assert_cmpuint (json_object_get_int_member (json_object_get_object_member (json2, "lineage"), "depth"), ==, 2);
 
-  assert_keys (json3, "run_id", "status", "iterations", "tool_calls", "final_answer", "message", NULL);
+  assert_keys (json3, "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "message",
+               "lineage", NULL);
+  g_assert_cmpfloat (json_object_get_double_member (json3, "cost_cents"), ==, 0.0);
   g_assert_cmpstr (json_object_get_string_member (json3, "run_id"), ==, "");
   g_assert_cmpint (json_object_get_int_member (json3, "iterations"), ==, 0);
 }

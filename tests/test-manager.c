@@ -199,7 +199,7 @@ test_isolation_failure_launches_nothing (Fixture *f, gconstpointer data)
   g_autoptr(SubagentRunResult) result = NULL;
   g_autoptr(JsonObject) json = NULL;
   static const char * const error_keys[] = {
-    "run_id", "status", "iterations", "tool_calls", "final_answer", "message", "lineage", NULL
+    "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "lineage", "message", NULL
   };
 
   subagent_manager_set_runner (f->manager, SUBAGENT_RUNNER (f->probe));
@@ -352,11 +352,15 @@ test_review_artifact (Fixture *f, gconstpointer data)
   g_autofree char *patch = NULL;
   g_autoptr(JsonObject) json = subagent_run_result_to_json (result);
   static const char * const keys[] = {
-    "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "lineage", "review", "message", NULL
+    "run_id", "status", "iterations", "tool_calls", "cost_cents", "final_answer", "lineage", "review", "message",
+    "confinement", NULL
   };
 
   g_assert_nonnull (review);
   assert_keys (json, keys);
+  /* Landlock is there on every kernel CI runs on (ABI >= 1). */
+  g_assert_cmpint (subagent_confinement_get_landlock_abi (), >=, 1);
+  g_assert_cmpstr (json_object_get_string_member (json, "confinement"), ==, "landlock");
   g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
   g_assert_nonnull (strstr (patch, "TASK.txt"));
   g_assert_nonnull (strstr (patch, "+do the thing"));

@@ -336,6 +336,61 @@ test_sinks_are_configured_like_providers (void)
   sat_rm_rf (root);
 }
 
+/* approval-postgres through the same call: its `postgres` section becomes
+ * its properties (no server needed); a password in the connection string
+ * is refused before any connection, and never echoed. */
+static void
+test_postgres_sink_is_configured (void)
+{
+  g_autofree char *sink_dir = built_plugin ("approval-postgres");
+  g_autoptr(SubagentPluginRegistry) registry =
+    subagent_plugin_registry_new ((const char * const []) { sink_dir, NULL });
+  g_autofree char *root = sat_make_temp_dir ("open-configure-pg");
+  g_autofree char *key_path = g_build_filename (root, "keys", "approval.key", NULL);
+  g_autoptr(SubagentConfig) config =
+    config_from_yaml (root, "approvals: { sink: postgres }\n"
+                            "postgres: { conninfo: \"host=db.invalid dbname=ops\", schema: team_a, "
+                            "key_file: keys/approval.key, max_connections: 2 }\n");
+  g_autoptr(SubagentConfig) bad_schema = NULL;
+  g_autoptr(SubagentConfig) with_password = NULL;
+  g_autoptr(GObject) sink = NULL;
+  g_autoptr(GObject) refused = NULL;
+  g_autoptr(GObject) secret = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *conninfo = NULL, *schema = NULL, *key_file = NULL;
+  g_auto(GStrv) runs = NULL;
+  guint max_connections = 0;
+
+  g_assert_cmpuint (g_strv_length ((GStrv) subagent_config_get_warnings (config)), ==, 0);
+  sink = subagent_plugin_registry_create_configured (registry, config, SUBAGENT_TYPE_APPROVAL_SINK,
+                                                     subagent_config_get_approval_sink (config), root, &error);
+  g_assert_no_error (error);
+  g_object_get (sink, "conninfo", &conninfo, "schema", &schema, "key-file", &key_file,
+                "max-connections", &max_connections, NULL);
+  g_assert_cmpstr (conninfo, ==, "host=db.invalid dbname=ops");
+  g_assert_cmpstr (schema, ==, "team_a");
+  g_assert_cmpstr (key_file, ==, key_path);
+  g_assert_cmpuint (max_connections, ==, 2);
+
+  bad_schema = config_from_yaml (root, "postgres: { schema: \"a; DROP TABLE x\" }\n");
+  refused = subagent_plugin_registry_create_configured (registry, bad_schema, SUBAGENT_TYPE_APPROVAL_SINK, "postgres",
+                                                        root, &error);
+  g_assert_null (refused);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_clear_error (&error);
+
+  with_password = config_from_yaml (root, "postgres: { conninfo: \"host=db.invalid user=agents password=hunter2\" }\n");
+  secret = subagent_plugin_registry_create_configured (registry, with_password, SUBAGENT_TYPE_APPROVAL_SINK, "postgres",
+                                                       root, &error);
+  g_assert_no_error (error);
+  runs = subagent_approval_sink_list_runs (SUBAGENT_APPROVAL_SINK (secret), &error);
+  g_assert_null (runs);
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE);
+  assert_contains (error->message, ".pgpass");
+  g_assert_null (strstr (error->message, "hunter2"));
+  sat_rm_rf (root);
+}
+
 /* What validation without loading relies on: each in-tree plugin type that
  * lists its options lists exactly what its descriptor declares. */
 static void
@@ -344,12 +399,14 @@ test_types_agree_with_descriptors (void)
   g_autofree char *worktree = built_plugin ("isolation-worktree");
   g_autofree char *snapshot = built_plugin ("isolation-snapshot");
   g_autofree char *sink = built_plugin ("approval-file");
+  g_autofree char *postgres = built_plugin ("approval-postgres");
   g_autoptr(SubagentPluginRegistry) registry =
-    subagent_plugin_registry_new ((const char * const []) { worktree, snapshot, sink, NULL });
+    subagent_plugin_registry_new ((const char * const []) { worktree, snapshot, sink, postgres, NULL });
   static const struct { const char *plugin, *backend; GType (*iface) (void); } cases[] = {
     { "isolation-worktree", "worktree", subagent_isolation_provider_get_type },
     { "isolation-snapshot", "directory-snapshot", subagent_isolation_provider_get_type },
     { "approval-file", "file", subagent_approval_sink_get_type },
+    { "approval-postgres", "postgres", subagent_approval_sink_get_type },
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -494,6 +551,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/open-backends/options/config-sections-are-validated", test_config_sections_are_validated);
   g_test_add_func ("/open-backends/options/manager-refuses-wrong-type", test_manager_refuses_wrong_option_type);
   g_test_add_func ("/open-backends/configure/sinks-like-providers", test_sinks_are_configured_like_providers);
+  g_test_add_func ("/open-backends/configure/postgres-sink-section", test_postgres_sink_is_configured);
   g_test_add_func ("/open-backends/options/types-agree-with-descriptors", test_types_agree_with_descriptors);
   g_test_add_func ("/open-backends/leftovers/go-to-their-plugin", test_leftovers_go_to_their_plugin);
   g_test_add_func ("/open-backends/leftovers/prune-skips-unclaimed-kinds", test_prune_skips_kinds_no_plugin_reclaims);

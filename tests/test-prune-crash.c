@@ -27,8 +27,9 @@ fixture_setup (Fixture *f, gconstpointer data)
   g_assert_cmpint (mkfifo (f->fifo, 0600), ==, 0);
   /* The child says where it works and its pid through the FIFO, then
    * blocks until it is killed. */
+  /* Unconfined: it writes to the FIFO outside its workspace. */
   sat_write_file (f->root, ".subagent/agents/sleeper.yaml",
-                  "name: sleeper\n"
+                  "name: sleeper\nconfinement: none\n"
                   "command: [/bin/sh, -c, 'echo \"$$ $SUBAGENT_CHILD_ROOT\" > \"$PRUNE_FIFO\"; exec sleep 600']\n");
 }
 
@@ -188,6 +189,10 @@ test_prune_dry_run_keeps_everything (Fixture *f, gconstpointer data)
   out = sat_run (f->root, TRUE, &status, sat_subagentctl (), "prune", "--dry-run", "--root", f->root, NULL);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "worktree"));
+  /* A dry run says what it would do, never that it did (issue 18 item 5). */
+  g_assert_true (g_str_has_prefix (out, "would-remove"));
+  g_assert_nonnull (strstr (out, "\nwould remove 1,"));
+  g_assert_null (strstr (out, "removed"));
   g_assert_true (g_file_test (child_root, G_FILE_TEST_IS_DIR));
   g_assert_cmpuint (owner_records (f), ==, 1);
   prune (f);

@@ -586,6 +586,28 @@ test_child_is_always_subset_of_parent (void)
     }
 }
 
+/* `disallowed_tools: [bash]` hides `Bash` (issue 11: case-insensitive
+ * disallowed_tools), and a name that matches nothing is reported. */
+static void
+test_child_disallowed_case_insensitive (void)
+{
+  CallCounter counter = { 0 };
+  const char * const tools[] = { "Bash", "Read", NULL };
+  g_autoptr(SubagentSimpleToolRegistry) parent = make_parent (&counter, tools);
+  g_autoptr(SubagentChildToolRegistry) child = NULL;
+  g_auto(GStrv) names = NULL;
+  g_autofree char *joined = NULL;
+  const char * const disallowed[] = { "bash", "nosuchtool", NULL };
+
+  g_test_expect_message ("Subagent", G_LOG_LEVEL_MESSAGE, "*nosuchtool*matches no tool*");
+  child = subagent_child_tool_registry_new (SUBAGENT_TOOL_REGISTRY (parent), NULL, disallowed);
+  g_test_assert_expected_messages ();
+  names = subagent_tool_registry_list_names (SUBAGENT_TOOL_REGISTRY (child));
+  joined = g_strjoinv (",", names);
+  g_assert_cmpstr (joined, ==, "Read");
+  g_assert_null (subagent_tool_registry_lookup (SUBAGENT_TOOL_REGISTRY (child), "Bash"));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -614,5 +636,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/tool-registry/child/live-view", test_child_is_live_view);
   g_test_add_func ("/tool-registry/child/always-subset-of-parent", test_child_is_always_subset_of_parent);
 
+  g_test_add_func ("/tool-registry/child/disallowed-case-insensitive", test_child_disallowed_case_insensitive);
   return g_test_run ();
 }

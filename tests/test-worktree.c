@@ -22,7 +22,9 @@ test_branch_path_exclude (void)
   g_autofree char *head = GIT (root, "rev-parse", "HEAD");
   g_autofree char *branch_head = GIT (root, "rev-parse", "subagent/k1");
   g_autofree char *child_branch = GIT (expected, "rev-parse", "--abbrev-ref", "HEAD");
-  g_autofree char *exclude = sat_read_file (root, ".git/info/exclude");
+  g_autofree char *exclude = NULL;
+  g_autofree char *gitignore = sat_read_file (root, ".subagent/.gitignore");
+  g_autofree char *status = NULL;
   g_autofree char *readme = sat_read_file (expected, "README");
   g_autofree char *listed = GIT (root, "worktree", "list", "--porcelain");
 
@@ -36,12 +38,43 @@ test_branch_path_exclude (void)
   g_assert_cmpstr (child_branch, ==, "subagent/k1");
   g_assert_cmpstr (readme, ==, "hello\n");
   g_assert_nonnull (strstr (listed, expected));
-  /* Added once, however many worktrees. */
-  g_assert_nonnull (strstr (exclude, "\n.subagent/\n"));
-  g_assert_null (strstr (strstr (exclude, ".subagent/") + 1, ".subagent/"));
+  /* State is ignored by .subagent/.gitignore; info/exclude is left alone,
+   * so definitions stay committable. */
+  g_assert_nonnull (strstr (gitignore, "!/agents/"));
+  g_autofree char *exclude_path = g_build_filename (root, ".git", "info", "exclude", NULL);
+
+  if (g_file_get_contents (exclude_path, &exclude, NULL, NULL))
+    g_assert_null (strstr (exclude, ".subagent"));
+  sat_write_file (root, ".subagent/agents/mine.yaml", "name: mine\n");
+  status = GIT (root, "status", "--porcelain", "--untracked-files=all");
+  g_assert_nonnull (strstr (status, ".subagent/agents/mine.yaml"));
+  g_assert_null (strstr (status, ".subagent/worktrees"));
+  g_assert_null (strstr (status, ".subagent/owners"));
 
   subagent_isolation_context_cleanup (c1);
   subagent_isolation_context_cleanup (c2);
+  sat_rm_rf (repo);
+}
+
+/* A repository made with `git init --template=` has no .git/info: a
+ * worktree child must still start, without a GLib-CRITICAL. */
+static void
+test_repo_without_info_exclude (void)
+{
+  g_autofree char *repo = sat_make_temp_dir ("no-info");
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autofree char *info = NULL;
+
+  g_free (sat_run (repo, FALSE, NULL, "git", "init", "-q", "--template=", NULL));
+  sat_write_file (repo, "README", "hello\n");
+  g_free (sat_run (repo, FALSE, NULL, "git", "add", "README", NULL));
+  g_free (sat_run (repo, FALSE, NULL, "git", "commit", "-q", "-m", "init", NULL));
+  info = g_build_filename (repo, ".git", "info", NULL);
+  g_assert_false (g_file_test (info, G_FILE_TEST_EXISTS));
+  context = prepare_ok (repo, "noinfo", NULL);
+  g_assert_nonnull (context);
+  g_assert_false (g_file_test (info, G_FILE_TEST_EXISTS));
+  subagent_isolation_context_cleanup (context);
   sat_rm_rf (repo);
 }
 
@@ -802,6 +835,7 @@ main (int argc, char *argv[])
   registry = subagent_plugin_registry_new (NULL);
 
   g_test_add_func ("/worktree/prepare/branch-path-and-exclude", test_branch_path_exclude);
+  g_test_add_func ("/worktree/prepare/repo-without-info-exclude", test_repo_without_info_exclude);
   g_test_add_func ("/worktree/prepare/parent-status-stays-clean", test_parent_status_clean);
   g_test_add_func ("/worktree/prepare/parent-is-a-linked-worktree", test_parent_is_linked_worktree);
   g_test_add_func ("/worktree/prepare/refuses-non-repository", test_refuses_non_repository);

@@ -40,11 +40,11 @@ options_clear (Options *o)
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Options, options_clear)
 
-/* The workspace's sink, configured for @root (and the HMAC key file that
- * config.yaml names, if any; otherwise the sink reads SUBAGENT_APPROVAL_HMAC_KEY). */
-static SubagentApprovalSink *
-open_sink (const char  *root,
-           GError     **error)
+/* The workspace's sink, configured for @root with its config.yaml section
+ * (subagent_plugin_registry_create_configured()). */
+SubagentApprovalSink *
+sactl_open_approval_sink (const char  *root,
+                          GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
   const char *backend;
@@ -339,6 +339,27 @@ on_dir_changed (GFileMonitor      *monitor,
     schedule_render (w);
 }
 
+/* A store that is not files in the workspace (postgres) is asked for its
+ * runs every second instead: the sink interface watches runs, not the
+ * store. Only new runs come this way; changes to watched runs still come
+ * as "changed". */
+#define NEW_RUNS_POLL_SECONDS 1
+
+static gboolean
+on_poll_new_runs (gpointer data)
+{
+  Watch *w = data;
+  g_auto(GStrv) runs = runs_of (w->sink, w->options, NULL);
+
+  for (guint i = 0; runs != NULL && runs[i] != NULL; i++)
+    if (!g_hash_table_contains (w->watched, runs[i]))
+      {
+        schedule_render (w);
+        break;
+      }
+  return G_SOURCE_CONTINUE;
+}
+
 static gboolean
 on_quit_signal (gpointer data)
 {
@@ -356,9 +377,12 @@ cmd_watch (SubagentApprovalSink *sink,
   Watch w = { sink, o, g_main_loop_new (NULL, FALSE), g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL), 0, 0, 0 };
   guint sigint_id = g_unix_signal_add (SIGINT, on_quit_signal, &w);
   guint sigterm_id = g_unix_signal_add (SIGTERM, on_quit_signal, &w);
+  guint poll_id = 0;
 
   g_signal_connect (sink, "changed", G_CALLBACK (on_changed), &w);
-  if (o->run == NULL)
+  if (o->run == NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "root") == NULL)
+    poll_id = g_timeout_add_seconds (NEW_RUNS_POLL_SECONDS, on_poll_new_runs, &w);
+  else if (o->run == NULL)
     {
       g_autofree char *dir = g_build_filename (root, ".subagent", "approvals", NULL);
       g_autoptr(GFile) file = g_file_new_for_path (dir);
@@ -377,6 +401,7 @@ cmd_watch (SubagentApprovalSink *sink,
 
 out:
   g_clear_handle_id (&w.render_id, g_source_remove);
+  g_clear_handle_id (&poll_id, g_source_remove);
   g_source_remove (sigint_id);
   g_source_remove (sigterm_id);
   g_signal_handlers_disconnect_by_data (sink, &w);
@@ -387,13 +412,29 @@ out:
   return w.status;
 }
 
+/* The subcommands and their argument counts (argv[0] = "approvals"). */
+static gboolean
+subcommand_fits (const char *sub,
+                 int         argc)
+{
+  static const struct { const char *name; int argc; } table[] = {
+    { "list", 2 }, { "approve", 3 }, { "deny", 3 }, { "approve-all", 2 },
+    { "deny-all", 2 }, { "watch", 2 }, { "prune", 2 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    if (g_str_equal (sub, table[i].name))
+      return argc == table[i].argc;
+  return FALSE;
+}
+
 int
 sactl_cmd_approvals (int    argc,
                      char **argv)
 {
   g_auto(Options) o = { 0 };
   GOptionEntry entries[] = {
-    { "root", 0, 0, G_OPTION_ARG_FILENAME, &o.root, "Workspace root (default: the current directory)", "DIR" },
+    { "root", 'r', 0, G_OPTION_ARG_FILENAME, &o.root, "Workspace root (default: the current directory)", "DIR" },
     { "run", 0, 0, G_OPTION_ARG_STRING, &o.run, "Only the queue of this parent run", "RUN_ID" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "list: print a JSON array of request objects", NULL },
     { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "list: decided requests too, not only pending ones", NULL },
@@ -403,25 +444,25 @@ sactl_cmd_approvals (int    argc,
     { "count", 0, 0, G_OPTION_ARG_INT, &o.count, "watch: exit after this many renders", "N" },
     { NULL }
   };
-  g_autoptr(GOptionContext) context =
-    g_option_context_new ("list | approve ID | deny ID | approve-all | deny-all | watch | prune");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("approvals", entries);
   g_autoptr(SubagentApprovalSink) sink = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *root = NULL;
   const char *sub;
 
   g_option_context_set_summary (context, "See and answer the approval requests of subagents from another process.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, "approvals", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc < 2)
-    return sactl_fail_message ("approvals needs a subcommand: list, approve, deny, approve-all, deny-all, watch or prune");
+    return sactl_usage_error ("approvals", "give a subcommand: list, approve, deny, approve-all, deny-all, watch or prune");
   sub = argv[1];
+  if (!subcommand_fits (sub, argc))
+    return sactl_usage_error ("approvals", "unknown subcommand or wrong arguments: “%s”", sub);
 
   root = sactl_resolve_root (o.root, &error);
   if (root == NULL)
     return sactl_fail (error);
-  sink = open_sink (root, &error);
+  sink = sactl_open_approval_sink (root, &error);
   if (sink == NULL)
     return sactl_fail (error);
 
@@ -439,5 +480,5 @@ sactl_cmd_approvals (int    argc,
     return cmd_watch (sink, &o, root);
   if (g_str_equal (sub, "prune") && argc == 2)
     return cmd_prune (sink, &o);
-  return sactl_fail_message ("approvals: unknown subcommand or wrong arguments: “%s”; see `subagentctl approvals --help`", sub);
+  g_assert_not_reached ();
 }

@@ -112,15 +112,55 @@ typedef struct {
   Progress progress;
   guint sigint_id;
   guint sigterm_id;
+  GCancellable *cancellable;       /* stops the batch or team */
+  int stopped_by;                  /* the signal, once one came */
+  gboolean shutting_down;
+  SubagentShutdownReport *report;  /* of the shutdown the signal began */
 } Session;
 
-static gboolean
-on_interrupt (gpointer user_data)
+static void
+shutdown_done (GObject      *source,
+               GAsyncResult *result,
+               gpointer      user_data)
 {
   Session *session = user_data;
+  g_autoptr(GError) error = NULL;
 
-  fprintf (stderr, "\nsubagentctl: cancelling the children (Ctrl-C)\n");
+  session->report = subagent_supervisor_shutdown_finish (SUBAGENT_SUPERVISOR (source), result, &error);
+  session->shutting_down = FALSE;
+  if (error != NULL)
+    fprintf (stderr, "subagentctl: %s\n", error->message);
+}
+
+/* SIGINT or SIGTERM: nothing new starts (queued items end `cancelled`),
+ * running children are cancelled, and the supervisor's shutdown bounds the
+ * wait for them (its default timeout); the results so far are printed. */
+static void
+stop_everything (Session *session,
+                 int      signum)
+{
+  if (session->stopped_by != 0)
+    return;
+  session->stopped_by = signum;
+  fprintf (stderr, "\nsubagentctl: %s: stopping; queued children will not start, running ones are cancelled\n",
+           signum == SIGINT ? "interrupted (Ctrl-C)" : "terminated");
+  g_cancellable_cancel (session->cancellable);
   subagent_supervisor_cancel_all (session->supervisor, SUBAGENT_CANCEL_CAUSE_USER);
+  session->shutting_down = TRUE;
+  subagent_supervisor_shutdown_async (session->supervisor, 0, NULL, shutdown_done, session);
+}
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+  stop_everything (user_data, SIGINT);
+  return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+on_sigterm (gpointer user_data)
+{
+  stop_everything (user_data, SIGTERM);
   return G_SOURCE_CONTINUE;
 }
 
@@ -143,8 +183,9 @@ session_open (Session     *session,
   session->progress.quiet = stream_events;
   g_signal_connect (session->supervisor, "event", G_CALLBACK (on_event), &session->progress);
   session->loop = g_main_loop_new (NULL, FALSE);
-  session->sigint_id = g_unix_signal_add (SIGINT, on_interrupt, session);
-  session->sigterm_id = g_unix_signal_add (SIGTERM, on_interrupt, session);
+  session->cancellable = g_cancellable_new ();
+  session->sigint_id = g_unix_signal_add (SIGINT, on_sigint, session);
+  session->sigterm_id = g_unix_signal_add (SIGTERM, on_sigterm, session);
   return TRUE;
 }
 
@@ -171,8 +212,15 @@ session_close (Session *session)
 {
   if (session->supervisor != NULL)
     {
-      g_autoptr(SubagentShutdownReport) report = subagent_supervisor_shutdown (session->supervisor, 0, NULL);
-      const char * const *left = report ? subagent_shutdown_report_get_kept_workspaces (report) : NULL;
+      g_autoptr(SubagentShutdownReport) report = NULL;
+      const char * const *left;
+
+      /* A signal began the shutdown: let it finish (it is bounded). */
+      while (session->shutting_down)
+        g_main_context_iteration (NULL, TRUE);
+      report = session->stopped_by != 0 ? g_steal_pointer (&session->report)
+                                        : subagent_supervisor_shutdown (session->supervisor, 0, NULL);
+      left = report ? subagent_shutdown_report_get_kept_workspaces (report) : NULL;
 
       for (guint i = 0; left != NULL && left[i] != NULL; i++)
         fprintf (stderr, "subagentctl: a child did not stop; its workspace %s is left in place\n", left[i]);
@@ -182,6 +230,8 @@ session_close (Session *session)
   if (session->sigterm_id)
     g_source_remove (session->sigterm_id);
   g_clear_object (&session->result);
+  g_clear_object (&session->report);
+  g_clear_object (&session->cancellable);
   g_clear_pointer (&session->loop, g_main_loop_unref);
   g_clear_object (&session->supervisor);
   g_clear_object (&session->manager);
@@ -227,15 +277,23 @@ read_batch_input (const char  *file,
                   GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *contents = NULL;
+  gsize length = 0;
 
   if (g_str_equal (file, "-"))
     {
       g_autoptr(GInputStream) in = g_unix_input_stream_new (STDIN_FILENO, FALSE);
+      g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
 
-      if (!json_parser_load_from_stream (parser, in, NULL, error))
+      if (g_output_stream_splice (out, in, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET, NULL, error) < 0)
         return NULL;
+      length = g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (out));
+      contents = g_memory_output_stream_steal_data (G_MEMORY_OUTPUT_STREAM (out));
     }
-  else if (!json_parser_load_from_file (parser, file, error))
+  else if (!g_file_get_contents (file, &contents, &length, error))
+    return NULL;
+  /* Nesting is bounded before parsing: json-glib recurses without a limit. */
+  if (!subagent_json_parser_load_bounded (parser, contents != NULL ? contents : "", (gssize) length, error))
     return NULL;
   if (json_parser_get_root (parser) == NULL || !JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
     {
@@ -261,10 +319,10 @@ sactl_cmd_batch (int    argc,
     { "max-parallel", 'p', 0, G_OPTION_ARG_INT, &max_parallel, "Children at once (default: runner.max_parallel)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the results as a JSON array, in input order", NULL },
     { "events", 0, 0, G_OPTION_ARG_NONE, &events, "Stream the supervisor's events (JSON lines) to stdout", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE|-" },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— run a JSON array of tasks in parallel");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("batch", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(JsonNode) input = NULL;
   g_autoptr(GPtrArray) items = NULL;
@@ -272,17 +330,16 @@ sactl_cmd_batch (int    argc,
   g_auto(Session) session = { 0, };
   gboolean ok = TRUE;
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
     "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"MODE\", "
-    "\"max_iterations\"?: N, \"max_tool_calls\"?: N}.\n"
+    "\"max_iterations\"?: N, \"max_tool_calls\"?: N, \"interactive\"?: true}.\n"
     "A live view (queued / running / done, costs) goes to stderr.");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (files == NULL || files[0] == NULL || files[1] != NULL)
-    return sactl_fail_message ("batch: give one FILE (or - for stdin) holding a JSON array of items");
+    return sactl_usage_error ("batch", "give one FILE (or - for stdin) holding a JSON array of items");
   if (max_parallel < 0)
-    return sactl_fail_message ("batch: --max-parallel must not be negative");
+    return sactl_usage_error ("batch", "--max-parallel must not be negative");
   stream_events = stream_events || events;
 
   if ((input = read_batch_input (files[0], &error)) == NULL ||
@@ -294,7 +351,7 @@ sactl_cmd_batch (int    argc,
     fprintf (stderr, "batch: %u items, max-parallel %u\n", items->len,
              subagent_supervisor_get_max_parallel (session.supervisor));
 
-  subagent_supervisor_run_batch_async (session.supervisor, items, NULL, session_done, &session);
+  subagent_supervisor_run_batch_async (session.supervisor, items, session.cancellable, session_done, &session);
   session_run (&session);
   if ((results = subagent_supervisor_run_batch_finish (session.supervisor, session.result, &error)) == NULL)
     return sactl_fail (error);
@@ -306,6 +363,8 @@ sactl_cmd_batch (int    argc,
       print_result_line (i, results->pdata[i]);
   for (guint i = 0; i < results->len; i++)
     ok = ok && result_ok (results->pdata[i]);
+  if (session.stopped_by != 0)
+    return 128 + session.stopped_by;
   return ok ? 0 : 1;
 }
 
@@ -321,10 +380,10 @@ sactl_cmd_team (int    argc,
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "max-parallel", 'p', 0, G_OPTION_ARG_INT, &max_parallel, "Members at once (default: runner.max_parallel)", "N" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the team's result as JSON", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "NAME TASK..." },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— run a team of .subagent/teams/");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("team", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentTeamResult) result = NULL;
   g_autoptr(SubagentTeam) team = NULL;
@@ -334,13 +393,12 @@ sactl_cmd_team (int    argc,
   GPtrArray *members;
   gboolean ok = TRUE;
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (words == NULL || words[0] == NULL || words[1] == NULL)
-    return sactl_fail_message ("team: give the team's name and the task, such as: subagentctl team reviewers \"review the diff\"");
+    return sactl_usage_error ("team", "give the team's name and the task, such as: subagentctl team reviewers \"review the diff\"");
   if (max_parallel < 0)
-    return sactl_fail_message ("team: --max-parallel must not be negative");
+    return sactl_usage_error ("team", "--max-parallel must not be negative");
   task = g_strjoinv (" ", words + 1);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL ||
       (team = subagent_team_lookup (root, words[0], &error)) == NULL)
@@ -387,18 +445,17 @@ sactl_cmd_sessions (int    argc,
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the session records as a JSON array", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— list the kept session records of child runs");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("sessions", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) sessions = NULL;
   g_auto(GStrv) skipped = NULL;
   g_autofree char *root = NULL;
   g_autofree char *dir_path = NULL;
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    return sactl_fail_message ("sessions: unexpected argument “%s”", argv[1]);
+    return sactl_usage_error ("sessions", "unexpected argument “%s”", argv[1]);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
     return sactl_fail (error);
 
@@ -453,21 +510,20 @@ sactl_cmd_follow_up (int    argc,
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, "SESSION TASK..." },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &words, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— resume a finished child with a new task");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("follow-up", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
   g_autofree char *task = NULL;
   g_autofree char *run_id = NULL;
   g_auto(Session) session = { 0, };
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (words == NULL || words[0] == NULL || words[1] == NULL)
-    return sactl_fail_message ("follow-up: give the session id and the task (subagentctl sessions lists sessions)");
+    return sactl_usage_error ("follow-up", "give the session id and the task (subagentctl sessions lists sessions)");
   task = g_strjoinv (" ", words + 1);
   if (!session_open (&session, root_option, 1, 1, &error))
     return sactl_fail (error);
@@ -532,12 +588,11 @@ sactl_cmd_events (int    argc,
         return streamable[i].func (argc - 1, argv + 1);
       }
 
-  context = g_option_context_new ("[batch|team|follow-up ARGS...] — supervisor events as JSON lines");
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  context = sactl_option_context_new ("--events", entries);
+  if (!sactl_option_context_parse (context, argv[0], &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    return sactl_fail_message ("--events: “%s” is not batch, team or follow-up", argv[1]);
+    return sactl_usage_error ("--events", "“%s” is not batch, team or follow-up", argv[1]);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
     return sactl_fail (error);
   path = g_build_filename (root, ".subagent", "events.jsonl", NULL);

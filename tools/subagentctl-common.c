@@ -59,6 +59,52 @@ sactl_fail_message (const char *format,
   return 1;
 }
 
+GOptionContext *
+sactl_option_context_new (const char         *command,
+                          const GOptionEntry *entries)
+{
+  GOptionContext *context = g_option_context_new (sactl_command_params (command));
+  const char *summary = sactl_command_summary (command);
+
+  if (summary != NULL)
+    {
+      g_autofree char *sentence = g_strdup_printf ("%c%s.", g_ascii_toupper (summary[0]), summary + 1);
+      g_option_context_set_summary (context, sentence);
+    }
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, NULL);
+  return context;
+}
+
+gboolean
+sactl_option_context_parse (GOptionContext   *context,
+                            const char       *command,
+                            int              *argc,
+                            char           ***argv)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (g_option_context_parse (context, argc, argv, &error))
+    return TRUE;
+  sactl_usage_error (command, "%s", error->message);
+  return FALSE;
+}
+
+int
+sactl_usage_error (const char *command,
+                   const char *format,
+                   ...)
+{
+  g_autofree char *message = NULL;
+  va_list ap;
+
+  va_start (ap, format);
+  message = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fprintf (stderr, "subagentctl %s: %s (see `subagentctl help %s`)\n", command, message, command);
+  return SACTL_EXIT_USAGE;
+}
+
 gboolean
 sactl_parse_duration (const char *text,
                       GTimeSpan  *out,
@@ -90,4 +136,27 @@ bad:
   g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                "Bad duration “%s”: use a number with s, m, h or d, such as 30m", text ? text : "");
   return FALSE;
+}
+
+/* A child that runs subagentctl starts its own children one level deeper,
+ * with itself as their parent and its own depth limit, whatever --depth
+ * says: nesting through the CLI is refused at the limit as through the
+ * library. SUBAGENT_RUN_ID (the child's run) is the new run's parent;
+ * SUBAGENT_PARENT_RUN_ID is one level further up. */
+void
+sactl_inherit_depth (SubagentRunOptions *options)
+{
+  const char *depth = g_getenv ("SUBAGENT_DEPTH");
+  const char *max_depth = g_getenv ("SUBAGENT_MAX_DEPTH");
+  const char *run_id = g_getenv ("SUBAGENT_RUN_ID");
+  guint64 value;
+
+  if (depth != NULL && g_ascii_string_to_unsigned (depth, 10, 0, G_MAXINT, &value, NULL) &&
+      value > subagent_run_options_get_depth (options))
+    subagent_run_options_set_depth (options, (guint) value);
+  if (max_depth != NULL && g_ascii_string_to_unsigned (max_depth, 10, 0, G_MAXINT, &value, NULL))
+    /* 0 is a limit too: the parent allows no nesting at all. */
+    subagent_run_options_set_max_depth (options, value > 0 ? (guint) value : 1);
+  if (run_id != NULL && subagent_approval_id_is_valid (run_id) && subagent_run_options_get_parent_run_id (options) == NULL)
+    subagent_run_options_set_parent_run_id (options, run_id);
 }

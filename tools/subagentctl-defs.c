@@ -127,7 +127,7 @@ sactl_cmd_defs (int    argc,
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("- list subagent definitions");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("defs", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentCatalog) catalog = NULL;
   g_autoptr(GPtrArray) defs = NULL;
@@ -136,21 +136,14 @@ sactl_cmd_defs (int    argc,
   g_autoptr(GPtrArray) isolation_problems = NULL;
   gboolean has_errors;
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
     "Definitions are read from DIR/.subagent/agents/*.{yaml,yml,json,md} and\n"
     "DIR/.claude/agents/*.md. With --check, each problem is printed as\n"
     "FILE:LINE:COLUMN: error|warning: reason (0 when the position is unknown).");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      sactl_fail (error);
-      return 2;
-    }
+  if (!sactl_option_context_parse (context, "defs", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    {
-      sactl_fail_message ("defs: unexpected argument “%s”; see subagentctl defs --help", argv[1]);
-      return 2;
-    }
+    return sactl_usage_error ("defs", "unexpected argument “%s”", argv[1]);
 
   root = sactl_resolve_root (root_option, &error);
   if (root == NULL)

@@ -480,20 +480,19 @@ sactl_cmd_mcp (int    argc,
       "Children speak the approval protocol: their stdin stays open for verdicts (docs/child-protocol.md)", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("— serve the delegation tools over MCP (stdio)");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("mcp", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(GInputStream) in = NULL;
   McpServer server = { NULL, };
   guint sigint_id, sigterm_id;
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
                                     "Speaks the Model Context Protocol on stdin/stdout, one JSON-RPC message "
                                     "per line; logs go to stderr. See docs/mcp.md.");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, "mcp", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc > 1)
-    return sactl_fail_message ("mcp: unexpected argument “%s”", argv[1]);
+    return sactl_usage_error ("mcp", "unexpected argument “%s”", argv[1]);
 
   g_log_writer_default_set_use_stderr (TRUE);
   if ((server.root = sactl_resolve_root (root_option, &error)) == NULL)

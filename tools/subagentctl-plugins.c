@@ -356,7 +356,6 @@ sactl_cmd_plugins (int    argc,
                    char **argv)
 {
   g_autoptr(GOptionContext) context = NULL;
-  g_autoptr(GError) error = NULL;
   g_autofree char *inspect_name = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -365,19 +364,14 @@ sactl_cmd_plugins (int    argc,
     { NULL }
   };
 
-  if (g_get_prgname () == NULL)
-    g_set_prgname ("subagentctl plugins");
-  context = g_option_context_new ("[inspect NAME]");
+  context = sactl_option_context_new ("plugins", NULL);
   g_option_context_set_summary (context,
                                 "Lists the plugins of the search path (SUBAGENT_PLUGIN_PATH, then the installed\n"
                                 "plugin directory) from their descriptors, without loading any. `inspect NAME`\n"
                                 "loads one, in a child process, and shows what it provides.");
   g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      fprintf (stderr, "subagentctl: plugins: %s\n", error->message);
-      return 2;
-    }
+  if (!sactl_option_context_parse (context, "plugins", &argc, &argv))
+    return SACTL_EXIT_USAGE;
 
   if (inspect_name != NULL)
     return inspect_in_process (inspect_name, json);
@@ -386,6 +380,5 @@ sactl_cmd_plugins (int    argc,
   if (argc == 3 && g_str_equal (argv[1], "inspect"))
     return inspect_in_child (argv[2], json);
 
-  fprintf (stderr, "subagentctl: plugins: expected no argument or `inspect NAME`\n");
-  return 2;
+  return sactl_usage_error ("plugins", "expected no argument or `inspect NAME`");
 }

@@ -115,7 +115,7 @@ sactl_cmd_prune (int    argc,
     { "json", 'j', 0, G_OPTION_ARG_NONE, &json, "Print JSON", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("- remove what dead subagent runs left behind");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("prune", entries);
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) records = NULL;
   g_autoptr(GDateTime) cutoff = NULL;
@@ -128,7 +128,6 @@ sactl_cmd_prune (int    argc,
   guint removed = 0, kept = 0, skipped = 0, failed = 0;
   Pruner pruner = { 0 };
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
     "Walks ROOT/.subagent/owners and has each record's backend (the plugin whose\n"
     "descriptor lists the record's kind in Leftovers=) remove what a run whose process\n"
@@ -137,7 +136,7 @@ sactl_cmd_prune (int    argc,
   if (!g_option_context_parse (context, &argc, &argv, &error))
     return sactl_fail (error);
   if (argc > 1)
-    return sactl_fail_message ("prune: unexpected argument “%s”", argv[1]);
+    return sactl_usage_error ("prune", "unexpected argument “%s”", argv[1]);
   if (older_than != NULL)
     {
       GTimeSpan span;
@@ -186,6 +185,16 @@ sactl_cmd_prune (int    argc,
           report (entries_json, record, "kept", "younger than --older-than");
           kept++;
           continue;
+        }
+
+      /* What the dead run left running goes first: never remove a
+       * workspace from under a process. */
+      if (!dry_run)
+        {
+          guint stopped = subagent_owner_record_stop_processes (record);
+
+          if (stopped > 0)
+            g_debug ("prune: stopped %u leftover process(es) of %s", stopped, key);
         }
 
       provider = provider_for_kind (&pruner, kind, &reason);

@@ -51,7 +51,7 @@ apply_isolation_options (SubagentRunOptions  *options,
           return FALSE;
         }
       key = g_strndup (pairs[i], eq - pairs[i]);
-      value = json_from_string (eq + 1, NULL);
+      value = subagent_json_check_depth (eq + 1, -1, SUBAGENT_JSON_MAX_DEPTH, NULL) ? json_from_string (eq + 1, NULL) : NULL;
       if (value == NULL || !JSON_NODE_HOLDS_VALUE (value))
         {
           g_clear_pointer (&value, json_node_unref);
@@ -70,8 +70,13 @@ print_human (SubagentRunResult *result)
   JsonObject *review = json_object_get_member (object, "review") && JSON_NODE_HOLDS_OBJECT (json_object_get_member (object, "review"))
                        ? json_object_get_object_member (object, "review") : NULL;
 
+  const char *run_id = json_object_get_string_member_with_default (object, "run_id", "");
+  SubagentRunStatus status = subagent_run_result_get_status (result);
+  gboolean failed = status == SUBAGENT_RUN_STATUS_ERROR || status == SUBAGENT_RUN_STATUS_FAILED;
+
   printf ("status:     %s\n", json_object_get_string_member_with_default (object, "status", ""));
-  printf ("run id:     %s\n", json_object_get_string_member_with_default (object, "run_id", ""));
+  if (*run_id != '\0')
+    printf ("run id:     %s\n", run_id);
   if (json_object_has_member (object, "iterations"))
     printf ("usage:      %" G_GINT64_FORMAT " iterations, %" G_GINT64_FORMAT " tool calls, %.2f cents\n",
             json_object_get_int_member_with_default (object, "iterations", 0),
@@ -79,7 +84,12 @@ print_human (SubagentRunResult *result)
             json_object_get_double_member_with_default (object, "cost_cents", 0));
   if (review != NULL)
     printf ("review:     %s\n", json_object_get_string_member_with_default (review, "patch_path", ""));
-  printf ("message:    %s\n", json_object_get_string_member_with_default (object, "message", ""));
+  if (review != NULL && json_object_has_member (review, "branch"))
+    printf ("branch:     %s (git merge %s)\n", json_object_get_string_member (review, "branch"),
+            json_object_get_string_member (review, "branch"));
+  /* A failure's message goes to stderr, once (sactl_cmd_run). */
+  if (!failed && *json_object_get_string_member_with_default (object, "message", "") != '\0')
+    printf ("message:    %s\n", json_object_get_string_member_with_default (object, "message", ""));
   if (answer != NULL && *answer != '\0')
     printf ("\n%s\n", answer);
 }
@@ -101,25 +111,33 @@ sactl_cmd_run (int    argc,
   double cpu_quota = 0;
   gboolean json = FALSE;
   gboolean interactive = FALSE;
+  gboolean keep_branch = FALSE;
+  g_autofree char *skill_path = NULL;
+  g_autofree char *risk = NULL;
+  SubagentRiskLevel risk_level = SUBAGENT_RISK_LEVEL_NONE;
   const GOptionEntry entries[] = {
     { "root", 'r', 0, G_OPTION_ARG_FILENAME, &root_option, "Workspace root (default: current directory)", "DIR" },
     { "def", 'd', 0, G_OPTION_ARG_STRING, &def_name, "Definition to run", "NAME" },
     { "isolation", 'i', 0, G_OPTION_ARG_STRING, &isolation, "shared, auto, or a backend an installed plugin provides (see `subagentctl plugins`)", "MODE" },
     { "depth", 0, 0, G_OPTION_ARG_INT, &depth, "The parent's depth (default 0)", "N" },
-    { "command", 'c', 0, G_OPTION_ARG_STRING, &command_line, "Child program (shell words) instead of the definition's", "CMD" },
+    { "command", 'c', 0, G_OPTION_ARG_STRING, &command_line, "Child program instead of the definition's, run as /bin/sh -c CMD", "CMD" },
     { "model", 'm', 0, G_OPTION_ARG_STRING, &model,
       "The parent's model: what a definition without its own model runs on (a name of config.yaml's models: or model_aliases:)", "NAME" },
     { "cpu-quota", 0, 0, G_OPTION_ARG_DOUBLE, &cpu_quota, "CPUs the child may use (backends that enforce limits)", "CPUS" },
     { "memory-limit", 0, 0, G_OPTION_ARG_STRING, &memory_limit, "Memory limit such as 64m (backends that enforce limits)", "SIZE" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout, "Wall-clock limit in seconds", "SECONDS" },
     { "option", 'o', 0, G_OPTION_ARG_STRING_ARRAY, &option_pairs, "Isolation backend option", "KEY=VALUE" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON", NULL },
+    { "keep-branch", 0, 0, G_OPTION_ARG_NONE, &keep_branch,
+      "worktree: keep the child's branch subagent/KEY after the run (the result names it)", NULL },
+    { "skill", 0, 0, G_OPTION_ARG_FILENAME, &skill_path, "A skill to run (a folder with SKILL.md, or the file), inside the root", "PATH" },
+    { "risk", 0, 0, G_OPTION_ARG_STRING, &risk, "Risk level: low, medium, high, critical (routes --isolation auto)", "LEVEL" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the result object as JSON (errors included, not repeated on stderr)", NULL },
     { "interactive", 0, 0, G_OPTION_ARG_NONE, &interactive,
       "The child speaks the approval protocol: its stdin stays open for verdicts (docs/child-protocol.md)", NULL },
-    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &task_words, NULL, "TASK..." },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_STRING_ARRAY, &task_words, NULL, NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("[--] TASK... — run a child agent");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("run", entries);
   g_autoptr(GError) error = NULL;
   g_autofree char *root = NULL;
   g_autofree char *task = NULL;
@@ -132,13 +150,14 @@ sactl_cmd_run (int    argc,
   SubagentRunStatus status;
   guint sigint_id, sigterm_id;
 
-  g_option_context_add_main_entries (context, entries, NULL);
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    return sactl_fail (error);
+  if (!sactl_option_context_parse (context, "run", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (task_words == NULL || task_words[0] == NULL)
-    return sactl_fail_message ("run: give the task, such as: subagentctl run --def NAME -- \"fix the tests\"");
+    return sactl_usage_error ("run", "give the task, such as: subagentctl run --def NAME -- \"fix the tests\"");
   if (depth < 0 || timeout < 0 || cpu_quota < 0)
-    return sactl_fail_message ("run: --depth, --timeout and --cpu-quota must not be negative");
+    return sactl_usage_error ("run", "--depth, --timeout and --cpu-quota must not be negative");
+  if (!subagent_risk_level_from_string (risk, &risk_level) || (risk != NULL && risk_level == SUBAGENT_RISK_LEVEL_NONE))
+    return sactl_usage_error ("run", "--risk must be low, medium, high or critical");
 
   task = g_strjoinv (" ", task_words);
   if ((root = sactl_resolve_root (root_option, &error)) == NULL)
@@ -150,22 +169,42 @@ sactl_cmd_run (int    argc,
   subagent_run_options_set_def_name (options, def_name);
   subagent_run_options_set_isolation (options, isolation);
   subagent_run_options_set_depth (options, (guint) depth);
+  /* Inside a child: nest below it, never restart at depth 0. */
+  sactl_inherit_depth (options);
   subagent_run_options_set_timeout_seconds (options, (guint) timeout);
   subagent_run_options_set_cpu_quota (options, cpu_quota);
   subagent_run_options_set_memory_limit (options, memory_limit);
   subagent_run_options_set_model (options, model);
+  subagent_run_options_set_skill_path (options, skill_path);
+  subagent_run_options_set_risk_level (options, risk_level);
+  /* One string is a shell command line, as git aliases, make and CI
+   * runners take it: redirections, pipes and `;` work. */
   if (command_line != NULL)
     {
-      g_auto(GStrv) command = NULL;
-      if (!g_shell_parse_argv (command_line, NULL, &command, &error))
-        return sactl_fail_message ("run: --command “%s” does not parse: %s", command_line, error->message);
-      subagent_run_options_set_command (options, (const char * const *) command);
+      const char * const command[] = { "/bin/sh", "-c", command_line, NULL };
+
+      if (*g_strstrip (command_line) == '\0')
+        return sactl_usage_error ("run", "--command needs a command line");
+      subagent_run_options_set_command (options, command);
     }
   if (!apply_isolation_options (options, option_pairs, &error))
-    return sactl_fail (error);
+    return sactl_usage_error ("run", "%s", error->message);
+  if (keep_branch)
+    {
+      g_autoptr(JsonNode) yes = json_node_init_boolean (json_node_alloc (), TRUE);
+
+      subagent_run_options_set_isolation_option (options, "keep_branch", yes);
+    }
 
   /* Only a child with an open stdin can get a verdict: route its requests
    * to the parent run's queue (and the terminal). */
+  /* A definition that says `interactive: true` gets the same routing. */
+  if (!interactive && def_name != NULL)
+    {
+      SubagentDef *def = subagent_manager_get_def (manager, def_name);
+
+      interactive = def != NULL && subagent_def_get_interactive (def);
+    }
   if (interactive)
     {
       SubagentRunner *runner = subagent_manager_get_runner (manager);
@@ -207,8 +246,9 @@ sactl_cmd_run (int    argc,
   else
     print_human (wait.result);
 
+  /* Errors once: in the JSON with --json, else on stderr. */
   status = subagent_run_result_get_status (wait.result);
-  if (status == SUBAGENT_RUN_STATUS_ERROR || status == SUBAGENT_RUN_STATUS_FAILED)
+  if (!json && (status == SUBAGENT_RUN_STATUS_ERROR || status == SUBAGENT_RUN_STATUS_FAILED))
     fprintf (stderr, "subagentctl: %s\n", subagent_run_result_get_message (wait.result));
   g_object_unref (wait.result);
   return status == SUBAGENT_RUN_STATUS_COMPLETE || status == SUBAGENT_RUN_STATUS_PARTIAL ? 0 : 1;

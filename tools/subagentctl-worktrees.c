@@ -382,28 +382,21 @@ sactl_cmd_worktrees (int    argc,
     { "keep-branch", 0, 0, G_OPTION_ARG_NONE, &keep_branch, "prune: keep the worktree's branch", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) context = g_option_context_new ("list | prune SESSION_KEY - the worktrees of subagent runs");
+  g_autoptr(GOptionContext) context = sactl_option_context_new ("worktrees", entries);
   g_autoptr(GError) error = NULL;
   g_autofree char *root = NULL;
   int rc;
 
-  g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
     "list   the worktrees in DIR/.subagent/worktrees that git lists on subagent/ branches,\n"
     "       with their owner process (alive or dead) and creation time\n"
     "prune  removes one of them (directory, git metadata, branch); refuses while its owner\n"
     "       runs unless --force, and never touches a worktree that is not ours");
-  if (!g_option_context_parse (context, &argc, &argv, &error))
-    {
-      sactl_fail (error);
-      return 2;
-    }
+  if (!sactl_option_context_parse (context, "worktrees", &argc, &argv))
+    return SACTL_EXIT_USAGE;
   if (argc < 2 || (!g_str_equal (argv[1], "list") && !g_str_equal (argv[1], "prune")) ||
       (g_str_equal (argv[1], "list") && argc != 2) || (g_str_equal (argv[1], "prune") && argc != 3))
-    {
-      sactl_fail_message ("worktrees: use `worktrees list` or `worktrees prune SESSION_KEY`; see --help");
-      return 2;
-    }
+    return sactl_usage_error ("worktrees", "use `worktrees list` or `worktrees prune SESSION_KEY`");
   root = sactl_resolve_root (root_option, &error);
   if (root == NULL)
     return sactl_fail (error);

@@ -9,10 +9,39 @@
 G_BEGIN_DECLS
 
 /* Every command: int sactl_cmd_NAME (int argc, char **argv), argv[0] = the
- * command name; returns the process exit status. Errors go to stderr. */
+ * command name; returns the process exit status, one of the table below.
+ * Errors go to stderr, once. */
 typedef int (*SactlCommandFunc) (int argc, char **argv);
 
+/* The exit statuses of every command (docs/cli.md, subagentctl(1)). */
+enum {
+  SACTL_EXIT_OK = 0,      /* success */
+  SACTL_EXIT_FAILURE = 1, /* the run or the operation failed */
+  SACTL_EXIT_USAGE = 2,   /* bad command line: unknown option, missing argument */
+};
+
+/* The usage parameters and the one-line summary of a command (subagentctl.c). */
+const char *sactl_command_params  (const char *command);
+const char *sactl_command_summary (const char *command);
+
+/* An option context in the one usage style: "subagentctl COMMAND [OPTION…] PARAMS". */
+GOptionContext *sactl_option_context_new   (const char          *command,
+                                            const GOptionEntry  *entries);
+/* Parses; on a bad command line prints the usage error and returns FALSE
+ * (the command then returns SACTL_EXIT_USAGE). */
+gboolean        sactl_option_context_parse (GOptionContext      *context,
+                                            const char          *command,
+                                            int                 *argc,
+                                            char              ***argv);
+/* Prints "subagentctl COMMAND: <message> (see `subagentctl help COMMAND`)"
+ * and returns SACTL_EXIT_USAGE. */
+int             sactl_usage_error          (const char          *command,
+                                            const char          *format,
+                                            ...) G_GNUC_PRINTF (2, 3);
+
 /* Resolves --root (or the current directory) to an absolute, existing path. */
+/* Inside a child (SUBAGENT_DEPTH set): the run nests below it. */
+void      sactl_inherit_depth  (SubagentRunOptions *options);
 char     *sactl_resolve_root   (const char *root_option,
                                 GError    **error);
 /* Prints a JSON node, pretty, to stdout with a trailing newline. */
@@ -36,6 +65,13 @@ SactlApprovalRoute *sactl_approval_route_new  (SubagentManager     *manager,
 void                sactl_approval_route_free (SactlApprovalRoute  *route);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SactlApprovalRoute, sactl_approval_route_free)
 
+/* The workspace's approval sink as config.yaml names it (subagentctl-approvals.c). */
+SubagentApprovalSink *sactl_open_approval_sink (const char  *root,
+                                                GError     **error);
+/* The names of the commands, for `__complete commands` (subagentctl.c). */
+void sactl_print_command_names (void);
+
+int sactl_cmd_complete (int argc, char **argv);
 int sactl_cmd_run     (int argc, char **argv);
 int sactl_cmd_defs    (int argc, char **argv);
 int sactl_cmd_plugins (int argc, char **argv);

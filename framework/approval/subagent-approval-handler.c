@@ -353,7 +353,11 @@ subagent_approval_handler_cancel_pending (SubagentApprovalHandler *self)
  * subagent_approval_handler_get_queue:
  * @self: a handler
  *
+ * Gets the queue, %NULL for an unattended child.
+ *
  * Returns: (transfer none) (nullable): the queue, %NULL for an unattended child
+ *
+ * Since: 0.2
  */
 SubagentApprovalQueue *
 subagent_approval_handler_get_queue (SubagentApprovalHandler *self)
@@ -366,7 +370,11 @@ subagent_approval_handler_get_queue (SubagentApprovalHandler *self)
  * subagent_approval_handler_get_subagent_id:
  * @self: a handler
  *
+ * Gets the child run's id.
+ *
  * Returns: (transfer none): the child run's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_approval_handler_get_subagent_id (SubagentApprovalHandler *self)
@@ -379,7 +387,11 @@ subagent_approval_handler_get_subagent_id (SubagentApprovalHandler *self)
  * subagent_approval_handler_get_permission_mode:
  * @self: a handler
  *
+ * Gets the effective mode calls are checked against.
+ *
  * Returns: the effective mode calls are checked against
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_approval_handler_get_permission_mode (SubagentApprovalHandler *self)
@@ -392,7 +404,11 @@ subagent_approval_handler_get_permission_mode (SubagentApprovalHandler *self)
  * subagent_approval_handler_is_unattended:
  * @self: a handler
  *
+ * Checks whether no approver can reach this child (it has no queue).
+ *
  * Returns: %TRUE if no approver can reach this child (it has no queue)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_approval_handler_is_unattended (SubagentApprovalHandler *self)

@@ -93,7 +93,12 @@ subagent_approval_id_is_valid (const char *id)
  * subagent_approval_status_is_terminal:
  * @status: a status
  *
+ * Checks whether %TRUE for every status but
+ * %SUBAGENT_APPROVAL_STATUS_PENDING.
+ *
  * Returns: %TRUE for every status but %SUBAGENT_APPROVAL_STATUS_PENDING
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_approval_status_is_terminal (SubagentApprovalStatus status)
@@ -498,3 +503,123 @@ subagent_approval_request_new_from_json (JsonObject  *object,
 }
 
 #undef INVALID
+
+/* The scan of subagent_json_check_depth(); with @single, also refuses
+ * anything but white space after a top-level array or object is closed
+ * (json-glib 1.6 leaks the first value when a second follows it). */
+static gboolean
+scan_json (const char  *data,
+           gssize       length,
+           guint        max_depth,
+           gboolean     single,
+           GError     **error)
+{
+  gsize len;
+  guint depth = 0;
+  gboolean in_string = FALSE;
+  gboolean closed = FALSE;
+
+  g_return_val_if_fail (data != NULL || length == 0, FALSE);
+
+  len = length < 0 ? strlen (data) : (gsize) length;
+  if (single)
+    {
+      gsize first = 0;
+
+      while (first < len && g_ascii_isspace (data[first]))
+        first++;
+      /* Every document libsubagent reads is an array or an object. */
+      if (first < len && data[first] != '{' && data[first] != '[')
+        {
+          g_set_error_literal (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                               "JSON text is not an array or an object");
+          return FALSE;
+        }
+    }
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = data[i];
+
+      if (in_string)
+        {
+          if (c == '\\')
+            i++;
+          else if (c == '"')
+            in_string = FALSE;
+          continue;
+        }
+      if (closed && single && !g_ascii_isspace (c))
+        {
+          g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                       "JSON text continues after its value (at byte %" G_GSIZE_FORMAT ")", i);
+          return FALSE;
+        }
+      if (c == '"')
+        in_string = TRUE;
+      else if (c == '[' || c == '{')
+        {
+          if (++depth > max_depth)
+            {
+              g_set_error (error, JSON_PARSER_ERROR, JSON_PARSER_ERROR_INVALID_DATA,
+                           "JSON nested deeper than %u levels (at byte %" G_GSIZE_FORMAT "); refusing it",
+                           max_depth, i);
+              return FALSE;
+            }
+        }
+      else if ((c == ']' || c == '}') && depth > 0)
+        closed = --depth == 0;
+    }
+  return TRUE;
+}
+
+/**
+ * subagent_json_check_depth:
+ * @data: (array length=length) (element-type guint8): JSON text
+ * @length: its length in bytes, or -1 if it is NUL-terminated
+ * @max_depth: how deep arrays and objects may nest
+ * @error: return location for a #GError
+ *
+ * Checks, without parsing, that @data nests arrays and objects no deeper
+ * than @max_depth (brackets inside strings do not count). json-glib's
+ * parser recurses once per level with no limit: 100,000 nested `[` crash
+ * the process. Call this before handing untrusted text to it, or use
+ * subagent_json_parser_load_bounded().
+ *
+ * Returns: %TRUE if the nesting is within bounds; else %FALSE with @error
+ *   set (%JSON_PARSER_ERROR_INVALID_DATA)
+ */
+gboolean
+subagent_json_check_depth (const char  *data,
+                           gssize       length,
+                           guint        max_depth,
+                           GError     **error)
+{
+  return scan_json (data, length, max_depth, FALSE, error);
+}
+
+/**
+ * subagent_json_parser_load_bounded:
+ * @parser: a #JsonParser
+ * @data: (array length=length) (element-type guint8): JSON text
+ * @length: its length in bytes, or -1 if it is NUL-terminated
+ * @error: return location for a #GError
+ *
+ * json_parser_load_from_data() after subagent_json_check_depth() with
+ * %SUBAGENT_JSON_MAX_DEPTH; the text must be one array or object, with
+ * nothing after it (json-glib 1.6 leaks what it parsed before such an
+ * error).
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+subagent_json_parser_load_bounded (JsonParser  *parser,
+                                   const char  *data,
+                                   gssize       length,
+                                   GError     **error)
+{
+  g_return_val_if_fail (JSON_IS_PARSER (parser), FALSE);
+
+  if (!scan_json (data, length, SUBAGENT_JSON_MAX_DEPTH, TRUE, error))
+    return FALSE;
+  return json_parser_load_from_data (parser, data, length, error);
+}

@@ -14,6 +14,26 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_JSON_MAX_DEPTH:
+ *
+ * How deep arrays and objects may nest in JSON libsubagent reads: deeper
+ * input is refused before it reaches the parser, whose recursion has no
+ * limit of its own.
+ */
+#define SUBAGENT_JSON_MAX_DEPTH 512
+
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean subagent_json_check_depth (const char  *data,
+                                    gssize       length,
+                                    guint        max_depth,
+                                    GError     **error);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean subagent_json_parser_load_bounded (JsonParser  *parser,
+                                            const char  *data,
+                                            gssize       length,
+                                            GError     **error);
+
 SUBAGENT_AVAILABLE_IN_ALL
 char *subagent_json_to_canonical_string       (JsonNode   *node);
 SUBAGENT_AVAILABLE_IN_ALL

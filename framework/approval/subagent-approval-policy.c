@@ -70,7 +70,10 @@ subagent_approval_policy_evaluate (SubagentPermissionMode mode,
  * @parent and @requested (subagent_permission_mode_clamp(), so a child is
  * never looser than its parent), `inherit` resolved to `prompt`, and
  * `allow` narrowed to `workspace-write` when the child runs in `shared`
- * isolation, since `allow` is only as safe as the isolation that bounds it.
+ * isolation, since `allow` is only as safe as the isolation that bounds it;
+ * a child in any other isolation gets at most `workspace-write` (an `allow`
+ * or `danger-full-access` parent hands its isolated children
+ * `workspace-write`).
  *
  * Returns: the effective mode, never %SUBAGENT_PERMISSION_MODE_INHERIT
  */
@@ -86,6 +89,11 @@ subagent_approval_policy_effective_mode (SubagentPermissionMode parent,
   if (mode == SUBAGENT_PERMISSION_MODE_ALLOW &&
       (isolation == NULL || *isolation == '\0' || strcmp (isolation, SUBAGENT_ISOLATION_SHARED) == 0))
     mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
+  /* An isolated child never gets more than workspace-write, whatever its
+   * parent has: what it may do unasked stays inside its own workspace. */
+  if (mode > SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE &&
+      isolation != NULL && *isolation != '\0' && strcmp (isolation, SUBAGENT_ISOLATION_SHARED) != 0)
+    mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
   return mode;
 }
 
@@ -93,7 +101,12 @@ subagent_approval_policy_effective_mode (SubagentPermissionMode parent,
  * subagent_approval_requirement_to_string:
  * @requirement: a requirement
  *
+ * Gets the name of @requirement, as written in files, JSON and on the
+ * command line.
+ *
  * Returns: (transfer none): `allow`, `needs-approval` or `refuse`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_approval_requirement_to_string (SubagentApprovalRequirement requirement)

@@ -47,7 +47,8 @@ void     subagent_approval_request_restore_verdict (SubagentApprovalRequest *sel
 
 /* The same PENDING → terminal transition as subagent_approval_request_transition(),
  * but taking the verdict and its stamps from @source (the same request as stored
- * elsewhere), so memory and store agree to the microsecond. */
+ * elsewhere), so memory and store agree to the microsecond. Only when both have
+ * the same action digest: FALSE (and a warning) otherwise. */
 G_GNUC_INTERNAL
 gboolean subagent_approval_request_adopt (SubagentApprovalRequest *self,
                                           SubagentApprovalRequest *source);

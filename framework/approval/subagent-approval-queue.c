@@ -484,7 +484,11 @@ subagent_approval_queue_init (SubagentApprovalQueue *self)
  * subagent_approval_queue_get_parent_run_id:
  * @self: a queue
  *
+ * Gets the parent run id.
+ *
  * Returns: (transfer none): the parent run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_approval_queue_get_parent_run_id (SubagentApprovalQueue *self)
@@ -497,7 +501,11 @@ subagent_approval_queue_get_parent_run_id (SubagentApprovalQueue *self)
  * subagent_approval_queue_get_sink:
  * @self: a queue
  *
+ * Gets the queue's store.
+ *
  * Returns: (transfer none) (nullable): the queue's store
+ *
+ * Since: 0.2
  */
 SubagentApprovalSink *
 subagent_approval_queue_get_sink (SubagentApprovalQueue *self)
@@ -510,7 +518,11 @@ subagent_approval_queue_get_sink (SubagentApprovalQueue *self)
  * subagent_approval_queue_get_default_timeout:
  * @self: a queue
  *
+ * Gets the default timeout in seconds.
+ *
  * Returns: the default timeout in seconds
+ *
+ * Since: 0.2
  */
 guint
 subagent_approval_queue_get_default_timeout (SubagentApprovalQueue *self)
@@ -542,8 +554,12 @@ subagent_approval_queue_set_default_timeout (SubagentApprovalQueue *self,
  * @self: a queue
  * @request_id: a request id
  *
+ * Gets the request, or %NULL if the queue does not hold it.
+ *
  * Returns: (transfer full) (nullable): the request, or %NULL if the queue
  *   does not hold it
+ *
+ * Since: 0.2
  */
 SubagentApprovalRequest *
 subagent_approval_queue_get_request (SubagentApprovalQueue *self,

@@ -641,6 +641,17 @@ subagent_approval_request_adopt (SubagentApprovalRequest *self,
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (source), FALSE);
   g_return_val_if_fail (g_strcmp0 (self->request_id, source->request_id) == 0, FALSE);
 
+  /* The verdict is for an action: a stored request rewritten with other
+   * arguments (and a digest recomputed for them) under this id is another
+   * action, whose verdict this request must not take. */
+  if (g_strcmp0 (self->action_digest, source->action_digest) != 0)
+    {
+      g_message ("Approval request %s: the stored verdict is for another action (digest %s, not %s); ignoring it",
+                 self->request_id, source->action_digest ? source->action_digest : "none",
+                 self->action_digest ? self->action_digest : "none");
+      return FALSE;
+    }
+
   g_mutex_lock (&source->lock);
   to = source->status;
   stamp = g_strdup (to == SUBAGENT_APPROVAL_STATUS_APPROVED ? source->approved_at : source->denied_at);
@@ -683,119 +694,187 @@ locked_string (SubagentApprovalRequest *self,
  * subagent_approval_request_get_request_id:
  * @self: a request
  *
+ * Gets the request id, 32 lowercase hex digits for new requests.
+ *
  * Returns: (transfer none): the request id, 32 lowercase hex digits for new requests
+ *
+ * Since: 0.2
  */
 GETTER (const char *, request_id, self->request_id)
 /**
  * subagent_approval_request_get_subagent_id:
  * @self: a request
  *
+ * Gets the child run's id.
+ *
  * Returns: (transfer none): the child run's id
+ *
+ * Since: 0.2
  */
 GETTER (const char *, subagent_id, self->subagent_id)
 /**
  * subagent_approval_request_get_parent_run_id:
  * @self: a request
  *
+ * Gets the parent run's id.
+ *
  * Returns: (transfer none): the parent run's id
+ *
+ * Since: 0.2
  */
 GETTER (const char *, parent_run_id, self->parent_run_id)
 /**
  * subagent_approval_request_get_subagent_name:
  * @self: a request
  *
+ * Gets the child's definition name.
+ *
  * Returns: (transfer none): the child's definition name
+ *
+ * Since: 0.2
  */
 GETTER (const char *, subagent_name, self->subagent_name)
 /**
  * subagent_approval_request_get_tool_name:
  * @self: a request
  *
+ * Gets the tool to call.
+ *
  * Returns: (transfer none): the tool to call
+ *
+ * Since: 0.2
  */
 GETTER (const char *, tool_name, self->tool_name)
 /**
  * subagent_approval_request_get_tool_arguments:
  * @self: a request
  *
+ * Gets the call's arguments (sealed: read only).
+ *
  * Returns: (transfer none): the call's arguments (sealed: read only)
+ *
+ * Since: 0.2
  */
 GETTER (JsonObject *, tool_arguments, self->tool_arguments)
 /**
  * subagent_approval_request_get_permission_mode:
  * @self: a request
  *
+ * Gets the child's permission mode by name.
+ *
  * Returns: (transfer none): the child's permission mode by name
+ *
+ * Since: 0.2
  */
 GETTER (const char *, permission_mode, self->permission_mode)
 /**
  * subagent_approval_request_get_isolation:
  * @self: a request
  *
+ * Gets the child's isolation mode by name.
+ *
  * Returns: (transfer none): the child's isolation mode by name
+ *
+ * Since: 0.2
  */
 GETTER (const char *, isolation, self->isolation)
 /**
  * subagent_approval_request_get_batch_index:
  * @self: a request
  *
+ * Gets the batch index, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the batch index, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 GETTER (gint, batch_index, self->batch_index)
 /**
  * subagent_approval_request_get_worktree_path:
  * @self: a request
  *
+ * Gets the child's workspace path.
+ *
  * Returns: (transfer none) (nullable): the child's workspace path
+ *
+ * Since: 0.2
  */
 GETTER (const char *, worktree_path, self->worktree_path)
 /**
  * subagent_approval_request_get_created_at:
  * @self: a request
  *
+ * Gets the creation time, ISO-8601 UTC.
+ *
  * Returns: (transfer none): the creation time, ISO-8601 UTC
+ *
+ * Since: 0.2
  */
 GETTER (const char *, created_at, self->created_at)
 /**
  * subagent_approval_request_get_timeout_seconds:
  * @self: a request
  *
+ * Gets how long the submitter waits for a verdict.
+ *
  * Returns: how long the submitter waits for a verdict
+ *
+ * Since: 0.2
  */
 GETTER (guint, timeout_seconds, self->timeout_seconds)
 /**
  * subagent_approval_request_get_action_digest:
  * @self: a request
  *
+ * Gets the action digest, 64 lowercase hex digits.
+ *
  * Returns: (transfer none): the action digest, 64 lowercase hex digits
+ *
+ * Since: 0.2
  */
 GETTER (const char *, action_digest, self->action_digest)
 /**
  * subagent_approval_request_get_approved_at:
  * @self: a request
  *
+ * Gets when the request was approved.
+ *
  * Returns: (transfer none) (nullable): when the request was approved
+ *
+ * Since: 0.2
  */
 GETTER (const char *, approved_at, locked_string (self, &self->approved_at))
 /**
  * subagent_approval_request_get_denied_at:
  * @self: a request
  *
+ * Gets when the request was denied, timed out or cancelled.
+ *
  * Returns: (transfer none) (nullable): when the request was denied, timed out or cancelled
+ *
+ * Since: 0.2
  */
 GETTER (const char *, denied_at, locked_string (self, &self->denied_at))
 /**
  * subagent_approval_request_get_denial_reason:
  * @self: a request
  *
+ * Gets why the request was denied, timed out or cancelled.
+ *
  * Returns: (transfer none) (nullable): why the request was denied, timed out or cancelled
+ *
+ * Since: 0.2
  */
 GETTER (const char *, denial_reason, locked_string (self, &self->denial_reason))
 /**
  * subagent_approval_request_get_approved_by:
  * @self: a request
  *
+ * Gets who gave the verdict.
+ *
  * Returns: (transfer none) (nullable): who gave the verdict
+ *
+ * Since: 0.2
  */
 GETTER (const char *, approved_by, locked_string (self, &self->approved_by))
 
@@ -803,7 +882,11 @@ GETTER (const char *, approved_by, locked_string (self, &self->approved_by))
  * subagent_approval_request_get_status:
  * @self: a request
  *
+ * Gets the request's current state.
+ *
  * Returns: the request's current state
+ *
+ * Since: 0.2
  */
 SubagentApprovalStatus
 subagent_approval_request_get_status (SubagentApprovalRequest *self)

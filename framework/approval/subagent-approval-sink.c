@@ -255,8 +255,13 @@ subagent_approval_sink_prune_stale (SubagentApprovalSink  *self,
  * @self: a sink
  * @error: return location for a #GError
  *
+ * Lists the parent run ids that have a stored queue, or %NULL with @error
+ * set.
+ *
  * Returns: (transfer full) (array zero-terminated=1) (nullable): the parent
  *   run ids that have a stored queue, or %NULL with @error set
+ *
+ * Since: 0.2
  */
 GStrv
 subagent_approval_sink_list_runs (SubagentApprovalSink  *self,

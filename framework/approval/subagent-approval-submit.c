@@ -453,7 +453,12 @@ subagent_approval_queue_submit_async (SubagentApprovalQueue   *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with
+ * subagent_approval_queue_submit_async().
+ *
  * Returns: the terminal status, as subagent_approval_queue_submit_sync()
+ *
+ * Since: 0.2
  */
 SubagentApprovalStatus
 subagent_approval_queue_submit_finish (SubagentApprovalQueue  *self,

@@ -14,7 +14,7 @@
  * One problem [class@Catalog] found while loading definitions: the file,
  * the position (1-based; 0 when unknown), whether the file was skipped
  * (%SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR) or only something in it was
- * ignored (%SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING), a [enum@DefError] code
+ * ignored (%SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING), a [error@DefError] code
  * and a reason for people.
  *
  * Diagnostics are immutable and reference counted.
@@ -40,7 +40,12 @@ G_DEFINE_ENUM_TYPE (SubagentDiagnosticSeverity, subagent_diagnostic_severity,
  * subagent_diagnostic_severity_to_string:
  * @severity: a severity
  *
+ * Gets the name of @severity, as written in files, JSON and on the command
+ * line.
+ *
  * Returns: (transfer none): `error` or `warning`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_diagnostic_severity_to_string (SubagentDiagnosticSeverity severity)
@@ -65,7 +70,11 @@ subagent_diagnostic_severity_to_string (SubagentDiagnosticSeverity severity)
  * @code: what kind of problem it is
  * @reason: what is wrong and what to do, without the file name
  *
+ * Creates a new diagnostic.
+ *
  * Returns: (transfer full): a new diagnostic
+ *
+ * Since: 0.2
  */
 SubagentDiagnostic *
 subagent_diagnostic_new (const char                 *file,
@@ -95,7 +104,11 @@ subagent_diagnostic_new (const char                 *file,
  * subagent_diagnostic_ref:
  * @self: a diagnostic
  *
+ * Acquires a reference on @self.
+ *
  * Returns: (transfer full): @self
+ *
+ * Since: 0.2
  */
 SubagentDiagnostic *
 subagent_diagnostic_ref (SubagentDiagnostic *self)
@@ -128,7 +141,11 @@ subagent_diagnostic_unref (SubagentDiagnostic *self)
  * subagent_diagnostic_get_file:
  * @self: a diagnostic
  *
+ * Gets the file the problem is in.
+ *
  * Returns: (transfer none): the file the problem is in
+ *
+ * Since: 0.2
  */
 const char *
 subagent_diagnostic_get_file (const SubagentDiagnostic *self)
@@ -141,7 +158,11 @@ subagent_diagnostic_get_file (const SubagentDiagnostic *self)
  * subagent_diagnostic_get_line:
  * @self: a diagnostic
  *
+ * Gets the 1-based line, or 0 when unknown.
+ *
  * Returns: the 1-based line, or 0 when unknown
+ *
+ * Since: 0.2
  */
 guint
 subagent_diagnostic_get_line (const SubagentDiagnostic *self)
@@ -154,7 +175,11 @@ subagent_diagnostic_get_line (const SubagentDiagnostic *self)
  * subagent_diagnostic_get_column:
  * @self: a diagnostic
  *
+ * Gets the 1-based column, or 0 when unknown.
+ *
  * Returns: the 1-based column, or 0 when unknown
+ *
+ * Since: 0.2
  */
 guint
 subagent_diagnostic_get_column (const SubagentDiagnostic *self)
@@ -167,7 +192,11 @@ subagent_diagnostic_get_column (const SubagentDiagnostic *self)
  * subagent_diagnostic_get_severity:
  * @self: a diagnostic
  *
+ * Gets whether the file was skipped (error) or loaded (warning).
+ *
  * Returns: whether the file was skipped (error) or loaded (warning)
+ *
+ * Since: 0.2
  */
 SubagentDiagnosticSeverity
 subagent_diagnostic_get_severity (const SubagentDiagnostic *self)
@@ -180,7 +209,11 @@ subagent_diagnostic_get_severity (const SubagentDiagnostic *self)
  * subagent_diagnostic_get_code:
  * @self: a diagnostic
  *
+ * Gets the kind of problem.
+ *
  * Returns: the kind of problem
+ *
+ * Since: 0.2
  */
 SubagentDefError
 subagent_diagnostic_get_code (const SubagentDiagnostic *self)
@@ -193,7 +226,11 @@ subagent_diagnostic_get_code (const SubagentDiagnostic *self)
  * subagent_diagnostic_get_reason:
  * @self: a diagnostic
  *
+ * Gets what is wrong, without the file name.
+ *
  * Returns: (transfer none): what is wrong, without the file name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_diagnostic_get_reason (const SubagentDiagnostic *self)
@@ -237,8 +274,14 @@ subagent_diagnostic_to_string (const SubagentDiagnostic *self,
  * subagent_diagnostic_to_json:
  * @self: a diagnostic
  *
+ * Serializes @self to a JSON object: `{"file", "line", "column", "severity",
+ * "code", "reason"}`; `code` is the nick of [error@DefError], such as
+ * `parse`.
+ *
  * Returns: (transfer full): `{"file", "line", "column", "severity", "code",
- *   "reason"}`; `code` is the nick of [enum@DefError], such as `parse`
+ *   "reason"}`; `code` is the nick of [error@DefError], such as `parse`
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_diagnostic_to_json (const SubagentDiagnostic *self)

@@ -17,6 +17,9 @@ G_BEGIN_DECLS
 
 /* json_node_copy() shares objects and arrays; this copies all the way down,
  * keeping the members' order. */
+/* The largest amount (cents, CPUs) read or written: far below 1e17. */
+#define SUBAGENT_JSON_MAX_AMOUNT 1e15
+
 static inline JsonNode *
 subagent_json_node_deep_copy (JsonNode *node)
 {
@@ -211,8 +214,21 @@ subagent_json_read_amount (JsonObject  *object,
   value = json_node_get_double (node);
   if (!isfinite (value) || value < 0)
     return subagent_json_bad_type (what, key, "a number of at least 0", error);
-  *out = value;
+  /* Bounded, not refused: a huge cost must still exceed every budget. */
+  *out = MIN (value, SUBAGENT_JSON_MAX_AMOUNT);
   return TRUE;
+}
+
+/* json-glib writes a double of 1e17 or more as "1e+17.0", which is not
+ * JSON: every amount written is clamped below that. */
+static inline void
+subagent_json_set_amount (JsonObject *object,
+                          const char *key,
+                          double      value)
+{
+  if (!isfinite (value))
+    value = value > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (value < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
+  json_object_set_double_member (object, key, CLAMP (value, -SUBAGENT_JSON_MAX_AMOUNT, SUBAGENT_JSON_MAX_AMOUNT));
 }
 
 static inline gboolean

@@ -33,6 +33,14 @@ static const char * const approval_status_names[] = {
   [SUBAGENT_APPROVAL_STATUS_CANCELLED] = "cancelled",
 };
 
+static const char * const risk_level_names[] = {
+  [SUBAGENT_RISK_LEVEL_NONE] = "none",
+  [SUBAGENT_RISK_LEVEL_LOW] = "low",
+  [SUBAGENT_RISK_LEVEL_MEDIUM] = "medium",
+  [SUBAGENT_RISK_LEVEL_HIGH] = "high",
+  [SUBAGENT_RISK_LEVEL_CRITICAL] = "critical",
+};
+
 /* Case-insensitive, with '_' and '-' treated alike. */
 static gboolean
 name_matches (const char *text,
@@ -47,6 +55,21 @@ name_matches (const char *text,
   return *text == '\0' && *name == '\0';
 }
 
+/**
+ * subagent_permission_mode_from_string:
+ * @text: (nullable): a mode as written in definitions and configuration:
+ *   `inherit`, `read-only`, `prompt`, `workspace-write`, `allow` or
+ *   `danger-full-access` (any case, `_` for `-`)
+ * @mode: (out): where to store the mode
+ *
+ * Parses the name of a permission mode, as written by
+ * subagent_permission_mode_to_string(). %NULL or `""` is
+ * %SUBAGENT_PERMISSION_MODE_INHERIT.
+ *
+ * Returns: %TRUE if @text names a mode
+ *
+ * Since: 0.2
+ */
 gboolean
 subagent_permission_mode_from_string (const char             *text,
                                       SubagentPermissionMode *mode)
@@ -67,6 +90,17 @@ subagent_permission_mode_from_string (const char             *text,
   return FALSE;
 }
 
+/**
+ * subagent_permission_mode_to_string:
+ * @mode: a permission mode
+ *
+ * Gets the name of @mode, as written in definitions, JSON and on the
+ * command line.
+ *
+ * Returns: (transfer none): the name, such as `workspace-write`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_permission_mode_to_string (SubagentPermissionMode mode)
 {
@@ -85,6 +119,17 @@ subagent_permission_mode_clamp (SubagentPermissionMode parent,
   return MIN (parent, requested);
 }
 
+/**
+ * subagent_run_status_to_string:
+ * @status: a run status
+ *
+ * Gets the name of @status, as written in results, session records and
+ * events.
+ *
+ * Returns: (transfer none): `complete`, `partial`, `cancelled`, `failed` or `error`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_run_status_to_string (SubagentRunStatus status)
 {
@@ -92,6 +137,16 @@ subagent_run_status_to_string (SubagentRunStatus status)
   return run_status_names[status];
 }
 
+/**
+ * subagent_approval_status_to_string:
+ * @status: an approval status
+ *
+ * Gets the name of @status, as written in approval queues and JSON.
+ *
+ * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
+ *
+ * Since: 0.2
+ */
 const char *
 subagent_approval_status_to_string (SubagentApprovalStatus status)
 {
@@ -99,6 +154,18 @@ subagent_approval_status_to_string (SubagentApprovalStatus status)
   return approval_status_names[status];
 }
 
+/**
+ * subagent_approval_status_from_string:
+ * @text: (nullable): a status name
+ * @status: (out): where to store the status
+ *
+ * Parses the name of an approval status, as written by
+ * subagent_approval_status_to_string().
+ *
+ * Returns: %TRUE if @text names a status
+ *
+ * Since: 0.2
+ */
 gboolean
 subagent_approval_status_from_string (const char             *text,
                                       SubagentApprovalStatus *status)
@@ -112,4 +179,31 @@ subagent_approval_status_from_string (const char             *text,
         return TRUE;
       }
   return FALSE;
+}
+
+gboolean
+subagent_risk_level_from_string (const char        *text,
+                                 SubagentRiskLevel *level)
+{
+  g_return_val_if_fail (level != NULL, FALSE);
+
+  if (text == NULL || *text == '\0')
+    {
+      *level = SUBAGENT_RISK_LEVEL_NONE;
+      return TRUE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (risk_level_names); i++)
+    if (name_matches (text, risk_level_names[i]))
+      {
+        *level = (SubagentRiskLevel) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+subagent_risk_level_to_string (SubagentRiskLevel level)
+{
+  g_return_val_if_fail (level <= SUBAGENT_RISK_LEVEL_CRITICAL, NULL);
+  return risk_level_names[level];
 }

@@ -113,22 +113,55 @@ typedef enum /*< flags >*/ {
 } SubagentReclaimFlags;
 
 /**
- * subagent_permission_mode_from_string:
- * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
- * @mode: (out): where to store the mode
+ * SubagentRiskLevel:
+ * @SUBAGENT_RISK_LEVEL_NONE: no risk level given
+ * @SUBAGENT_RISK_LEVEL_LOW: harmless work; speed matters most
+ * @SUBAGENT_RISK_LEVEL_MEDIUM: may change things; contain it
+ * @SUBAGENT_RISK_LEVEL_HIGH: may do damage; the strongest sandbox, tight limits
+ * @SUBAGENT_RISK_LEVEL_CRITICAL: as high, tighter still, read-only at most
  *
- * Returns: %TRUE if @text names a mode; %NULL or "" give %SUBAGENT_PERMISSION_MODE_INHERIT.
+ * How risky a skill (or a run) is, as reference 001's `skill_risk_level`;
+ * routes `isolation: auto` through the configured risk policy
+ * (#SubagentRoutingPolicy).
+ *
+ * Since: 0.2
  */
+typedef enum {
+  SUBAGENT_RISK_LEVEL_NONE,
+  SUBAGENT_RISK_LEVEL_LOW,
+  SUBAGENT_RISK_LEVEL_MEDIUM,
+  SUBAGENT_RISK_LEVEL_HIGH,
+  SUBAGENT_RISK_LEVEL_CRITICAL,
+} SubagentRiskLevel;
+
+/**
+ * subagent_risk_level_from_string:
+ * @text: (nullable): `low`, `medium`, `high` or `critical` (any case)
+ * @level: (out): where to store the level
+ *
+ * Returns: %TRUE if @text names a level; %NULL or "" give %SUBAGENT_RISK_LEVEL_NONE.
+ *
+ * Since: 0.2
+ */
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean subagent_risk_level_from_string (const char        *text,
+                                          SubagentRiskLevel *level);
+
+/**
+ * subagent_risk_level_to_string:
+ * @level: a level
+ *
+ * Returns: (transfer none): `none`, `low`, `medium`, `high` or `critical`
+ *
+ * Since: 0.2
+ */
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_risk_level_to_string (SubagentRiskLevel level);
+
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_permission_mode_from_string (const char             *text,
                                                SubagentPermissionMode *mode);
 
-/**
- * subagent_permission_mode_to_string:
- * @mode: a mode
- *
- * Returns: (transfer none): the mode's canonical name, such as `workspace-write`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_permission_mode_to_string (SubagentPermissionMode mode);
 
@@ -145,31 +178,12 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentPermissionMode subagent_permission_mode_clamp (SubagentPermissionMode parent,
                                                        SubagentPermissionMode requested);
 
-/**
- * subagent_run_status_to_string:
- * @status: a status
- *
- * Returns: (transfer none): `complete`, `partial`, `cancelled`, `failed` or `error`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_run_status_to_string (SubagentRunStatus status);
 
-/**
- * subagent_approval_status_to_string:
- * @status: a status
- *
- * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
- */
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_approval_status_to_string (SubagentApprovalStatus status);
 
-/**
- * subagent_approval_status_from_string:
- * @text: a status name
- * @status: (out): where to store it
- *
- * Returns: %TRUE if @text names a status
- */
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_approval_status_from_string (const char             *text,
                                                SubagentApprovalStatus *status);

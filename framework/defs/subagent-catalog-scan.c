@@ -36,6 +36,7 @@ typedef struct {
   guint first_line;
   GHashTable *marks;            /* JSON pointer → SubagentYamlMark*, may be NULL */
   gboolean marks_tried;
+  gboolean claude;              /* from .claude/agents */
 } FileCtx;
 
 void
@@ -186,6 +187,83 @@ node_kind (JsonNode *node)
     }
 }
 
+/* One value of lenient front matter: typed when it stands alone as YAML
+ * (`7`, `true`, `[Read, Grep]`), else the text as written. */
+static JsonNode *
+lenient_value (const char *key,
+               GString    *raw)
+{
+  g_autofree char *document = g_strdup_printf ("%s: %s", key, raw->str);
+  g_autoptr(JsonNode) parsed = subagent_yaml_parse (document, -1, NULL, NULL);
+  const char *start = raw->str + strspn (raw->str, " \t");
+  JsonNode *member;
+
+  if (parsed != NULL && JSON_NODE_HOLDS_OBJECT (parsed) &&
+      json_object_get_size (json_node_get_object (parsed)) == 1 &&
+      (member = json_object_get_member (json_node_get_object (parsed), key)) != NULL &&
+      !JSON_NODE_HOLDS_OBJECT (member))
+    return json_node_copy (member);
+  /* A flow list or mapping that does not parse is a mistake, not prose. */
+  if (*start == '[' || *start == '{')
+    return NULL;
+  return json_node_init_string (json_node_alloc (), g_strstrip (raw->str));
+}
+
+static gboolean
+add_lenient_member (JsonObject *object,
+                    const char *key,
+                    GString    *raw)
+{
+  JsonNode *value = lenient_value (key, raw);
+
+  if (value == NULL)
+    return FALSE;
+  json_object_set_member (object, key, value);
+  return TRUE;
+}
+
+/* Front matter as Claude Code reads it when it is not strict YAML: each
+ * line `key: value` at column 0 starts a field, other lines continue the
+ * last one. What breaks YAML in its agent files is descriptions such as
+ * `description: Use it when… Examples:\n<example>user: "…"`, where the
+ * `: ` inside the value starts a nested mapping. */
+static JsonNode *
+read_front_matter_leniently (const char *front)
+{
+  g_auto(GStrv) lines = g_strsplit (front, "\n", -1);
+  g_autoptr(JsonObject) object = json_object_new ();
+  g_autofree char *key = NULL;
+  g_autoptr(GString) raw = g_string_new (NULL);
+
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *line = lines[i];
+      gsize key_len = 0;
+
+      g_strchomp (lines[i]);
+      if (key == NULL && (*line == '\0' || *line == '#'))
+        continue;
+      while (g_ascii_isalnum (line[key_len]) || line[key_len] == '_' || line[key_len] == '-')
+        key_len++;
+      if (key_len > 0 && line[key_len] == ':' && (line[key_len + 1] == ' ' || line[key_len + 1] == '\0'))
+        {
+          if (key != NULL && !add_lenient_member (object, key, raw))
+            return NULL;
+          g_free (key);
+          key = g_strndup (line, key_len);
+          g_string_assign (raw, line + key_len + 1);
+          continue;
+        }
+      if (key == NULL)
+        return NULL;            /* text before any field: not front matter */
+      g_string_append_c (raw, '\n');
+      g_string_append (raw, line);
+    }
+  if (key != NULL && !add_lenient_member (object, key, raw))
+    return NULL;
+  return json_node_init_object (json_node_alloc (), object);
+}
+
 /* Parses the text of @ctx into the object of fields; NULL after a diagnostic. */
 static JsonObject *
 read_fields (FileCtx *ctx)
@@ -203,7 +281,7 @@ read_fields (FileCtx *ctx)
     {
       g_autoptr(JsonParser) parser = json_parser_new ();
 
-      if (!json_parser_load_from_data (parser, ctx->text, ctx->len, &error))
+      if (!subagent_json_parser_load_bounded (parser, ctx->text, ctx->len, &error))
         {
           SubagentYamlMark mark;
           const char *problem;
@@ -239,7 +317,14 @@ read_fields (FileCtx *ctx)
           info.first_line = ctx->first_line = 2;
         }
       root = subagent_yaml_parse_full (yaml_text, yaml_len, ctx->path, &info, &error);
-      if (root == NULL)
+      if (root == NULL && ctx->format == FORMAT_MARKDOWN && ctx->claude &&
+          (root = read_front_matter_leniently (yaml_text)) != NULL)
+        {
+          add_diagnostic (ctx->scan, ctx->path, info.error_mark, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING,
+                          SUBAGENT_DEF_ERROR_PARSE, "the front matter is not strict YAML (%s); read as "
+                          "Claude Code reads it, one “key: value” line per field", info.problem);
+        }
+      else if (root == NULL)
         {
           add_diagnostic (ctx->scan, ctx->path, info.error_mark, SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR,
                           SUBAGENT_DEF_ERROR_PARSE, "invalid YAML: %s", info.problem);
@@ -322,6 +407,10 @@ read_definition (FileCtx *ctx)
     file_diagnostic (ctx, "/isolation", SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING, SUBAGENT_DEF_ERROR_DEPRECATED,
                      "isolation “container” is deprecated; write the backend it stands for "
                      "(the plugin whose descriptor lists it in Aliases=, see `subagentctl plugins`)");
+  /* Claude Code's files have no limits: the configured ones apply. */
+  if (ctx->claude)
+    _subagent_def_set_limits_unset (def, !json_object_has_member (object, "max_iterations"),
+                                    !json_object_has_member (object, "max_tool_calls"));
   return def;
 }
 
@@ -359,7 +448,7 @@ scan_file (SubagentCatalogScan *scan,
   g_autofree char *real = NULL;
   const char *invalid = NULL;
   struct stat st;
-  FileCtx ctx = { scan, path, NULL, 0, FORMAT_NONE, 1, NULL, FALSE };
+  FileCtx ctx = { scan, path, NULL, 0, FORMAT_NONE, 1, NULL, FALSE, claude };
   SubagentDef *def;
   gsize len = 0;
 

@@ -217,7 +217,11 @@ subagent_catalog_load_async (SubagentCatalog     *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_catalog_load_async().
+ *
  * Returns: %TRUE if the definitions were added
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_catalog_load_finish (SubagentCatalog  *self,
@@ -254,7 +258,11 @@ subagent_catalog_add (SubagentCatalog *self,
  * @self: a catalog
  * @name: a definition name; case, `-` and `_` do not matter
  *
+ * Looks up the definition, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the definition, or %NULL
+ *
+ * Since: 0.2
  */
 SubagentDef *
 subagent_catalog_lookup (SubagentCatalog *self,
@@ -313,7 +321,11 @@ subagent_catalog_list (SubagentCatalog *self)
  * subagent_catalog_get_n_definitions:
  * @self: a catalog
  *
+ * Gets how many definitions the catalog holds.
+ *
  * Returns: how many definitions the catalog holds
+ *
+ * Since: 0.2
  */
 guint
 subagent_catalog_get_n_definitions (SubagentCatalog *self)
@@ -343,8 +355,13 @@ subagent_catalog_get_diagnostics (SubagentCatalog *self)
  * subagent_catalog_has_errors:
  * @self: a catalog
  *
+ * Checks whether a diagnostic has %SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR, that
+ * is, some file was skipped.
+ *
  * Returns: %TRUE if a diagnostic has %SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR,
  *   that is, some file was skipped
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_catalog_has_errors (SubagentCatalog *self)
@@ -361,7 +378,12 @@ subagent_catalog_has_errors (SubagentCatalog *self)
  * subagent_catalog_diagnostics_to_json:
  * @self: a catalog
  *
+ * Serializes the diagnostics of the last load, in file order, for
+ * `subagentctl defs --check --json`.
+ *
  * Returns: (transfer full): an array of [method@Diagnostic.to_json] objects
+ *
+ * Since: 0.2
  */
 JsonNode *
 subagent_catalog_diagnostics_to_json (SubagentCatalog *self)

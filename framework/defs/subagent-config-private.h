@@ -1,5 +1,6 @@
 /* subagent-config-private.h: what subagent-config.c shares with
- * subagent-config-models.c. Not installed, not introspected.
+ * subagent-config-models.c and the routing policy. Not installed, not
+ * introspected.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -26,5 +27,8 @@ gboolean _subagent_config_load_models (JsonObject   *root,
 
 G_GNUC_INTERNAL
 gboolean _subagent_config_model_name_is_valid (const char *name);
+
+G_GNUC_INTERNAL gboolean _subagent_config_parse_size (JsonNode *node,
+                                                      guint64  *out);
 
 G_END_DECLS

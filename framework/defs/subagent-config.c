@@ -31,6 +31,8 @@
  *   timeout_seconds: 600
  *   max_parallel: 4
  *   max_agents: 128
+ *   max_iterations: 50            # limits of .claude/agents files that set none
+ *   max_tool_calls: 200
  * budget:
  *   max_cost_cents: 500           # per parent run
  * approvals:
@@ -39,7 +41,15 @@
  * auto_isolation:                 # what `auto` picks (default: the descriptors' Auto=)
  *   git: worktree                 #   inside a git work tree
  *   other: directory-snapshot     #   anywhere else
+ * review:
+ *   max_file_size: 16MiB          # larger files: size and digest, no content
+ * routing:                        # isolation: auto with a skill or risk level
+ *   strict: false
+ *   medium: { backends: [docker, directory-snapshot] }
+ *   high:   { backends: [docker], cpu: 1, memory: 512MiB, network: none }
  * worktree: { pool_size: 2 }      # a plugin's section: passed through as written
+ * confinement: landlock           # landlock | none | required (host children)
+ * exclude: [.env, "*.pem"]        # files left out of copied workspaces
  * models:                         # model-backed children (docs/models.md)
  *   local:
  *     base_url: http://127.0.0.1:8080/v1
@@ -51,6 +61,8 @@
  * default_model: local            # the parent's model (`model: inherit`)
  * model_aliases: { sonnet: local, opus: local, haiku: local }
  * ```
+ *
+ * (See #SubagentRoutingPolicy for `routing`.)
  *
  * Every other top-level mapping is a plugin's section (the `Section=` of its
  * descriptor, by default its name): it is kept untouched for the plugin
@@ -80,10 +92,16 @@ struct _SubagentConfig
   GStrv runner_command;
   guint runner_timeout;
   guint max_parallel;
+  guint default_max_iterations;
+  guint default_max_tool_calls;
   guint max_agents;
   double max_cost_cents;
   char *approval_sink;
   guint approval_timeout;
+  SubagentConfinement confinement;
+  GStrv exclude;
+  guint64 review_max_file_size;
+  SubagentRoutingPolicy *routing;
   GPtrArray *warnings;
   char *model_runner;
   JsonObject *models;            /* name → normalized settings */
@@ -100,6 +118,7 @@ subagent_config_finalize (GObject *object)
 
   g_free (self->source);
   g_free (self->default_isolation);
+  g_clear_object (&self->routing);
   g_hash_table_unref (self->backend_plugins);
   g_strfreev (self->plugin_path);
   g_hash_table_unref (self->sections);
@@ -108,6 +127,7 @@ subagent_config_finalize (GObject *object)
   g_free (self->auto_other);
   g_strfreev (self->runner_command);
   g_free (self->approval_sink);
+  g_strfreev (self->exclude);
   g_ptr_array_unref (self->warnings);
   g_free (self->model_runner);
   json_object_unref (self->models);
@@ -134,6 +154,10 @@ subagent_config_init (SubagentConfig *self)
   self->lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
+  self->default_max_iterations = SUBAGENT_DEFAULT_MAX_ITERATIONS;
+  self->default_max_tool_calls = SUBAGENT_DEFAULT_MAX_TOOL_CALLS;
+  self->review_max_file_size = SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE;
+  self->routing = subagent_routing_policy_new_default ();
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
   self->approval_sink = g_strdup ("file");
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
@@ -237,11 +261,14 @@ read_argv (JsonObject  *object,
     return TRUE;
   if (JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING)
     {
-      GStrv argv = NULL;
-      if (!g_shell_parse_argv (json_node_get_string (node), NULL, &argv, NULL))
-        return invalid (error, source, key, "a command line that parses like a shell's");
+      const char *line = json_node_get_string (node);
+
+      /* One string is a shell command line, run as /bin/sh -c LINE. */
+      if (strspn (line, " \t\n") == strlen (line))
+        return invalid (error, source, key, "a command line or a list of arguments");
+      g_strv_builder_add_many (builder, "/bin/sh", "-c", line, NULL);
       g_strfreev (*out);
-      *out = argv;
+      *out = g_strv_builder_end (builder);
       return TRUE;
     }
   if (!JSON_NODE_HOLDS_ARRAY (node))
@@ -295,7 +322,8 @@ warn_unknown_keys (SubagentConfig     *self,
 static gboolean
 load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents", "model_runner", NULL };
+  static const char * const known[] = { "command", "timeout_seconds", "max_parallel", "max_agents",
+                                        "max_iterations", "max_tool_calls", "model_runner", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *runner = section (self, root, "runner", source, &local_error);
 
@@ -308,9 +336,12 @@ load_runner (SubagentConfig *self, JsonObject *root, const char *source, GError 
       !read_uint (runner, "timeout_seconds", "runner.timeout_seconds", source, &self->runner_timeout, error) ||
       !read_uint (runner, "max_parallel", "runner.max_parallel", source, &self->max_parallel, error) ||
       !read_uint (runner, "max_agents", "runner.max_agents", source, &self->max_agents, error) ||
+      !read_uint (runner, "max_iterations", "runner.max_iterations", source, &self->default_max_iterations, error) ||
+      !read_uint (runner, "max_tool_calls", "runner.max_tool_calls", source, &self->default_max_tool_calls, error) ||
       !read_string (runner, "model_runner", "runner.model_runner", source, &self->model_runner, error))
     return FALSE;
   self->max_parallel = MAX (self->max_parallel, 1);
+  self->default_max_iterations = MAX (self->default_max_iterations, 1);
   return TRUE;
 }
 
@@ -489,8 +520,12 @@ keep_plugin_sections (SubagentConfig              *self,
 /**
  * subagent_config_new:
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full): the defaults: shared isolation, prompt mode,
  *   file approvals with a 180 s timeout, 4 children in parallel
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new (void)
@@ -509,8 +544,12 @@ static SubagentConfig *config_from_json (JsonObject                  *object,
  * @source: (nullable): where it came from, for messages
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentConfig.
+ *
  * Returns: (transfer full) (nullable): the configuration, or %NULL with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_new_from_json (JsonObject  *object,
@@ -522,6 +561,89 @@ subagent_config_new_from_json (JsonObject  *object,
   return config_from_json (object, source, NULL, error);
 }
 
+/* A byte count: a whole number, or a string with a unit such as "16MiB",
+ * "512 MiB", "2G" (powers of 1024) or "64kB" (powers of 1000). */
+gboolean
+_subagent_config_parse_size (JsonNode *node,
+                             guint64  *out)
+{
+  static const struct { const char *unit; guint64 factor; } units[] = {
+    { "", 1 }, { "b", 1 }, { "k", 1024 }, { "kib", 1024 }, { "kb", 1000 },
+    { "m", 1024 * 1024 }, { "mib", 1024 * 1024 }, { "mb", 1000 * 1000 },
+    { "g", G_GUINT64_CONSTANT (1) << 30 }, { "gib", G_GUINT64_CONSTANT (1) << 30 },
+    { "gb", G_GUINT64_CONSTANT (1000000000) },
+  };
+  g_autofree char *unit = NULL;
+  const char *text;
+  char *end = NULL;
+  double value;
+
+  if (!JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_INT64)
+    {
+      if (json_node_get_int (node) < 0)
+        return FALSE;
+      *out = (guint64) json_node_get_int (node);
+      return TRUE;
+    }
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    return FALSE;
+  text = json_node_get_string (node);
+  value = g_ascii_strtod (text, &end);
+  if (end == text || value < 0)
+    return FALSE;
+  unit = g_ascii_strdown (end, -1);
+  g_strstrip (unit);
+  for (guint i = 0; i < G_N_ELEMENTS (units); i++)
+    if (g_str_equal (unit, units[i].unit))
+      {
+        if (value * units[i].factor > (double) G_MAXINT64)
+          return FALSE;
+        *out = (guint64) (value * units[i].factor);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static gboolean
+load_review (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  static const char * const known[] = { "max_file_size", NULL };
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *review = section (self, root, "review", source, &local_error);
+  JsonNode *node;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (review == NULL)
+    return TRUE;
+  warn_unknown_keys (self, review, "review", known, source);
+  node = json_object_get_member (review, "max_file_size");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node) &&
+      !_subagent_config_parse_size (node, &self->review_max_file_size))
+    return invalid (error, source, "review.max_file_size", "a size in bytes, such as 16777216 or \"16MiB\"");
+  return TRUE;
+}
+
+static gboolean
+load_routing (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *routing = section (self, root, "routing", source, &local_error);
+  SubagentRoutingPolicy *policy;
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (routing == NULL)
+    return TRUE;
+  if ((policy = subagent_routing_policy_new_from_json (routing, source, error)) == NULL)
+    return FALSE;
+  g_set_object (&self->routing, policy);
+  g_object_unref (policy);
+  return TRUE;
+}
+
 static SubagentConfig *
 config_from_json (JsonObject                  *object,
                   const char                  *source,
@@ -530,10 +652,11 @@ config_from_json (JsonObject                  *object,
 {
   static const char * const known[] = {
     "isolation", "permission_mode", "plugins", "runner", "budget", "approvals", "auto_isolation",
-    "models", "default_model", "model_aliases", NULL
+    "confinement", "exclude", "review", "routing", "models", "default_model", "model_aliases", NULL
   };
   g_autoptr(SubagentConfig) self = subagent_config_new ();
   g_autofree char *mode = NULL;
+  g_autofree char *confinement = NULL;
 
   self->source = g_strdup (source ? source : "configuration");
   keep_plugin_sections (self, object, known, info);
@@ -552,11 +675,24 @@ config_from_json (JsonObject                  *object,
       return NULL;
     }
 
+  if (!read_string (object, "confinement", "confinement", self->source, &confinement, error))
+    return NULL;
+  if (confinement != NULL && !subagent_confinement_from_string (confinement, &self->confinement))
+    {
+      invalid (error, self->source, "confinement", "one of landlock, none, required");
+      return NULL;
+    }
+  if (json_object_has_member (object, "exclude") &&
+      !read_argv (object, "exclude", "exclude", self->source, &self->exclude, error))
+    return NULL;
+
   if (!load_plugins (self, object, self->source, error) ||
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
       !load_auto (self, object, self->source, error) ||
+      !load_review (self, object, self->source, error) ||
+      !load_routing (self, object, self->source, error) ||
       !_subagent_config_load_models (object, self->source, &self->models, &self->default_model,
                                      self->model_aliases, error))
     return NULL;
@@ -569,7 +705,11 @@ config_from_json (JsonObject                  *object,
  * @path: a YAML (or JSON) file
  * @error: return location for a #GError
  *
+ * Loads the configuration.
+ *
  * Returns: (transfer full) (nullable): the configuration
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_config_load_file (const char  *path,
@@ -639,7 +779,11 @@ subagent_config_load_for_root (const char  *root,
  * subagent_config_get_source:
  * @self: a #SubagentConfig
  *
+ * Gets the file it was loaded from.
+ *
  * Returns: (transfer none) (nullable): the file it was loaded from
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_source (SubagentConfig *self)
@@ -652,7 +796,11 @@ subagent_config_get_source (SubagentConfig *self)
  * subagent_config_get_default_isolation:
  * @self: a #SubagentConfig
  *
+ * Gets the isolation mode of runs that name none.
+ *
  * Returns: (transfer none): the isolation mode of runs that name none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_default_isolation (SubagentConfig *self)
@@ -665,7 +813,11 @@ subagent_config_get_default_isolation (SubagentConfig *self)
  * subagent_config_get_permission_mode:
  * @self: a #SubagentConfig
  *
+ * Gets the parent's permission mode.
+ *
  * Returns: the parent's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_config_get_permission_mode (SubagentConfig *self)
@@ -679,8 +831,13 @@ subagent_config_get_permission_mode (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @backend: a backend name such as `worktree`
  *
+ * Gets the plugin chosen for @backend, or %NULL to take whichever plugin
+ * provides it.
+ *
  * Returns: (transfer none) (nullable): the plugin chosen for @backend, or
  *   %NULL to take whichever plugin provides it
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_plugin_for_backend (SubagentConfig *self,
@@ -694,7 +851,11 @@ subagent_config_get_plugin_for_backend (SubagentConfig *self,
  * subagent_config_get_plugin_path:
  * @self: a #SubagentConfig
  *
+ * Gets extra plugin directories.
+ *
  * Returns: (transfer none) (array zero-terminated=1): extra plugin directories
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_plugin_path (SubagentConfig *self)
@@ -708,7 +869,12 @@ subagent_config_get_plugin_path (SubagentConfig *self)
  * @self: a #SubagentConfig
  * @name: a plugin's section name (its descriptor's `Section=`)
  *
+ * Gets the section @name of the configuration, as written: the options of
+ * the plugin whose descriptor names it.
+ *
  * Returns: (transfer none) (nullable): the section as written, or %NULL
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_config_get_section (SubagentConfig *self,
@@ -723,7 +889,11 @@ subagent_config_get_section (SubagentConfig *self,
  * subagent_config_list_sections:
  * @self: a #SubagentConfig
  *
+ * Lists the plugin sections of the file, sorted.
+ *
  * Returns: (transfer full): the plugin sections of the file, sorted
+ *
+ * Since: 0.2
  */
 GStrv
 subagent_config_list_sections (SubagentConfig *self)
@@ -747,7 +917,12 @@ subagent_config_list_sections (SubagentConfig *self)
  * @section: a plugin section
  * @key: (nullable): a key of it, or %NULL for the section itself
  *
+ * Gets the 1-based line of @section (or its @key) in the file, 0 when
+ * unknown.
+ *
  * Returns: the 1-based line of @section (or its @key) in the file, 0 when unknown
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_line (SubagentConfig *self,
@@ -768,8 +943,13 @@ subagent_config_get_line (SubagentConfig *self,
  * @self: a #SubagentConfig
  * @git_work_tree: which choice: inside a git work tree, or anywhere else
  *
+ * Gets the backend `auto_isolation.git` (or `.other`) names, or %NULL to
+ * take the descriptors' `Auto=`.
+ *
  * Returns: (transfer none) (nullable): the backend `auto_isolation.git` (or
  *   `.other`) names, or %NULL to take the descriptors' `Auto=`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_auto_isolation (SubagentConfig *self,
@@ -783,8 +963,12 @@ subagent_config_get_auto_isolation (SubagentConfig *self,
  * subagent_config_get_runner_command:
  * @self: a #SubagentConfig
  *
+ * Gets the child program of definitions that name none (may be empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): the child program of
  *   definitions that name none (may be empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_runner_command (SubagentConfig *self)
@@ -797,7 +981,11 @@ subagent_config_get_runner_command (SubagentConfig *self)
  * subagent_config_get_runner_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets the default wall-clock limit of a run in seconds (0: none).
+ *
  * Returns: the default wall-clock limit of a run in seconds (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_runner_timeout (SubagentConfig *self)
@@ -807,10 +995,52 @@ subagent_config_get_runner_timeout (SubagentConfig *self)
 }
 
 /**
+ * subagent_config_get_default_max_iterations:
+ * @self: a #SubagentConfig
+ *
+ * The iteration limit of a run whose definition sets none and comes from
+ * `.claude/agents/` (Claude Code's files have no such field):
+ * `runner.max_iterations`, default %SUBAGENT_DEFAULT_MAX_ITERATIONS.
+ *
+ * Returns: the limit (at least 1)
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_iterations (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_ITERATIONS);
+  return self->default_max_iterations;
+}
+
+/**
+ * subagent_config_get_default_max_tool_calls:
+ * @self: a #SubagentConfig
+ *
+ * The tool-call limit of a run whose definition sets none and comes from
+ * `.claude/agents/`: `runner.max_tool_calls`, default
+ * %SUBAGENT_DEFAULT_MAX_TOOL_CALLS.
+ *
+ * Returns: the limit
+ *
+ * Since: 0.2
+ */
+guint
+subagent_config_get_default_max_tool_calls (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_MAX_TOOL_CALLS);
+  return self->default_max_tool_calls;
+}
+
+/**
  * subagent_config_get_max_parallel:
  * @self: a #SubagentConfig
  *
+ * Gets how many children run at once (at least 1).
+ *
  * Returns: how many children run at once (at least 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_parallel (SubagentConfig *self)
@@ -823,7 +1053,11 @@ subagent_config_get_max_parallel (SubagentConfig *self)
  * subagent_config_get_max_agents:
  * @self: a #SubagentConfig
  *
+ * Gets the total number of children a parent run may start.
+ *
  * Returns: the total number of children a parent run may start
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_max_agents (SubagentConfig *self)
@@ -836,7 +1070,11 @@ subagent_config_get_max_agents (SubagentConfig *self)
  * subagent_config_get_max_cost_cents:
  * @self: a #SubagentConfig
  *
+ * Gets the cost budget of a parent run (0: none).
+ *
  * Returns: the cost budget of a parent run (0: none)
+ *
+ * Since: 0.2
  */
 double
 subagent_config_get_max_cost_cents (SubagentConfig *self)
@@ -849,7 +1087,11 @@ subagent_config_get_max_cost_cents (SubagentConfig *self)
  * subagent_config_get_approval_sink:
  * @self: a #SubagentConfig
  *
+ * Gets the approval store backend: `file`, `memory` or `none`.
+ *
  * Returns: (transfer none): the approval store backend: `file`, `memory` or `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_config_get_approval_sink (SubagentConfig *self)
@@ -862,7 +1104,11 @@ subagent_config_get_approval_sink (SubagentConfig *self)
  * subagent_config_get_approval_timeout:
  * @self: a #SubagentConfig
  *
+ * Gets seconds an approval request waits before it times out.
+ *
  * Returns: seconds an approval request waits before it times out
+ *
+ * Since: 0.2
  */
 guint
 subagent_config_get_approval_timeout (SubagentConfig *self)
@@ -875,7 +1121,11 @@ subagent_config_get_approval_timeout (SubagentConfig *self)
  * subagent_config_get_warnings:
  * @self: a #SubagentConfig
  *
+ * Gets what loading warned about.
+ *
  * Returns: (transfer none) (array zero-terminated=1): what loading warned about
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_warnings (SubagentConfig *self)
@@ -975,4 +1225,67 @@ subagent_config_list_models (SubagentConfig *self)
   for (GList *l = names; l != NULL; l = l->next)
     g_strv_builder_add (builder, l->data);
   return g_strv_builder_end (builder);
+}
+
+/**
+ * subagent_config_get_confinement:
+ * @self: a #SubagentConfig
+ *
+ * Returns: the confinement of host children (`confinement:`);
+ *   %SUBAGENT_CONFINEMENT_DEFAULT when not set
+ */
+SubagentConfinement
+subagent_config_get_confinement (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
+}
+
+/**
+ * subagent_config_get_exclude:
+ * @self: a #SubagentConfig
+ *
+ * The patterns of files copied workspaces leave out (`exclude:`), in the
+ * syntax of subagent_secret_path_is_excluded().
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the patterns;
+ *   subagent_secret_exclude_defaults() when not set
+ */
+const char * const *
+subagent_config_get_exclude (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->exclude != NULL ? (const char * const *) self->exclude : subagent_secret_exclude_defaults ();
+}
+
+/**
+ * subagent_config_get_review_max_file_size:
+ * @self: a #SubagentConfig
+ *
+ * Returns: the content limit of review patches in bytes (`review.max_file_size`,
+ *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
+ *
+ * Since: 0.2
+ */
+guint64
+subagent_config_get_review_max_file_size (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE);
+  return self->review_max_file_size;
+}
+
+/**
+ * subagent_config_get_routing_policy:
+ * @self: a #SubagentConfig
+ *
+ * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
+ *   else the default of #SubagentRoutingPolicy)
+ *
+ * Since: 0.2
+ */
+SubagentRoutingPolicy *
+subagent_config_get_routing_policy (SubagentConfig *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return self->routing;
 }

@@ -13,12 +13,51 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
+#include "subagent-routing.h"
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS:
+ *
+ * `approvals.timeout_seconds` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS 180
+/**
+ * SUBAGENT_DEFAULT_MAX_PARALLEL:
+ *
+ * `runner.max_parallel` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_MAX_PARALLEL 4
+/**
+ * SUBAGENT_DEFAULT_MAX_AGENTS:
+ *
+ * `runner.max_agents` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEFAULT_MAX_AGENTS 128
+/**
+ * SUBAGENT_DEFAULT_MAX_ITERATIONS:
+ *
+ * `runner.max_iterations` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
+#define SUBAGENT_DEFAULT_MAX_ITERATIONS 50
+/**
+ * SUBAGENT_DEFAULT_MAX_TOOL_CALLS:
+ *
+ * `runner.max_tool_calls` when the configuration does not set it.
+ *
+ * Since: 0.2
+ */
+#define SUBAGENT_DEFAULT_MAX_TOOL_CALLS 200
 
 #define SUBAGENT_TYPE_CONFIG (subagent_config_get_type ())
 SUBAGENT_AVAILABLE_IN_ALL
@@ -64,6 +103,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_runner_command     (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 guint                  subagent_config_get_runner_timeout     (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+guint                  subagent_config_get_default_max_iterations (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+guint                  subagent_config_get_default_max_tool_calls (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 guint                  subagent_config_get_max_parallel       (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
@@ -85,5 +128,14 @@ JsonObject            *subagent_config_get_model              (SubagentConfig *s
                                                                const char     *name);
 SUBAGENT_AVAILABLE_IN_0_2
 char                 **subagent_config_list_models            (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+guint64                subagent_config_get_review_max_file_size (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentRoutingPolicy *subagent_config_get_routing_policy       (SubagentConfig *self);
+
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement subagent_config_get_confinement (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const *subagent_config_get_exclude     (SubagentConfig *self);
 
 G_END_DECLS

@@ -29,6 +29,7 @@ typedef enum {
   FIELD_ISOLATION,
   FIELD_MEMORY,
   FIELD_NETWORK,
+  FIELD_CONFINEMENT,
 } FieldKind;
 
 typedef struct {
@@ -50,6 +51,7 @@ static const Field fields[] = {
   { "max_depth", NULL, "max-depth", FIELD_COUNT },
   { "isolation", NULL, "isolation", FIELD_ISOLATION },
   { "background", NULL, "background", FIELD_FLAG },
+  { "interactive", NULL, "interactive", FIELD_FLAG },
   { "effort", NULL, "effort", FIELD_OPTIONAL_TEXT },
   { "command", NULL, "command", FIELD_ARGV },
   { "write_scope", NULL, "write-scope", FIELD_PATHS },
@@ -60,6 +62,7 @@ static const Field fields[] = {
   { "max_follow_ups", NULL, "max-follow-ups", FIELD_COUNT },
   { "network", NULL, "network", FIELD_NETWORK },
   { "runner", NULL, "runner", FIELD_OPTIONAL_TEXT },
+  { "confinement", NULL, "confinement", FIELD_CONFINEMENT },
 };
 
 /* A short rendering of a bad value for messages. */
@@ -255,13 +258,15 @@ parse_argv (Problem  *problem,
 
   if (holds (node, G_TYPE_STRING))
     {
-      g_autoptr(GError) local = NULL;
-      g_auto(GStrv) argv = NULL;
+      const char *line = json_node_get_string (node);
 
-      if (!g_shell_parse_argv (json_node_get_string (node), NULL, &argv, &local))
-        return fail (problem, NULL, "field “%s” cannot be split into arguments: %s", problem->key, local->message);
-      for (guint i = 0; argv[i] != NULL; i++)
-        g_ptr_array_add (out, g_strdup (argv[i]));
+      /* One string is a shell command line (as git aliases, make and CI
+       * runners take it); a list is the argument vector, run as is. */
+      if (*line == '\0' || strspn (line, " \t\n") == strlen (line))
+        return fail (problem, NULL, "field “%s” must name a program to run", problem->key);
+      g_ptr_array_add (out, g_strdup ("/bin/sh"));
+      g_ptr_array_add (out, g_strdup ("-c"));
+      g_ptr_array_add (out, g_strdup (line));
     }
   else if (JSON_NODE_HOLDS_ARRAY (node))
     {
@@ -465,6 +470,17 @@ parse_field (const Field *field,
       g_value_init (value, G_TYPE_STRING);
       g_value_set_string (value, json_node_get_string (node));
       return TRUE;
+
+    case FIELD_CONFINEMENT:
+      {
+        SubagentConfinement confinement;
+
+        if (!holds (node, G_TYPE_STRING) || !subagent_confinement_from_string (json_node_get_string (node), &confinement))
+          return fail (problem, NULL, "field “%s” must be one of landlock, none, required; not %s", key, what);
+        g_value_init (value, SUBAGENT_TYPE_CONFINEMENT);
+        g_value_set_enum (value, confinement);
+        return TRUE;
+      }
 
     default:
       g_assert_not_reached ();

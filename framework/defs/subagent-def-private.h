@@ -28,4 +28,15 @@ gboolean     subagent_def_json_is_known_key  (const char *key);
  * form); which modes exist is the plugin registry's to say. */
 gboolean     subagent_def_isolation_is_known (const char *mode);
 
+/* Which limits a definition left to the configuration: a `.claude/agents`
+ * file that sets no max_iterations / max_tool_calls runs with
+ * runner.max_iterations / runner.max_tool_calls, not 5 / 8 (the catalog
+ * marks it; copies carry the marks). */
+void         _subagent_def_set_limits_unset  (SubagentDef *def,
+                                              gboolean     iterations,
+                                              gboolean     tool_calls);
+void         _subagent_def_get_limits_unset  (SubagentDef *def,
+                                              gboolean    *iterations,
+                                              gboolean    *tool_calls);
+
 G_END_DECLS

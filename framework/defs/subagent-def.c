@@ -38,6 +38,9 @@ struct _SubagentDef
   guint max_depth;
   char *isolation;
   gboolean background;
+  gboolean interactive;
+  gboolean iterations_unset;
+  gboolean tool_calls_unset;
   char *effort;
   GStrv command;
   GStrv write_scope;
@@ -48,6 +51,7 @@ struct _SubagentDef
   guint max_follow_ups;
   char *network;
   char *runner;
+  SubagentConfinement confinement;
   char *source_path;
 };
 
@@ -67,6 +71,7 @@ enum {
   PROP_MAX_DEPTH,
   PROP_ISOLATION,
   PROP_BACKGROUND,
+  PROP_INTERACTIVE,
   PROP_EFFORT,
   PROP_COMMAND,
   PROP_WRITE_SCOPE,
@@ -77,6 +82,7 @@ enum {
   PROP_MAX_FOLLOW_UPS,
   PROP_NETWORK,
   PROP_RUNNER,
+  PROP_CONFINEMENT,
   PROP_SOURCE_PATH,
   N_PROPS
 };
@@ -145,6 +151,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_DEPTH: g_value_set_uint (value, self->max_depth); break;
     case PROP_ISOLATION: g_value_set_string (value, self->isolation); break;
     case PROP_BACKGROUND: g_value_set_boolean (value, self->background); break;
+    case PROP_INTERACTIVE: g_value_set_boolean (value, self->interactive); break;
     case PROP_EFFORT: g_value_set_string (value, self->effort); break;
     case PROP_COMMAND: g_value_set_boxed (value, self->command); break;
     case PROP_WRITE_SCOPE: g_value_set_boxed (value, self->write_scope); break;
@@ -155,6 +162,7 @@ subagent_def_get_property (GObject    *object,
     case PROP_MAX_FOLLOW_UPS: g_value_set_uint (value, self->max_follow_ups); break;
     case PROP_NETWORK: g_value_set_string (value, self->network); break;
     case PROP_RUNNER: g_value_set_string (value, self->runner); break;
+    case PROP_CONFINEMENT: g_value_set_enum (value, self->confinement); break;
     case PROP_SOURCE_PATH: g_value_set_string (value, self->source_path); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -201,6 +209,7 @@ subagent_def_set_property (GObject      *object,
       self->isolation = g_strdup (s && *s ? s : SUBAGENT_DEF_DEFAULT_ISOLATION);
       break;
     case PROP_BACKGROUND: self->background = g_value_get_boolean (value); break;
+    case PROP_INTERACTIVE: self->interactive = g_value_get_boolean (value); break;
     case PROP_EFFORT: self->effort = dup_or_null (value); break;
     case PROP_COMMAND: self->command = g_value_dup_boxed (value); break;
     case PROP_WRITE_SCOPE: self->write_scope = g_value_dup_boxed (value); break;
@@ -211,6 +220,7 @@ subagent_def_set_property (GObject      *object,
     case PROP_MAX_FOLLOW_UPS: self->max_follow_ups = g_value_get_uint (value); break;
     case PROP_NETWORK: self->network = dup_or_null (value); break;
     case PROP_RUNNER: self->runner = dup_or_null (value); break;
+    case PROP_CONFINEMENT: self->confinement = g_value_get_enum (value); break;
     case PROP_SOURCE_PATH: self->source_path = dup_or_null (value); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -313,6 +323,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    */
   properties[PROP_BACKGROUND] = g_param_spec_boolean ("background", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
   /**
+   * SubagentDef:interactive:
+   *
+   * Whether the child speaks the approval protocol: its stdin stays open
+   * after the task so that verdicts reach it (`SUBAGENT_STDIN_MODE=interactive`,
+   * `docs/child-protocol.md`).
+   *
+   * Since: 0.2
+   */
+  properties[PROP_INTERACTIVE] = g_param_spec_boolean ("interactive", NULL, NULL, FALSE, CONSTRUCT_FLAGS);
+  /**
    * SubagentDef:effort:
    *
    * A reasoning-effort hint for the model (such as `low` or `high`), or %NULL.
@@ -382,6 +402,16 @@ subagent_def_class_init (SubagentDefClass *klass)
    * Since: 0.2
    */
   properties[PROP_RUNNER] = g_param_spec_string ("runner", NULL, NULL, NULL, CONSTRUCT_FLAGS);
+  /**
+   * SubagentDef:confinement:
+   *
+   * How the child is confined when it runs on the host (`confinement:`);
+   * %SUBAGENT_CONFINEMENT_DEFAULT leaves it to the configuration. An
+   * explicit `network: none` also refuses TCP to a confined host child.
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_enum ("confinement", NULL, NULL, SUBAGENT_TYPE_CONFINEMENT,
+                       SUBAGENT_CONFINEMENT_DEFAULT, CONSTRUCT_FLAGS);
   /**
    * SubagentDef:source-path:
    *
@@ -539,16 +569,21 @@ subagent_def_to_json (SubagentDef *self)
   json_object_set_int_member (object, "max_depth", self->max_depth);
   json_object_set_string_member (object, "isolation", self->isolation);
   json_object_set_boolean_member (object, "background", self->background);
+  json_object_set_boolean_member (object, "interactive", self->interactive);
   subagent_json_set_nullable_string (object, "effort", self->effort);
   set_strv (object, "command", (const char * const *) self->command);
   set_strv (object, "write_scope", (const char * const *) self->write_scope);
-  json_object_set_double_member (object, "cpu_quota", self->cpu_quota);
+  subagent_json_set_amount (object, "cpu_quota", self->cpu_quota);
   subagent_json_set_nullable_string (object, "memory_limit", self->memory_limit);
   json_object_set_int_member (object, "timeout_seconds", self->timeout_seconds);
-  json_object_set_double_member (object, "max_cost_cents", self->max_cost_cents);
+  subagent_json_set_amount (object, "max_cost_cents", self->max_cost_cents);
   json_object_set_int_member (object, "max_follow_ups", self->max_follow_ups);
   subagent_json_set_nullable_string (object, "network", self->network);
   subagent_json_set_nullable_string (object, "runner", self->runner);
+  if (self->confinement == SUBAGENT_CONFINEMENT_DEFAULT)
+    json_object_set_null_member (object, "confinement");
+  else
+    json_object_set_string_member (object, "confinement", subagent_confinement_to_string (self->confinement));
   subagent_json_set_nullable_string (object, "source_path", self->source_path);
   return object;
 }
@@ -559,7 +594,11 @@ subagent_def_to_json (SubagentDef *self)
  * subagent_def_get_name:
  * @self: a definition
  *
+ * Gets the name.
+ *
  * Returns: (transfer none): the name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_name (SubagentDef *self)
@@ -572,7 +611,11 @@ subagent_def_get_name (SubagentDef *self)
  * subagent_def_get_description:
  * @self: a definition
  *
+ * Gets the description; "" when unset.
+ *
  * Returns: (transfer none): the description; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_description (SubagentDef *self)
@@ -585,7 +628,11 @@ subagent_def_get_description (SubagentDef *self)
  * subagent_def_get_system_prompt:
  * @self: a definition
  *
+ * Gets the system prompt; "" when unset.
+ *
  * Returns: (transfer none): the system prompt; "" when unset
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_system_prompt (SubagentDef *self)
@@ -598,7 +645,11 @@ subagent_def_get_system_prompt (SubagentDef *self)
  * subagent_def_get_model:
  * @self: a definition
  *
+ * Gets the model, or %NULL for the parent's.
+ *
  * Returns: (transfer none) (nullable): the model, or %NULL for the parent's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_model (SubagentDef *self)
@@ -611,7 +662,11 @@ subagent_def_get_model (SubagentDef *self)
  * subagent_def_get_permission_mode:
  * @self: a definition
  *
+ * Gets the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default.
+ *
  * Returns: the requested mode; %SUBAGENT_PERMISSION_MODE_INHERIT by default
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_def_get_permission_mode (SubagentDef *self)
@@ -624,7 +679,11 @@ subagent_def_get_permission_mode (SubagentDef *self)
  * subagent_def_get_max_iterations:
  * @self: a definition
  *
+ * Gets the iteration limit of one run (default 5).
+ *
  * Returns: the iteration limit of one run (default 5)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_iterations (SubagentDef *self)
@@ -637,7 +696,11 @@ subagent_def_get_max_iterations (SubagentDef *self)
  * subagent_def_get_max_tool_calls:
  * @self: a definition
  *
+ * Gets the tool-call limit of one run (default 8).
+ *
  * Returns: the tool-call limit of one run (default 8)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_tool_calls (SubagentDef *self)
@@ -650,8 +713,12 @@ subagent_def_get_max_tool_calls (SubagentDef *self)
  * subagent_def_get_tool_whitelist:
  * @self: a definition
  *
+ * Gets the tools the child may use, or %NULL for all of the parent's.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may use, or %NULL for all of the parent's
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_tool_whitelist (SubagentDef *self)
@@ -664,8 +731,12 @@ subagent_def_get_tool_whitelist (SubagentDef *self)
  * subagent_def_get_disallowed_tools:
  * @self: a definition
  *
+ * Gets the tools the child may never use, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the child may never use, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_disallowed_tools (SubagentDef *self)
@@ -678,7 +749,11 @@ subagent_def_get_disallowed_tools (SubagentDef *self)
  * subagent_def_get_max_depth:
  * @self: a definition
  *
+ * Gets how many delegation levels deep it may start (default 1).
+ *
  * Returns: how many delegation levels deep it may start (default 1)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_depth (SubagentDef *self)
@@ -691,8 +766,13 @@ subagent_def_get_max_depth (SubagentDef *self)
  * subagent_def_get_isolation:
  * @self: a definition
  *
+ * Gets the isolation mode (default `shared`), as written; `container` is not
+ * normalised here.
+ *
  * Returns: (transfer none): the isolation mode (default `shared`), as
  *   written; `container` is not normalised here
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_isolation (SubagentDef *self)
@@ -705,7 +785,11 @@ subagent_def_get_isolation (SubagentDef *self)
  * subagent_def_get_background:
  * @self: a definition
  *
+ * Gets whether the child runs in the background (default %FALSE).
+ *
  * Returns: whether the child runs in the background (default %FALSE)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_def_get_background (SubagentDef *self)
@@ -714,11 +798,54 @@ subagent_def_get_background (SubagentDef *self)
   return self->background;
 }
 
+void
+_subagent_def_set_limits_unset (SubagentDef *def,
+                                gboolean     iterations,
+                                gboolean     tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  def->iterations_unset = iterations;
+  def->tool_calls_unset = tool_calls;
+}
+
+void
+_subagent_def_get_limits_unset (SubagentDef *def,
+                                gboolean    *iterations,
+                                gboolean    *tool_calls)
+{
+  g_return_if_fail (SUBAGENT_IS_DEF (def));
+  *iterations = def->iterations_unset;
+  *tool_calls = def->tool_calls_unset;
+}
+
+/**
+ * subagent_def_get_interactive:
+ * @self: a definition
+ *
+ * Gets whether the child speaks the approval protocol and keeps its stdin
+ * open for verdicts (default %FALSE).
+ *
+ * Returns: whether the child speaks the approval protocol and keeps its
+ *   stdin open for verdicts (default %FALSE)
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_def_get_interactive (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), FALSE);
+  return self->interactive;
+}
+
 /**
  * subagent_def_get_effort:
  * @self: a definition
  *
+ * Gets the effort hint, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the effort hint, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_effort (SubagentDef *self)
@@ -731,8 +858,12 @@ subagent_def_get_effort (SubagentDef *self)
  * subagent_def_get_command:
  * @self: a definition
  *
+ * Gets the argv of the child program, or %NULL.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the argv
  *   of the child program, or %NULL
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_command (SubagentDef *self)
@@ -745,8 +876,13 @@ subagent_def_get_command (SubagentDef *self)
  * subagent_def_get_write_scope:
  * @self: a definition
  *
+ * Gets what the child may write, or %NULL for no restriction beyond the
+ * isolation.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): what the
  *   child may write, or %NULL for no restriction beyond the isolation
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_def_get_write_scope (SubagentDef *self)
@@ -759,7 +895,11 @@ subagent_def_get_write_scope (SubagentDef *self)
  * subagent_def_get_cpu_quota:
  * @self: a definition
  *
+ * Gets the CPU quota; 0 means none.
+ *
  * Returns: the CPU quota; 0 means none
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_cpu_quota (SubagentDef *self)
@@ -772,7 +912,11 @@ subagent_def_get_cpu_quota (SubagentDef *self)
  * subagent_def_get_memory_limit:
  * @self: a definition
  *
+ * Gets the memory limit, or %NULL for none.
+ *
  * Returns: (transfer none) (nullable): the memory limit, or %NULL for none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_memory_limit (SubagentDef *self)
@@ -785,7 +929,11 @@ subagent_def_get_memory_limit (SubagentDef *self)
  * subagent_def_get_timeout_seconds:
  * @self: a definition
  *
+ * Gets the wall-clock limit in seconds; 0 means none.
+ *
  * Returns: the wall-clock limit in seconds; 0 means none
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_timeout_seconds (SubagentDef *self)
@@ -798,7 +946,11 @@ subagent_def_get_timeout_seconds (SubagentDef *self)
  * subagent_def_get_max_cost_cents:
  * @self: a definition
  *
+ * Gets the cost budget in cents; 0 means no budget.
+ *
  * Returns: the cost budget in cents; 0 means no budget
+ *
+ * Since: 0.2
  */
 double
 subagent_def_get_max_cost_cents (SubagentDef *self)
@@ -811,7 +963,11 @@ subagent_def_get_max_cost_cents (SubagentDef *self)
  * subagent_def_get_max_follow_ups:
  * @self: a definition
  *
+ * Gets how many follow-ups a finished child may receive (default 3).
+ *
  * Returns: how many follow-ups a finished child may receive (default 3)
+ *
+ * Since: 0.2
  */
 guint
 subagent_def_get_max_follow_ups (SubagentDef *self)
@@ -824,7 +980,11 @@ subagent_def_get_max_follow_ups (SubagentDef *self)
  * subagent_def_get_network:
  * @self: a definition
  *
+ * Gets the network, or %NULL, which means `none`.
+ *
  * Returns: (transfer none) (nullable): the network, or %NULL, which means `none`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_network (SubagentDef *self)
@@ -853,11 +1013,29 @@ subagent_def_get_runner (SubagentDef *self)
  * subagent_def_get_source_path:
  * @self: a definition
  *
+ * Gets the file it was read from, or %NULL.
+ *
  * Returns: (transfer none) (nullable): the file it was read from, or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_def_get_source_path (SubagentDef *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_DEF (self), NULL);
   return self->source_path;
+}
+
+/**
+ * subagent_def_get_confinement:
+ * @self: a #SubagentDef
+ *
+ * Returns: the confinement the definition asks for;
+ *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none
+ */
+SubagentConfinement
+subagent_def_get_confinement (SubagentDef *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_DEF (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
 }

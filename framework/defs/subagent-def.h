@@ -13,13 +13,49 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-types.h"
+#include "subagent-confinement.h"
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_DEF_DEFAULT_MAX_ITERATIONS:
+ *
+ * The iteration limit of a definition that sets none (reference 001).
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEF_DEFAULT_MAX_ITERATIONS 5
+/**
+ * SUBAGENT_DEF_DEFAULT_MAX_TOOL_CALLS:
+ *
+ * The tool-call limit of a definition that sets none (reference 001).
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEF_DEFAULT_MAX_TOOL_CALLS 8
+/**
+ * SUBAGENT_DEF_DEFAULT_MAX_DEPTH:
+ *
+ * The delegation depth of a definition that sets none.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEF_DEFAULT_MAX_DEPTH 1
+/**
+ * SUBAGENT_DEF_DEFAULT_ISOLATION:
+ *
+ * The isolation of a definition that sets none.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEF_DEFAULT_ISOLATION "shared"
+/**
+ * SUBAGENT_DEF_DEFAULT_MAX_FOLLOW_UPS:
+ *
+ * The follow-up limit of a definition that sets none.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_DEF_DEFAULT_MAX_FOLLOW_UPS 3
 
 #define SUBAGENT_TYPE_DEF (subagent_def_get_type ())
@@ -63,6 +99,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_isolation        (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean             subagent_def_get_background       (SubagentDef *self);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean             subagent_def_get_interactive      (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_effort           (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
@@ -83,6 +121,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_network          (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_0_2
 const char          *subagent_def_get_runner           (SubagentDef *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement  subagent_def_get_confinement      (SubagentDef *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char          *subagent_def_get_source_path      (SubagentDef *self);
 

@@ -345,7 +345,11 @@ subagent_isolation_context_init (SubagentIsolationContext *self)
  * subagent_isolation_context_get_provider:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the provider that prepared the context.
+ *
  * Returns: (transfer none) (nullable): the provider that prepared the context
+ *
+ * Since: 0.2
  */
 SubagentIsolationProvider *
 subagent_isolation_context_get_provider (SubagentIsolationContext *self)
@@ -358,7 +362,11 @@ subagent_isolation_context_get_provider (SubagentIsolationContext *self)
  * subagent_isolation_context_get_parent_root:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the parent's workspace root.
+ *
  * Returns: (nullable): the parent's workspace root
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_parent_root (SubagentIsolationContext *self)
@@ -371,7 +379,11 @@ subagent_isolation_context_get_parent_root (SubagentIsolationContext *self)
  * subagent_isolation_context_get_child_root:
  * @self: a #SubagentIsolationContext
  *
+ * Gets where the child works.
+ *
  * Returns: (nullable): where the child works
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_child_root (SubagentIsolationContext *self)
@@ -384,7 +396,11 @@ subagent_isolation_context_get_child_root (SubagentIsolationContext *self)
  * subagent_isolation_context_get_isolation:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the canonical isolation mode.
+ *
  * Returns: (nullable): the canonical isolation mode
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_isolation (SubagentIsolationContext *self)
@@ -397,7 +413,11 @@ subagent_isolation_context_get_isolation (SubagentIsolationContext *self)
  * subagent_isolation_context_get_session_key:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the session key.
+ *
  * Returns: (nullable): the session key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_session_key (SubagentIsolationContext *self)
@@ -410,7 +430,11 @@ subagent_isolation_context_get_session_key (SubagentIsolationContext *self)
  * subagent_isolation_context_get_worktree_path:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the git worktree, for `worktree` isolation.
+ *
  * Returns: (nullable): the git worktree, for `worktree` isolation
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_worktree_path (SubagentIsolationContext *self)
@@ -423,7 +447,11 @@ subagent_isolation_context_get_worktree_path (SubagentIsolationContext *self)
  * subagent_isolation_context_get_container_path:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the snapshot directory.
+ *
  * Returns: (nullable): the snapshot directory
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_container_path (SubagentIsolationContext *self)
@@ -436,7 +464,11 @@ subagent_isolation_context_get_container_path (SubagentIsolationContext *self)
  * subagent_isolation_context_get_container_id:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the container, for `docker` isolation.
+ *
  * Returns: (nullable): the container, for `docker` isolation
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_container_id (SubagentIsolationContext *self)
@@ -449,7 +481,11 @@ subagent_isolation_context_get_container_id (SubagentIsolationContext *self)
  * subagent_isolation_context_get_branch:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the branch checked out in the worktree.
+ *
  * Returns: (nullable): the branch checked out in the worktree
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_branch (SubagentIsolationContext *self)
@@ -462,7 +498,11 @@ subagent_isolation_context_get_branch (SubagentIsolationContext *self)
  * subagent_isolation_context_get_cpu_quota:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the CPU quota in cores, 0 for none.
+ *
  * Returns: the CPU quota in cores, 0 for none
+ *
+ * Since: 0.2
  */
 double
 subagent_isolation_context_get_cpu_quota (SubagentIsolationContext *self)
@@ -475,7 +515,11 @@ subagent_isolation_context_get_cpu_quota (SubagentIsolationContext *self)
  * subagent_isolation_context_get_memory_limit:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the memory limit, %NULL for none.
+ *
  * Returns: (nullable): the memory limit, %NULL for none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_context_get_memory_limit (SubagentIsolationContext *self)
@@ -488,7 +532,11 @@ subagent_isolation_context_get_memory_limit (SubagentIsolationContext *self)
  * subagent_isolation_context_get_warnings:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the provider's warnings, possibly none.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the provider's warnings, possibly none
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_isolation_context_get_warnings (SubagentIsolationContext *self)
@@ -501,7 +549,11 @@ subagent_isolation_context_get_warnings (SubagentIsolationContext *self)
  * subagent_isolation_context_get_backend_data:
  * @self: a #SubagentIsolationContext
  *
+ * Gets the provider's `a{sv}` data.
+ *
  * Returns: (transfer none) (nullable): the provider's `a{sv}` data
+ *
+ * Since: 0.2
  */
 GVariant *
 subagent_isolation_context_get_backend_data (SubagentIsolationContext *self)
@@ -514,7 +566,12 @@ subagent_isolation_context_get_backend_data (SubagentIsolationContext *self)
  * subagent_isolation_context_is_cleaned_up:
  * @self: a #SubagentIsolationContext
  *
+ * Checks whether %TRUE once subagent_isolation_context_cleanup() has
+ * finished.
+ *
  * Returns: %TRUE once subagent_isolation_context_cleanup() has finished
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_isolation_context_is_cleaned_up (SubagentIsolationContext *self)

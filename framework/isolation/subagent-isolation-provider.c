@@ -467,7 +467,11 @@ subagent_shared_isolation_init (SubagentSharedIsolation *self)
 /**
  * subagent_shared_isolation_new:
  *
+ * Creates a new #SubagentSharedIsolation.
+ *
  * Returns: (transfer full): the built-in `shared` isolation provider
+ *
+ * Since: 0.2
  */
 SubagentIsolationProvider *
 subagent_shared_isolation_new (void)

@@ -264,7 +264,11 @@ subagent_isolation_request_new (const char *parent_root,
  * subagent_isolation_request_get_parent_root:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the parent's workspace root.
+ *
  * Returns: (nullable): the parent's workspace root
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_parent_root (SubagentIsolationRequest *self)
@@ -277,7 +281,11 @@ subagent_isolation_request_get_parent_root (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_isolation:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the isolation mode, as given.
+ *
  * Returns: (nullable): the isolation mode, as given
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_isolation (SubagentIsolationRequest *self)
@@ -290,7 +298,11 @@ subagent_isolation_request_get_isolation (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_session_key:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the session key.
+ *
  * Returns: (nullable): the session key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_session_key (SubagentIsolationRequest *self)
@@ -303,7 +315,11 @@ subagent_isolation_request_get_session_key (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_parent_run_id:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the parent run's id.
+ *
  * Returns: (nullable): the parent run's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_parent_run_id (SubagentIsolationRequest *self)
@@ -316,7 +332,11 @@ subagent_isolation_request_get_parent_run_id (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_def_name:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the child definition's name.
+ *
  * Returns: (nullable): the child definition's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_def_name (SubagentIsolationRequest *self)
@@ -329,7 +349,11 @@ subagent_isolation_request_get_def_name (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_cpu_quota:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the CPU quota in cores, 0 for none.
+ *
  * Returns: the CPU quota in cores, 0 for none
+ *
+ * Since: 0.2
  */
 double
 subagent_isolation_request_get_cpu_quota (SubagentIsolationRequest *self)
@@ -342,7 +366,11 @@ subagent_isolation_request_get_cpu_quota (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_memory_limit:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the memory limit, %NULL for none.
+ *
  * Returns: (nullable): the memory limit, %NULL for none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_memory_limit (SubagentIsolationRequest *self)
@@ -355,7 +383,11 @@ subagent_isolation_request_get_memory_limit (SubagentIsolationRequest *self)
  * subagent_isolation_request_get_options:
  * @self: a #SubagentIsolationRequest
  *
+ * Gets the sealed backend options object, possibly empty.
+ *
  * Returns: (transfer none): the sealed backend options object, possibly empty
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_isolation_request_get_options (SubagentIsolationRequest *self)
@@ -381,7 +413,11 @@ option_value (SubagentIsolationRequest *self,
  * @key: the option's name
  * @default_value: (nullable): what to return when the option is absent or not a string
  *
+ * Gets the option's string value, or @default_value.
+ *
  * Returns: (nullable): the option's string value, or @default_value
+ *
+ * Since: 0.2
  */
 const char *
 subagent_isolation_request_get_option_string (SubagentIsolationRequest *self,
@@ -405,7 +441,11 @@ subagent_isolation_request_get_option_string (SubagentIsolationRequest *self,
  * @key: the option's name
  * @default_value: what to return when the option is absent or not a boolean
  *
+ * Gets the option's boolean value, or @default_value.
+ *
  * Returns: the option's boolean value, or @default_value
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_isolation_request_get_option_boolean (SubagentIsolationRequest *self,

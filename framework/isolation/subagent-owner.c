@@ -15,6 +15,7 @@
 #include "subagent-error.h"
 #include "subagent.h"
 #include "subagent-owner.h"
+#include "subagent-state-path-private.h"
 
 /**
  * SECTION:subagent-owner
@@ -154,8 +155,12 @@ subagent_owner_get_process_start_time (GPid      pid,
  * @root: the workspace root
  * @session_key: a session key (`[A-Za-z0-9_-]`)
  *
+ * Gets the path of the owner record of @session_key in @root.
+ *
  * Returns: (transfer full) (nullable): `<root>/.subagent/owners/<session_key>.json`,
  *   or %NULL if @session_key is not a valid key
+ *
+ * Since: 0.2
  */
 char *
 subagent_owner_record_path (const char *root,
@@ -288,11 +293,11 @@ subagent_owner_record_save (const char  *root,
 
   path = subagent_owner_record_path (root, session_key);
   dir = g_path_get_dirname (path);
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  /* Never through a symbolic link planted as .subagent or owners/. */
+  if (!_subagent_state_dir_ensure (dir, 0755, &local_error))
     {
-      int saved = errno;
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                   "Could not create %s for owner record %s: %s", dir, session_key, g_strerror (saved));
+                   "Could not write owner record %s: %s", session_key, local_error->message);
       return FALSE;
     }
   if (!g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))
@@ -354,7 +359,7 @@ load_record_file (const char  *path,
       return NULL;
     }
   if (!g_file_get_contents (path, &contents, &length, &local_error) ||
-      !json_parser_load_from_data (parser, contents, length, &local_error))
+      !subagent_json_parser_load_bounded (parser, contents, length, &local_error))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
                    "Could not read owner record %s: %s", path, local_error->message);
@@ -388,7 +393,12 @@ bad:
  * @session_key: the session key
  * @error: return location for a #GError (%SUBAGENT_ERROR_NOT_FOUND if there is none)
  *
+ * Loads the owner record of @session_key in @root: the process that owns the
+ * workspace, and what to remove once it is gone.
+ *
  * Returns: (transfer full) (nullable): the record
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_owner_record_load (const char  *root,
@@ -596,6 +606,8 @@ subagent_owner_marker_matches (const char *dir,
                                const char *session_key)
 {
   g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  gsize length = 0;
   g_autoptr(JsonParser) parser = json_parser_new ();
   JsonNode *root;
 
@@ -603,7 +615,8 @@ subagent_owner_marker_matches (const char *dir,
   g_return_val_if_fail (marker_name != NULL, FALSE);
 
   path = g_build_filename (dir, marker_name, NULL);
-  if (!json_parser_load_from_file (parser, path, NULL))
+  if (!g_file_get_contents (path, &contents, &length, NULL) ||
+      !subagent_json_parser_load_bounded (parser, contents, (gssize) length, NULL))
     return FALSE;
   root = json_parser_get_root (parser);
   return root != NULL && JSON_NODE_HOLDS_OBJECT (root) &&

@@ -59,7 +59,12 @@ static const char * const strategy_names[] = {
  * subagent_copy_strategy_to_string:
  * @strategy: a #SubagentCopyStrategy
  *
+ * Gets the name of @strategy, as written in files, JSON and on the command
+ * line.
+ *
  * Returns: (transfer none): the strategy's name: `auto`, `reflink` or `copy`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_copy_strategy_to_string (SubagentCopyStrategy strategy)
@@ -73,7 +78,12 @@ subagent_copy_strategy_to_string (SubagentCopyStrategy strategy)
  * @text: (nullable): a strategy name; %NULL or empty means `auto`
  * @out_strategy: (out): the parsed strategy
  *
+ * Parses the name of a value, as written by
+ * subagent_copy_strategy_to_string().
+ *
  * Returns: %TRUE if @text names a strategy
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_copy_strategy_from_string (const char           *text,
@@ -211,7 +221,11 @@ subagent_tree_copy_async (const char           *source,
  * @out_used: (out) (optional): the strategy actually used
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_tree_copy_async().
+ *
  * Returns: %TRUE if the whole tree was copied
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_tree_copy_finish (GAsyncResult         *result,

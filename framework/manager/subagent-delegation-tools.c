@@ -86,6 +86,26 @@ add_shared_properties (JsonObject         *properties,
   json_object_set_object_member (properties, "isolation", isolation_schema (modes));
 }
 
+/* Reference 001's skill inputs (subagent, subagent_<name>, subagent_batch
+ * and its items). */
+static void
+add_skill_properties (JsonObject *properties)
+{
+  JsonObject *risk = typed ("string", "How risky the skill is; picks the sandbox when isolation is auto "
+                                      "(default: the skill's own risk)");
+  JsonArray *levels = json_array_new ();
+
+  json_object_set_object_member (properties, "skill_path",
+                                 typed ("string", "A skill to run: a folder with SKILL.md (or the file), "
+                                                  "inside the workspace"));
+  json_array_add_string_element (levels, "low");
+  json_array_add_string_element (levels, "medium");
+  json_array_add_string_element (levels, "high");
+  json_array_add_string_element (levels, "critical");
+  json_object_set_array_member (risk, "enum", levels);
+  json_object_set_object_member (properties, "skill_risk_level", risk);
+}
+
 static JsonObject *
 task_schema (const char *description)
 {
@@ -118,6 +138,7 @@ single_schema (const char * const *modes)
 
   json_object_set_object_member (properties, "task", task_schema ("What the subagent should do, with the context it needs"));
   add_shared_properties (properties, modes);
+  add_skill_properties (properties);
   return object_schema (properties, (const char * const []) { "task", NULL });
 }
 
@@ -133,10 +154,12 @@ batch_schema (const char * const *modes)
   json_object_set_string_member (def_name, "pattern", "^[A-Za-z0-9_-]+$");
   json_object_set_object_member (item_properties, "def_name", def_name);
   add_shared_properties (item_properties, modes);
+  add_skill_properties (item_properties);
   json_object_set_int_member (tasks, "minItems", 1);
   json_object_set_object_member (tasks, "items", object_schema (item_properties, (const char * const []) { "task", NULL }));
   json_object_set_object_member (properties, "tasks", tasks);
   add_shared_properties (properties, modes);
+  add_skill_properties (properties);
   return object_schema (properties, (const char * const []) { "tasks", NULL });
 }
 
@@ -221,6 +244,28 @@ read_shared (SubagentSupervisor  *self,
         return invalid_arguments (error, tool, "%s", mode_error->message);
       subagent_run_options_set_isolation (options, json_node_get_string (node));
     }
+  if (json_object_has_member (arguments, "skill_path") &&
+      !JSON_NODE_HOLDS_NULL (json_object_get_member (arguments, "skill_path")))
+    {
+      JsonNode *node = json_object_get_member (arguments, "skill_path");
+
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING ||
+          *json_node_get_string (node) == '\0')
+        return invalid_arguments (error, tool, "“skill_path” must be the path of a skill folder or SKILL.md");
+      subagent_run_options_set_skill_path (options, json_node_get_string (node));
+    }
+  if (json_object_has_member (arguments, "skill_risk_level") &&
+      !JSON_NODE_HOLDS_NULL (json_object_get_member (arguments, "skill_risk_level")))
+    {
+      JsonNode *node = json_object_get_member (arguments, "skill_risk_level");
+      SubagentRiskLevel level;
+
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING ||
+          !subagent_risk_level_from_string (json_node_get_string (node), &level) ||
+          level == SUBAGENT_RISK_LEVEL_NONE)
+        return invalid_arguments (error, tool, "“skill_risk_level” must be low, medium, high or critical");
+      subagent_run_options_set_risk_level (options, level);
+    }
   return TRUE;
 }
 
@@ -255,6 +300,10 @@ with_defaults (SubagentRunOptions *item,
     subagent_run_options_set_max_tool_calls (merged, subagent_run_options_get_max_tool_calls (shared));
   if (subagent_run_options_get_isolation (merged) == NULL)
     subagent_run_options_set_isolation (merged, subagent_run_options_get_isolation (shared));
+  if (subagent_run_options_get_skill_path (merged) == NULL)
+    subagent_run_options_set_skill_path (merged, subagent_run_options_get_skill_path (shared));
+  if (subagent_run_options_get_risk_level (merged) == SUBAGENT_RISK_LEVEL_NONE)
+    subagent_run_options_set_risk_level (merged, subagent_run_options_get_risk_level (shared));
   return merged;
 }
 
@@ -353,7 +402,8 @@ run_single (SubagentSupervisor *self,
             GCancellable  *cancellable,
             GError       **error)
 {
-  static const char * const allowed[] = { "task", "max_iterations", "max_tool_calls", "isolation", NULL };
+  static const char * const allowed[] = { "task", "max_iterations", "max_tool_calls", "isolation",
+                                          "skill_path", "skill_risk_level", NULL };
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(SubagentRunResult) result = NULL;
   g_autofree char *run_id = NULL;
@@ -385,7 +435,8 @@ run_batch (SubagentSupervisor *self,
            GCancellable  *cancellable,
            GError       **error)
 {
-  static const char * const allowed[] = { "tasks", "max_iterations", "max_tool_calls", "isolation", NULL };
+  static const char * const allowed[] = { "tasks", "max_iterations", "max_tool_calls", "isolation",
+                                          "skill_path", "skill_risk_level", NULL };
   g_autoptr(SubagentRunOptions) shared = subagent_run_options_new ();
   g_autoptr(GPtrArray) parsed = NULL;
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);

@@ -15,8 +15,29 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_TOOL_SUBAGENT:
+ *
+ * The name of the delegation tool that starts one child.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_TOOL_SUBAGENT "subagent"
+/**
+ * SUBAGENT_TOOL_SUBAGENT_BATCH:
+ *
+ * The name of the delegation tool that starts a batch of children.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_TOOL_SUBAGENT_BATCH "subagent_batch"
+/**
+ * SUBAGENT_TOOL_TEAM:
+ *
+ * The name of the delegation tool that runs a team.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_TOOL_TEAM "team"
 
 SUBAGENT_AVAILABLE_IN_ALL

@@ -3,6 +3,7 @@
  * One queue per parent run (the manager's run id), made the first time a
  * child that could ask starts: from the host's sink, or from the one
  * config.yaml names (`approvals.sink`: `file` → the approval-file plugin,
+ * `postgres` → approval-postgres, any other → the plugin providing it,
  * `memory` → the built-in sink, `none` → no queue, children unattended).
  * Making it loads a plugin and reads the store, so it runs in a worker
  * thread and only when needed: a host whose children never ask maps no

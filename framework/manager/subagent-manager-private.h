@@ -83,6 +83,58 @@ typedef struct {
   SubagentIsolationContext *kept_context;  /* the workspace kept for follow-ups */
 } SubagentRunHooks;
 
+/* The provider of a backend: the plugin config.yaml pins for it, or
+ * whichever plugin provides it (may load a module). */
+SubagentIsolationProvider *_subagent_manager_isolation_provider_for (SubagentManager  *self,
+                                                                     const char       *backend,
+                                                                     GError          **error) G_GNUC_INTERNAL;
+
+/* subagent-manager-routing.c: the risk policy's choice for @level: the
+ * first backend of its list that is installed and available. *out_note
+ * says which and why ("medium risk: docker unavailable (…), used
+ * directory-snapshot"). Blocks (loads plugins, asks engines). NULL with
+ * @error when none is (or, strict, when the first is not). */
+char *_subagent_manager_route (SubagentManager    *self,
+                               SubagentRiskLevel   level,
+                               char              **out_note,
+                               GError            **error) G_GNUC_INTERNAL;
+
+/* The run's skill (loaded from options' skill path, refused outside the
+ * root) and its risk: the caller's, else the skill's, else medium for a
+ * skill that names none. */
+gboolean _subagent_manager_resolve_skill (SubagentManager     *self,
+                                          SubagentRunOptions  *options,
+                                          SubagentSkill      **out_skill,
+                                          SubagentRiskLevel   *out_risk,
+                                          GError             **error) G_GNUC_INTERNAL;
+
+/* _subagent_manager_route() in a worker thread. */
+void  _subagent_manager_route_async  (SubagentManager     *self,
+                                      SubagentRiskLevel    level,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data) G_GNUC_INTERNAL;
+char *_subagent_manager_route_finish (SubagentManager     *self,
+                                      GAsyncResult        *result,
+                                      char               **out_note,
+                                      GError             **error) G_GNUC_INTERNAL;
+
+/* Applies the routed @level's limits to a run on @backend, as ceilings
+ * (what the run asked for stays when tighter); the policy's pids, network
+ * and confinement go into @isolation_options only when @backend's plugin
+ * declares those options. Returns the level's permission ceiling. */
+SubagentPermissionMode _subagent_manager_apply_risk_limits (SubagentManager    *self,
+                                                            const char         *backend,
+                                                            SubagentRiskLevel   level,
+                                                            double             *cpu_quota,
+                                                            char              **memory_limit,
+                                                            JsonObject         *isolation_options) G_GNUC_INTERNAL;
+
+/* Whether docker-notation memory limit @a ("512m") is below @b; an
+ * unparsable one counts as no limit. */
+gboolean _subagent_memory_limit_is_below (const char *a,
+                                          const char *b) G_GNUC_INTERNAL;
+
 void _subagent_manager_run_hooked_async (SubagentManager     *self,
                                          const char          *task,
                                          SubagentRunOptions  *options,

@@ -7,8 +7,13 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "subagent.h"
+#include "subagent-json-private.h"
 #include "subagent-manager-private.h"
+#include "subagent-def-private.h"
+#include "subagent-supervisor-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -41,6 +46,7 @@ typedef struct {
   char *session_key;
   char *isolation;
   guint depth;
+  guint max_depth_ceiling;       /* inherited from further up; 0: none */
   gint batch_index;
   guint max_iterations;
   guint max_tool_calls;
@@ -59,6 +65,13 @@ typedef struct {
   SubagentApprovalHandler *approval_handler;  /* the child's route, on its run context */
   SubagentRunner *runner;                     /* what runs this child (select_runner) */
   JsonObject *model;                          /* the model's settings, for a model runner */
+  SubagentRunOptions *options;  /* a copy; NULL when none were given */
+
+  /* Skills and risk routing (issue 19). */
+  SubagentSkill *skill;
+  SubagentRiskLevel risk;
+  char *routing;                        /* how auto chose, for message, lineage, audit */
+  SubagentPermissionMode ceiling;       /* the risk level's; INHERIT: none */
 } RunState;
 
 static void
@@ -82,6 +95,9 @@ run_state_free (RunState *state)
   g_clear_object (&state->approval_handler);
   g_clear_object (&state->runner);
   g_clear_pointer (&state->model, json_object_unref);
+  g_clear_object (&state->options);
+  g_clear_object (&state->skill);
+  g_free (state->routing);
   g_free (state);
 }
 
@@ -101,8 +117,41 @@ lineage_for (RunState *state)
   const char *worktree = state->context ? subagent_isolation_context_get_worktree_path (state->context) : NULL;
   const char *container = state->context ? subagent_isolation_context_get_container_path (state->context) : NULL;
 
-  return subagent_lineage_new (state->parent_run_id, subagent_def_get_name (state->def), state->depth + 1,
-                               state->isolation, state->batch_index, worktree, container);
+  return g_object_new (SUBAGENT_TYPE_LINEAGE,
+                       "parent-run-id", state->parent_run_id,
+                       "def-name", subagent_def_get_name (state->def),
+                       "depth", state->depth + 1,
+                       "isolation", state->isolation,
+                       "batch-index", state->batch_index,
+                       "worktree-path", worktree,
+                       "container-path", container,
+                       "routing", state->routing,
+                       NULL);
+}
+
+/* The file of a definition named @name that the catalog skipped with an
+ * error, so that "unknown" is not said of a file the user can see. The
+ * name of a skipped file is its base name: its `name:` did not parse. */
+static const char *
+skipped_file_for (SubagentCatalog *catalog,
+                  const char      *name)
+{
+  GPtrArray *diagnostics = subagent_catalog_get_diagnostics (catalog);
+
+  for (guint i = 0; diagnostics != NULL && i < diagnostics->len; i++)
+    {
+      const SubagentDiagnostic *diagnostic = diagnostics->pdata[i];
+      const char *file = subagent_diagnostic_get_file (diagnostic);
+      g_autofree char *base = file ? g_path_get_basename (file) : NULL;
+      char *dot = base ? strrchr (base, '.') : NULL;
+
+      if (subagent_diagnostic_get_severity (diagnostic) != SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR || dot == NULL)
+        continue;
+      *dot = '\0';
+      if (g_str_equal (base, name))
+        return file;
+    }
+  return NULL;
 }
 
 /* The definition to run: a named one, or the default; a command override
@@ -114,6 +163,8 @@ resolve_def (SubagentManager     *self,
 {
   const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
   const char * const *command = options ? subagent_run_options_get_command (options) : NULL;
+  gboolean interactive = options != NULL && subagent_run_options_get_interactive (options);
+  SubagentDef *copy;
   g_autoptr(SubagentDef) def = NULL;
   g_autoptr(JsonObject) object = NULL;
   g_autoptr(JsonArray) argv = NULL;
@@ -121,6 +172,15 @@ resolve_def (SubagentManager     *self,
   if (name != NULL && *name != '\0')
     {
       SubagentDef *found = subagent_catalog_lookup (self->catalog, name);
+      const char *skipped = found ? NULL : skipped_file_for (self->catalog, name);
+
+      if (skipped != NULL)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "Subagent definition “%s” in %s was skipped because it does not parse: "
+                       "`subagentctl defs --check` shows why", name, skipped);
+          return NULL;
+        }
       if (found == NULL)
         {
           g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_NOT_FOUND,
@@ -133,15 +193,29 @@ resolve_def (SubagentManager     *self,
   else
     def = subagent_def_new ("default");
 
-  if (command == NULL || command[0] == NULL)
+  if ((command == NULL || command[0] == NULL) &&
+      !(interactive && !subagent_def_get_interactive (def)))
     return g_steal_pointer (&def);
 
   object = subagent_def_to_json (def);
-  argv = json_array_new ();
-  for (guint i = 0; command[i] != NULL; i++)
-    json_array_add_string_element (argv, command[i]);
-  json_object_set_array_member (object, "command", g_steal_pointer (&argv));
-  return subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (command != NULL && command[0] != NULL)
+    {
+      argv = json_array_new ();
+      for (guint i = 0; command[i] != NULL; i++)
+        json_array_add_string_element (argv, command[i]);
+      json_object_set_array_member (object, "command", g_steal_pointer (&argv));
+    }
+  if (interactive)
+    json_object_set_boolean_member (object, "interactive", TRUE);
+  copy = subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
+  if (copy != NULL)
+    {
+      gboolean iterations_unset, tool_calls_unset;
+
+      _subagent_def_get_limits_unset (def, &iterations_unset, &tool_calls_unset);
+      _subagent_def_set_limits_unset (copy, iterations_unset, tool_calls_unset);
+    }
+  return copy;
 }
 
 /* The config.yaml section of the plugin that serves @backend (the pinned
@@ -191,10 +265,10 @@ merged_isolation_options (SubagentManager    *self,
 /* The backend's provider: made from the plugin config.yaml pins for it, or
  * whichever plugin provides it (shared is built in and maps no module), and
  * configured for this workspace once; later runs reuse it. */
-static SubagentIsolationProvider *
-isolation_provider_for (SubagentManager  *self,
-                        const char       *backend,
-                        GError          **error)
+SubagentIsolationProvider *
+_subagent_manager_isolation_provider_for (SubagentManager  *self,
+                                          const char       *backend,
+                                          GError          **error)
 {
   SubagentIsolationProvider *provider;
   g_autoptr(GObject) created = NULL;
@@ -348,6 +422,8 @@ select_runner (RunState            *state,
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_with_isolation (GTask *task);
+static void run_routed (GObject *source, GAsyncResult *result, gpointer user_data);
 static void run_route_approvals (GTask *task);
 static void run_start (GTask *task);
 static void run_finished (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -389,8 +465,6 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
 {
   g_autoptr(GTask) task = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentIsolationProvider) provider = NULL;
-  g_autoptr(SubagentIsolationRequest) request = NULL;
   RunState *state;
   const char *requested;
   gboolean deprecated = FALSE;
@@ -418,6 +492,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->hooks = hooks;
   state->run_id = (hooks && hooks->run_id) ? g_strdup (hooks->run_id) : _subagent_manager_new_run_id ();
   state->depth = options ? subagent_run_options_get_depth (options) : 0;
+  state->max_depth_ceiling = options ? subagent_run_options_get_max_depth (options) : 0;
   state->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
   state->parent_run_id = g_strdup (options && subagent_run_options_get_parent_run_id (options)
                                    ? subagent_run_options_get_parent_run_id (options) : self->run_id);
@@ -425,7 +500,23 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->def = resolve_def (self, options, &error);
   if (state->def == NULL)
     {
+      const char *name = options ? subagent_run_options_get_def_name (options) : NULL;
+      const char *isolation = options ? subagent_run_options_get_isolation (options) : NULL;
+
+      /* Every key of the error shape, the lineage included: what the
+       * child would have been is known even when its definition is not. */
+      state->isolation = g_strdup (isolation && *isolation ? isolation : SUBAGENT_ISOLATION_SHARED);
+      state->lineage = subagent_lineage_new (state->parent_run_id, name && *name ? name : "default",
+                                             state->depth + 1, state->isolation, state->batch_index, NULL, NULL);
+      return_error_result (task, state, error->message);
+      return;
+    }
+  state->options = options ? _subagent_run_options_copy (options) : NULL;
+
+  if (!_subagent_manager_resolve_skill (self, options, &state->skill, &state->risk, &error))
+    {
       state->isolation = g_strdup (SUBAGENT_ISOLATION_SHARED);
+      state->lineage = lineage_for (state);
       return_error_result (task, state, error->message);
       return;
     }
@@ -440,6 +531,14 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->isolation = g_strdup (subagent_plugin_registry_resolve_isolation (self->plugins, requested, &deprecated, &error));
   if (deprecated)
     subagent_isolation_warn_deprecated_alias (requested, state->isolation);
+  if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO) &&
+      state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    {
+      /* With a skill or a risk level, auto follows the risk policy, which
+       * probes backends (an engine may be slow to answer): in a thread. */
+      _subagent_manager_route_async (self, state->risk, cancellable, run_routed, g_steal_pointer (&task));
+      return;
+    }
   if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
     {
       g_free (state->isolation);
@@ -454,6 +553,50 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* The policy chose (or refused): apply its limits, then go on. */
+static void
+run_routed (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *note = NULL;
+  g_autofree char *backend = _subagent_manager_route_finish (SUBAGENT_MANAGER (source), result, &note, &error);
+
+  if (backend == NULL)
+    {
+      g_free (state->isolation);
+      state->isolation = g_strdup (SUBAGENT_ISOLATION_AUTO);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
+    }
+  g_free (state->isolation);
+  state->isolation = g_steal_pointer (&backend);
+  state->routing = g_steal_pointer (&note);
+  run_with_isolation (g_steal_pointer (&task));
+}
+
+/* From the depth guard on, once the backend is known. */
+static void
+run_with_isolation (GTask *task_in)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+  SubagentManager *self = state->manager;
+  SubagentRunOptions *options = state->options;
+  SubagentRunHooks *hooks = state->hooks;
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentIsolationProvider) provider = NULL;
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+  gboolean iterations_unset, tool_calls_unset;
+
   state->lineage = lineage_for (state);
 
   /* Depth guard: the parent at depth D may start a child only while D < max_depth. */
@@ -463,6 +606,15 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
         g_strdup_printf ("Subagent “%s” cannot start at depth %u: its max_depth is %u",
                          subagent_def_get_name (state->def), state->depth + 1,
                          subagent_def_get_max_depth (state->def));
+      return_error_result (task, state, message);
+      return;
+    }
+  /* A limit from further up (a child's SUBAGENT_MAX_DEPTH) holds as well. */
+  if (state->max_depth_ceiling > 0 && state->depth >= state->max_depth_ceiling)
+    {
+      g_autofree char *message =
+        g_strdup_printf ("Subagent “%s” cannot start at depth %u: the run it nests in allows depth %u at most",
+                         subagent_def_get_name (state->def), state->depth + 1, state->max_depth_ceiling);
       return_error_result (task, state, message);
       return;
     }
@@ -480,10 +632,13 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   }
 
 #define PICK(opt, def_value) ((opt) != 0 ? (opt) : (def_value))
+  _subagent_def_get_limits_unset (state->def, &iterations_unset, &tool_calls_unset);
   state->max_iterations = PICK (options ? subagent_run_options_get_max_iterations (options) : 0,
-                                subagent_def_get_max_iterations (state->def));
+                                iterations_unset ? subagent_config_get_default_max_iterations (self->config)
+                                                 : subagent_def_get_max_iterations (state->def));
   state->max_tool_calls = PICK (options ? subagent_run_options_get_max_tool_calls (options) : 0,
-                                subagent_def_get_max_tool_calls (state->def));
+                                tool_calls_unset ? subagent_config_get_default_max_tool_calls (self->config)
+                                                 : subagent_def_get_max_tool_calls (state->def));
   state->timeout_seconds = PICK (options ? subagent_run_options_get_timeout_seconds (options) : 0,
                                  PICK (subagent_def_get_timeout_seconds (state->def),
                                        subagent_config_get_runner_timeout (self->config)));
@@ -498,6 +653,9 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   state->isolation_options = merged_isolation_options (self, state->isolation, options);
   if (subagent_def_get_network (state->def) != NULL && !json_object_has_member (state->isolation_options, "network"))
     json_object_set_string_member (state->isolation_options, "network", subagent_def_get_network (state->def));
+  if (state->routing != NULL)
+    state->ceiling = _subagent_manager_apply_risk_limits (self, state->isolation, state->risk, &state->cpu_quota,
+                                                          &state->memory_limit, state->isolation_options);
 
   /* A follow-up runs in the workspace its session kept. */
   if (hooks != NULL && hooks->reuse_context != NULL)
@@ -508,7 +666,7 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
     }
 
   /* Isolation before any child runs; a failure returns without launching. */
-  provider = isolation_provider_for (self, state->isolation, &error);
+  provider = _subagent_manager_isolation_provider_for (self, state->isolation, &error);
   if (provider == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -538,6 +696,18 @@ run_prepared (GObject      *source,
   g_autoptr(GError) error = NULL;
 
   state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+  if (state->context == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* Cancelled while its workspace was being made: the child never ran. */
+      g_autofree char *message = g_strdup_printf ("Cancelled while its %s workspace was being prepared; it never ran",
+                                                  state->isolation);
+
+      g_task_return_pointer (task, subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, state->run_id, 0, 0, 0.0, "",
+                                                            state->lineage, NULL, message,
+                                                            SUBAGENT_STOP_REASON_CANCELLED, NULL),
+                             g_object_unref);
+      return;
+    }
   if (state->context == NULL)
     {
       g_autofree char *message = g_strdup_printf ("Cannot prepare %s isolation: %s", state->isolation, error->message);
@@ -547,11 +717,54 @@ run_prepared (GObject      *source,
   run_route_approvals (g_steal_pointer (&task));
 }
 
+/* The values of every `secret-file` option (see #SubagentPluginOption) set
+ * in a plugin's section of config.yaml, as absolute paths. The framework
+ * names no plugin option: plugins declare which of theirs are secret. */
+static GStrv
+secret_files (SubagentManager *self)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  g_autoptr(GPtrArray) plugins = subagent_plugin_registry_list_plugins (self->plugins);
+
+  for (guint i = 0; plugins != NULL && i < plugins->len; i++)
+    {
+      SubagentPluginInfo *info = plugins->pdata[i];
+      JsonObject *section = subagent_config_get_section (self->config, subagent_plugin_info_get_section (info));
+      GPtrArray *options = subagent_plugin_info_get_options (info);
+
+      for (guint j = 0; section != NULL && options != NULL && j < options->len; j++)
+        {
+          SubagentPluginOption *option = options->pdata[j];
+          const char *value;
+
+          if (!g_str_equal (subagent_plugin_option_get_value_type (option), "secret-file"))
+            continue;
+          value = json_object_get_string_member_with_default (section, subagent_plugin_option_get_name (option), NULL);
+          if (value != NULL && *value != '\0')
+            {
+              g_autofree char *path = g_canonicalize_filename (value, self->root);
+
+              g_strv_builder_add (builder, path);
+            }
+        }
+    }
+  return g_strv_builder_end (builder);
+}
+
 static SubagentPermissionMode
 child_mode (RunState *state)
 {
-  return subagent_permission_mode_clamp (state->manager->permission_mode,
-                                         subagent_def_get_permission_mode (state->def));
+  SubagentPermissionMode mode = subagent_permission_mode_clamp (state->manager->permission_mode,
+                                                                subagent_def_get_permission_mode (state->def));
+
+  /* An isolated child never gets more than workspace-write: what it may do
+   * without asking stays inside its own workspace. */
+  if (g_strcmp0 (state->isolation, SUBAGENT_ISOLATION_SHARED) != 0 && mode > SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE)
+    mode = SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE;
+  /* The routed risk level's ceiling (critical: read-only). */
+  if (state->ceiling != SUBAGENT_PERMISSION_MODE_INHERIT)
+    mode = subagent_permission_mode_clamp (state->ceiling, mode);
+  return mode;
 }
 
 static void
@@ -623,6 +836,7 @@ run_start (GTask *task_in)
   GCancellable *cancellable;
   SubagentRunner *runner;
   double max_cost;
+  g_auto(GStrv) hidden = NULL;
 
   g_clear_object (&state->lineage);
   state->lineage = lineage_for (state);
@@ -633,11 +847,23 @@ run_start (GTask *task_in)
   tools = SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (self->tools,
                                                                     subagent_def_get_tool_whitelist (state->def),
                                                                     subagent_def_get_disallowed_tools (state->def)));
+  /* A skill's allowed tools narrow further, never widen: a view of the view. */
+  if (state->skill != NULL && subagent_skill_get_allowed_tools (state->skill) != NULL)
+    {
+      SubagentToolRegistry *narrowed =
+        SUBAGENT_TOOL_REGISTRY (subagent_child_tool_registry_new (tools, subagent_skill_get_allowed_tools (state->skill), NULL));
+
+      g_object_unref (tools);
+      tools = narrowed;
+    }
   g_mutex_unlock (&self->lock);
   runner = g_object_ref (state->runner);
 
   mode = child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
+  /* Secret files (an approval key) that plugin sections of config.yaml
+   * name: a confined child may not read them. */
+  hidden = secret_files (self);
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);
@@ -672,6 +898,9 @@ run_start (GTask *task_in)
                           "model", state->model,
                           "transcript", (state->hooks != NULL && state->hooks->resume != NULL)
                                         ? subagent_session_get_transcript (state->hooks->resume) : NULL,
+                          "confinement", subagent_config_get_confinement (self->config),
+                          "hidden-paths", hidden,
+                          "skill", state->skill,
                           NULL);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
@@ -699,6 +928,7 @@ run_finished (GObject      *source,
 static SubagentReview *
 capture_review_of_context (const char                *root,
                            SubagentIsolationContext  *context,
+                           guint64                    max_file_size,
                            GError                   **error)
 {
   GVariant *data = subagent_isolation_context_get_backend_data (context);
@@ -708,32 +938,138 @@ capture_review_of_context (const char                *root,
   if (data != NULL)
     g_variant_lookup (data, "base-commit", "&s", &base_commit);
   if (base_commit != NULL)
-    return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                    NULL, base_commit, NULL,
-                                    subagent_isolation_context_get_child_root (context), NULL, error);
-  return subagent_review_capture (root, subagent_isolation_context_get_session_key (context),
-                                  parent_root, NULL, NULL,
-                                  subagent_isolation_context_get_child_root (context), NULL, error);
+    return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                         NULL, base_commit, NULL,
+                                         subagent_isolation_context_get_child_root (context),
+                                         max_file_size, NULL, error);
+  return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                       parent_root, NULL, NULL,
+                                       subagent_isolation_context_get_child_root (context),
+                                       max_file_size, NULL, error);
 }
 
+/* An isolation option given as true or "true" (a config file or --option). */
+static gboolean
+option_is_true (JsonObject *options,
+                const char *key)
+{
+  JsonNode *node = options ? json_object_get_member (options, key) : NULL;
+
+  if (node == NULL || !JSON_NODE_HOLDS_VALUE (node))
+    return FALSE;
+  if (json_node_get_value_type (node) == G_TYPE_BOOLEAN)
+    return json_node_get_boolean (node);
+  if (json_node_get_value_type (node) == G_TYPE_STRING)
+    return g_ascii_strcasecmp (json_node_get_string (node), "true") == 0;
+  return FALSE;
+}
+
+/* Whether @path (relative, as the review lists it) lies inside one of the
+ * definition's write_scope entries: a directory (and what is under it), a
+ * file, or a glob over the path or its last component ("*.md"). */
+static gboolean
+path_in_write_scope (const char * const *scope,
+                     const char         *path)
+{
+  const char *base = strrchr (path, '/');
+
+  base = base != NULL ? base + 1 : path;
+  for (guint i = 0; scope[i] != NULL; i++)
+    {
+      g_autofree char *entry = g_strdup (scope[i]);
+      gsize len;
+
+      while (g_str_has_prefix (entry, "./"))
+        memmove (entry, entry + 2, strlen (entry + 2) + 1);
+      len = strlen (entry);
+      while (len > 0 && entry[len - 1] == '/')
+        entry[--len] = '\0';
+      if (len == 0)
+        return TRUE;
+      if (strpbrk (entry, "*?") != NULL)
+        {
+          if (g_pattern_match_simple (entry, path) || g_pattern_match_simple (entry, base))
+            return TRUE;
+        }
+      else if (g_str_equal (path, entry) || (g_str_has_prefix (path, entry) && path[len] == '/'))
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* The review marks what the child changed outside its write_scope: a line
+ * `outside-write-scope<TAB>path` in the `.status` file, and the paths in
+ * the review object's `outside_write_scope`. The kernel enforces the scope
+ * for host children; this shows it for every backend. */
+static void
+mark_write_scope (RunState   *state,
+                  JsonObject *review)
+{
+  const char * const *scope = subagent_def_get_write_scope (state->def);
+  const char *status_path = json_object_get_string_member_with_default (review, "status_path", NULL);
+  g_autofree char *status = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GString) marks = g_string_new (NULL);
+  JsonArray *outside;
+
+  if (scope == NULL || status_path == NULL || !g_file_get_contents (status_path, &status, NULL, NULL))
+    return;
+  outside = json_array_new ();
+  lines = g_strsplit (status, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *tab = strchr (lines[i], '\t');
+      const char *path;
+
+      if (tab == NULL)
+        continue;
+      path = tab + 1;
+      /* A rename lists "old -> new": the new path is what was written. */
+      if (strstr (path, " -> ") != NULL)
+        path = strstr (path, " -> ") + 4;
+      if (!path_in_write_scope (scope, path))
+        {
+          g_string_append_printf (marks, "outside-write-scope\t%s\n", path);
+          json_array_add_string_element (outside, path);
+        }
+    }
+  json_object_set_array_member (review, "outside_write_scope", outside);
+  if (marks->len > 0)
+    {
+      g_autoptr(GString) updated = g_string_new (status);
+      g_autoptr(GError) error = NULL;
+
+      g_string_append (updated, marks->str);
+      if (!g_file_set_contents_full (status_path, updated->str, updated->len, G_FILE_SET_CONTENTS_CONSISTENT,
+                                     0644, &error))
+        g_warning ("Cannot mark the write_scope in %s: %s", status_path, error->message);
+    }
+}
+
+/* NULL with error set when the review could not be taken: the run then
+ * ends with an error result (what the child did cannot be shown), and its
+ * workspace is still cleaned up. */
 static JsonObject *
-capture_review (RunState *state)
+capture_review (RunState  *state,
+                GError   **error)
 {
   SubagentIsolationContext *context = state->context;
-  g_autoptr(GError) error = NULL;
   g_autoptr(SubagentReview) review = NULL;
 
   if (g_str_equal (subagent_isolation_context_get_parent_root (context),
                    subagent_isolation_context_get_child_root (context)))
     return NULL;  /* shared: the parent already sees every change */
 
-  review = capture_review_of_context (state->manager->root, context, &error);
+  review = capture_review_of_context (state->manager->root, context,
+                                      subagent_config_get_review_max_file_size (state->manager->config), error);
   if (review == NULL)
-    {
-      g_warning ("Cannot capture the review of subagent run %s: %s", state->run_id, error->message);
-      return NULL;
-    }
-  return subagent_review_to_json (review);
+    return NULL;
+  {
+    JsonObject *json = subagent_review_to_json (review);
+
+    mark_write_scope (state, json);
+    return json;
+  }
 }
 
 static void
@@ -755,8 +1091,16 @@ record_lineage (RunState          *state,
   json_object_set_string_member (fields, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
   json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
-  json_object_set_double_member (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  subagent_json_set_amount (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+  if (subagent_run_result_get_confinement (result) != NULL)
+    json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
   json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
+  if (state->risk != SUBAGENT_RISK_LEVEL_NONE)
+    json_object_set_string_member (fields, "risk_level", subagent_risk_level_to_string (state->risk));
+  if (state->skill != NULL)
+    json_object_set_string_member (fields, "skill", subagent_skill_get_relative_path (state->skill));
+  if (state->routing != NULL)
+    json_object_set_string_member (fields, "routing", state->routing);
   if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
     g_warning ("%s", error->message);
 }
@@ -828,6 +1172,7 @@ run_wrap_up (GTask        *task,
   RunState *state = task_data;
   g_autoptr(JsonObject) review = NULL;
   g_autoptr(SubagentRunResult) result = NULL;
+  g_autoptr(GError) review_error = NULL;
   gboolean separate = !g_str_equal (subagent_isolation_context_get_parent_root (state->context),
                                     subagent_isolation_context_get_child_root (state->context));
   gboolean keep = state->hooks != NULL && state->hooks->keep_workspace && state->outcome != NULL && separate;
@@ -842,7 +1187,11 @@ run_wrap_up (GTask        *task,
     }
 
   if (state->outcome != NULL)
-    review = capture_review (state);
+    review = capture_review (state, &review_error);
+  /* A kept branch is what the user merges: name it next to the patch. */
+  if (review != NULL && subagent_isolation_context_get_branch (state->context) != NULL &&
+      option_is_true (state->isolation_options, "keep_branch"))
+    json_object_set_string_member (review, "branch", subagent_isolation_context_get_branch (state->context));
 
   /* Cleanup guarantee: whatever the child did — unless the supervisor keeps
    * the workspace for follow-ups, and then owns its cleanup. */
@@ -865,7 +1214,32 @@ run_wrap_up (GTask        *task,
       return;
     }
 
-  result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
+  if (review_error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Subagent run %s ended but its review could not be taken "
+                                                  "(the run counts as failed): %s",
+                                                  state->run_id, review_error->message);
+
+      g_debug ("%s", message);
+      result = subagent_run_result_new_error (message, state->lineage);
+    }
+  else if (state->routing != NULL)
+    {
+      /* The message says where auto routed the child, and why. */
+      const char *said = subagent_run_outcome_get_message (state->outcome);
+      g_autofree char *message = said && *said ? g_strdup_printf ("%s (isolation: %s)", said, state->routing)
+                                               : g_strdup_printf ("isolation: %s", state->routing);
+
+      result = subagent_run_result_new (subagent_run_outcome_get_status (state->outcome), state->run_id,
+                                        subagent_run_outcome_get_iterations (state->outcome),
+                                        subagent_run_outcome_get_tool_calls (state->outcome),
+                                        subagent_run_outcome_get_cost_cents (state->outcome),
+                                        subagent_run_outcome_get_final_answer (state->outcome),
+                                        state->lineage, review, message,
+                                        subagent_run_outcome_get_stop_reason (state->outcome), state->run_id);
+    }
+  else
+    result = subagent_run_result_new_from_outcome (state->run_id, state->outcome, state->lineage, review, state->run_id);
   record_lineage (state, result);
   keep_session (state, result, review, keep);
   g_task_return_pointer (task, g_steal_pointer (&result), g_object_unref);
@@ -877,9 +1251,13 @@ run_wrap_up (GTask        *task,
  * @result: the #GAsyncResult passed to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_manager_run_async().
+ *
  * Returns: (transfer full) (nullable): the run's result — also for runs that
  *   failed, were cancelled or could not start (status `error`); %NULL only
  *   for a caller's mistake such as an empty task
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_manager_run_finish (SubagentManager  *self,

@@ -355,7 +355,11 @@ subagent_manager_new (const char  *root,
  * subagent_manager_get_root:
  * @self: a #SubagentManager
  *
+ * Gets the workspace root (resolved).
+ *
  * Returns: (transfer none): the workspace root (resolved)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_manager_get_root (SubagentManager *self)
@@ -368,7 +372,11 @@ subagent_manager_get_root (SubagentManager *self)
  * subagent_manager_get_run_id:
  * @self: a #SubagentManager
  *
+ * Gets the parent's run id.
+ *
  * Returns: (transfer none): the parent's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_manager_get_run_id (SubagentManager *self)
@@ -381,7 +389,11 @@ subagent_manager_get_run_id (SubagentManager *self)
  * subagent_manager_get_config:
  * @self: a #SubagentManager
  *
+ * Gets the configuration.
+ *
  * Returns: (transfer none): the configuration
+ *
+ * Since: 0.2
  */
 SubagentConfig *
 subagent_manager_get_config (SubagentManager *self)
@@ -394,7 +406,11 @@ subagent_manager_get_config (SubagentManager *self)
  * subagent_manager_get_catalog:
  * @self: a #SubagentManager
  *
+ * Gets the definitions.
+ *
  * Returns: (transfer none): the definitions
+ *
+ * Since: 0.2
  */
 SubagentCatalog *
 subagent_manager_get_catalog (SubagentManager *self)
@@ -407,7 +423,11 @@ subagent_manager_get_catalog (SubagentManager *self)
  * subagent_manager_get_plugin_registry:
  * @self: a #SubagentManager
  *
+ * Gets the plugin registry.
+ *
  * Returns: (transfer none): the plugin registry
+ *
+ * Since: 0.2
  */
 SubagentPluginRegistry *
 subagent_manager_get_plugin_registry (SubagentManager *self)
@@ -420,7 +440,11 @@ subagent_manager_get_plugin_registry (SubagentManager *self)
  * subagent_manager_get_audit_log:
  * @self: a #SubagentManager
  *
+ * Gets the parent's audit log.
+ *
  * Returns: (transfer none): the parent's audit log
+ *
+ * Since: 0.2
  */
 SubagentAuditLog *
 subagent_manager_get_audit_log (SubagentManager *self)
@@ -433,7 +457,11 @@ subagent_manager_get_audit_log (SubagentManager *self)
  * subagent_manager_get_tools:
  * @self: a #SubagentManager
  *
+ * Gets the parent's tools.
+ *
  * Returns: (transfer none): the parent's tools
+ *
+ * Since: 0.2
  */
 SubagentToolRegistry *
 subagent_manager_get_tools (SubagentManager *self)
@@ -466,7 +494,11 @@ subagent_manager_set_tools (SubagentManager      *self,
  * subagent_manager_get_runner:
  * @self: a #SubagentManager
  *
+ * Gets what runs the children.
+ *
  * Returns: (transfer none): what runs the children
+ *
+ * Since: 0.2
  */
 SubagentRunner *
 subagent_manager_get_runner (SubagentManager *self)
@@ -503,7 +535,11 @@ subagent_manager_set_runner (SubagentManager *self,
  * subagent_manager_get_permission_mode:
  * @self: a #SubagentManager
  *
+ * Gets the parent's permission mode.
+ *
  * Returns: the parent's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_manager_get_permission_mode (SubagentManager *self)
@@ -594,7 +630,11 @@ subagent_manager_set_approval_queue (SubagentManager       *self,
  * subagent_manager_get_approval_sink:
  * @self: a #SubagentManager
  *
+ * Gets the host's approval sink, if it gave one.
+ *
  * Returns: (transfer none) (nullable): the host's approval sink, if it gave one
+ *
+ * Since: 0.2
  */
 SubagentApprovalSink *
 subagent_manager_get_approval_sink (SubagentManager *self)
@@ -640,7 +680,11 @@ subagent_manager_set_approval_sink (SubagentManager      *self,
  * subagent_manager_get_unattended:
  * @self: a #SubagentManager
  *
+ * Gets whether children's approval requests are denied at once.
+ *
  * Returns: whether children's approval requests are denied at once
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_manager_get_unattended (SubagentManager *self)
@@ -685,7 +729,11 @@ subagent_manager_set_unattended (SubagentManager *self,
  * @self: a #SubagentManager
  * @name: a definition name (any case; `-` and `_` alike)
  *
+ * Gets the definition.
+ *
  * Returns: (transfer none) (nullable): the definition
+ *
+ * Since: 0.2
  */
 SubagentDef *
 subagent_manager_get_def (SubagentManager *self,
@@ -699,7 +747,11 @@ subagent_manager_get_def (SubagentManager *self,
  * subagent_manager_list_defs:
  * @self: a #SubagentManager
  *
+ * Lists the definitions, sorted by name.
+ *
  * Returns: (transfer container) (element-type SubagentDef): the definitions, sorted by name
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_manager_list_defs (SubagentManager *self)
@@ -713,7 +765,11 @@ subagent_manager_list_defs (SubagentManager *self)
  * @self: a #SubagentManager
  * @run_id: a child's run id
  *
+ * Gets the child's session record.
+ *
  * Returns: (transfer full) (nullable): the child's session record
+ *
+ * Since: 0.2
  */
 SubagentSession *
 subagent_manager_get_session (SubagentManager *self,
@@ -735,7 +791,11 @@ subagent_manager_get_session (SubagentManager *self,
  * subagent_manager_list_sessions:
  * @self: a #SubagentManager
  *
+ * Lists the sessions of this manager's children.
+ *
  * Returns: (transfer container) (element-type SubagentSession): the sessions of this manager's children
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_manager_list_sessions (SubagentManager *self)

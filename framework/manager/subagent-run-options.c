@@ -23,6 +23,7 @@ struct _SubagentRunOptions
   char *def_name;
   char *parent_run_id;
   guint depth;
+  guint max_depth;
   char *isolation;
   guint max_iterations;
   guint max_tool_calls;
@@ -32,7 +33,10 @@ struct _SubagentRunOptions
   char *model;
   guint timeout_seconds;
   GStrv command;
+  gboolean interactive;
   JsonObject *isolation_options;
+  char *skill_path;
+  SubagentRiskLevel risk_level;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunOptions, subagent_run_options, G_TYPE_OBJECT)
@@ -47,6 +51,7 @@ subagent_run_options_finalize (GObject *object)
   g_free (self->isolation);
   g_free (self->memory_limit);
   g_free (self->model);
+  g_free (self->skill_path);
   g_strfreev (self->command);
   json_object_unref (self->isolation_options);
   G_OBJECT_CLASS (subagent_run_options_parent_class)->finalize (object);
@@ -68,7 +73,11 @@ subagent_run_options_init (SubagentRunOptions *self)
 /**
  * subagent_run_options_new:
  *
+ * Creates a new #SubagentRunOptions.
+ *
  * Returns: (transfer full): options that defer everything to the definition and configuration
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_run_options_new (void)
@@ -96,7 +105,11 @@ subagent_run_options_set_def_name (SubagentRunOptions *self,
  * subagent_run_options_get_def_name:
  * @self: a #SubagentRunOptions
  *
+ * Gets the definition to run; %NULL runs the default definition.
+ *
  * Returns: (transfer none) (nullable): the definition to run; %NULL runs the default definition
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_def_name (SubagentRunOptions *self)
@@ -125,7 +138,11 @@ subagent_run_options_set_parent_run_id (SubagentRunOptions *self,
  * subagent_run_options_get_parent_run_id:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's run id; %NULL takes the manager's.
+ *
  * Returns: (transfer none) (nullable): the parent's run id; %NULL takes the manager's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_parent_run_id (SubagentRunOptions *self)
@@ -153,13 +170,48 @@ subagent_run_options_set_depth (SubagentRunOptions *self,
  * subagent_run_options_get_depth:
  * @self: a #SubagentRunOptions
  *
+ * Gets the parent's depth: the child runs at @depth + 1.
+ *
  * Returns: the parent's depth: the child runs at @depth + 1
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_depth (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), 0);
   return self->depth;
+}
+
+/**
+ * subagent_run_options_set_max_depth:
+ * @self: a #SubagentRunOptions
+ * @max_depth: a ceiling on the definition's `max_depth`; 0 for none
+ *
+ * Sets a depth limit the run inherits from further up: a child runs only
+ * while the parent's depth is below both this and its definition's
+ * `max_depth`. `subagentctl run` takes it from `SUBAGENT_MAX_DEPTH`, so a
+ * child that runs `subagentctl` cannot nest past its own limit.
+ */
+void
+subagent_run_options_set_max_depth (SubagentRunOptions *self,
+                                    guint               max_depth)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  self->max_depth = max_depth;
+}
+
+/**
+ * subagent_run_options_get_max_depth:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: the inherited depth limit; 0 for none
+ */
+guint
+subagent_run_options_get_max_depth (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), 0);
+  return self->max_depth;
 }
 
 /**
@@ -182,7 +234,12 @@ subagent_run_options_set_isolation (SubagentRunOptions *self,
  * subagent_run_options_get_isolation:
  * @self: a #SubagentRunOptions
  *
+ * Gets the isolation mode; %NULL takes the definition's, then the
+ * configuration's.
+ *
  * Returns: (transfer none) (nullable): the isolation mode; %NULL takes the definition's, then the configuration's
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_isolation (SubagentRunOptions *self)
@@ -210,7 +267,11 @@ subagent_run_options_set_max_iterations (SubagentRunOptions *self,
  * subagent_run_options_get_max_iterations:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's iteration limit; 0 takes the definition's.
+ *
  * Returns: the child's iteration limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_iterations (SubagentRunOptions *self)
@@ -238,7 +299,11 @@ subagent_run_options_set_max_tool_calls (SubagentRunOptions *self,
  * subagent_run_options_get_max_tool_calls:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's tool-call limit; 0 takes the definition's.
+ *
  * Returns: the child's tool-call limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_tool_calls (SubagentRunOptions *self)
@@ -266,7 +331,11 @@ subagent_run_options_set_batch_index (SubagentRunOptions *self,
  * subagent_run_options_get_batch_index:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the child's index in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_run_options_get_batch_index (SubagentRunOptions *self)
@@ -294,7 +363,11 @@ subagent_run_options_set_cpu_quota (SubagentRunOptions *self,
  * subagent_run_options_get_cpu_quota:
  * @self: a #SubagentRunOptions
  *
+ * Gets CPUs the child may use (0: no limit; docker isolation).
+ *
  * Returns: CPUs the child may use (0: no limit; docker isolation)
+ *
+ * Since: 0.2
  */
 double
 subagent_run_options_get_cpu_quota (SubagentRunOptions *self)
@@ -323,7 +396,11 @@ subagent_run_options_set_memory_limit (SubagentRunOptions *self,
  * subagent_run_options_get_memory_limit:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's memory limit such as `64m` (docker isolation).
+ *
  * Returns: (transfer none) (nullable): the child's memory limit such as `64m` (docker isolation)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_options_get_memory_limit (SubagentRunOptions *self)
@@ -351,7 +428,11 @@ subagent_run_options_set_timeout_seconds (SubagentRunOptions *self,
  * subagent_run_options_get_timeout_seconds:
  * @self: a #SubagentRunOptions
  *
+ * Gets the child's wall-clock limit; 0 takes the definition's.
+ *
  * Returns: the child's wall-clock limit; 0 takes the definition's
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_timeout_seconds (SubagentRunOptions *self)
@@ -381,13 +462,53 @@ subagent_run_options_set_command (SubagentRunOptions *self,
  * subagent_run_options_get_command:
  * @self: a #SubagentRunOptions
  *
+ * Gets the command override.
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the command override
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_run_options_get_command (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return (const char * const *) self->command;
+}
+
+/**
+ * subagent_run_options_set_interactive:
+ * @self: a #SubagentRunOptions
+ * @interactive: whether the child speaks the approval protocol
+ *
+ * Runs the child as if its definition said `interactive: true`: its stdin
+ * stays open after the task so that approval verdicts reach it. %FALSE
+ * leaves the definition's setting.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_interactive (SubagentRunOptions *self,
+                                      gboolean            interactive)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  self->interactive = !!interactive;
+}
+
+/**
+ * subagent_run_options_get_interactive:
+ * @self: a #SubagentRunOptions
+ *
+ * Gets whether this run is made interactive over its definition.
+ *
+ * Returns: whether this run is made interactive over its definition
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_run_options_get_interactive (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), FALSE);
+  return self->interactive;
 }
 
 /**
@@ -416,13 +537,89 @@ subagent_run_options_set_isolation_option (SubagentRunOptions *self,
  * subagent_run_options_get_isolation_options:
  * @self: a #SubagentRunOptions
  *
+ * Gets the per-run backend options.
+ *
  * Returns: (transfer none): the per-run backend options
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_run_options_get_isolation_options (SubagentRunOptions *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
   return self->isolation_options;
+}
+
+/**
+ * subagent_run_options_set_skill_path:
+ * @self: a #SubagentRunOptions
+ * @skill_path: (nullable): the skill the child runs (reference 001's
+ *   `skill_path`): a folder holding `SKILL.md`, or such a file, inside the
+ *   workspace root (relative to it, or absolute)
+ *
+ * The child gets the skill's body after its definition's system prompt, the
+ * skill's `allowed-tools` narrow its tools, and `isolation: auto` follows
+ * the risk policy (see #SubagentRoutingPolicy). A skill outside the root
+ * or unreadable makes the run's result an error.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_skill_path (SubagentRunOptions *self,
+                                     const char         *skill_path)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  g_free (self->skill_path);
+  self->skill_path = g_strdup (skill_path);
+}
+
+/**
+ * subagent_run_options_get_skill_path:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: (transfer none) (nullable): the skill's path
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_run_options_get_skill_path (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), NULL);
+  return self->skill_path;
+}
+
+/**
+ * subagent_run_options_set_risk_level:
+ * @self: a #SubagentRunOptions
+ * @level: the run's risk (reference 001's `skill_risk_level`);
+ *   %SUBAGENT_RISK_LEVEL_NONE takes the skill's own
+ *
+ * The caller's level wins over the one the skill's front matter declares.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_options_set_risk_level (SubagentRunOptions *self,
+                                     SubagentRiskLevel   level)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_OPTIONS (self));
+  g_return_if_fail (level <= SUBAGENT_RISK_LEVEL_CRITICAL);
+  self->risk_level = level;
+}
+
+/**
+ * subagent_run_options_get_risk_level:
+ * @self: a #SubagentRunOptions
+ *
+ * Returns: the run's risk level, or %SUBAGENT_RISK_LEVEL_NONE
+ *
+ * Since: 0.2
+ */
+SubagentRiskLevel
+subagent_run_options_get_risk_level (SubagentRunOptions *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OPTIONS (self), SUBAGENT_RISK_LEVEL_NONE);
+  return self->risk_level;
 }
 
 /**

@@ -12,6 +12,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-types.h"
+
 G_BEGIN_DECLS
 
 #define SUBAGENT_TYPE_RUN_OPTIONS (subagent_run_options_get_type ())
@@ -33,6 +35,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_depth           (SubagentRunOptions *self, guint depth);
 SUBAGENT_AVAILABLE_IN_ALL
 guint       subagent_run_options_get_depth           (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_max_depth       (SubagentRunOptions *self, guint max_depth);
+SUBAGENT_AVAILABLE_IN_0_2
+guint       subagent_run_options_get_max_depth       (SubagentRunOptions *self);
 SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_isolation       (SubagentRunOptions *self, const char *isolation);
 SUBAGENT_AVAILABLE_IN_ALL
@@ -65,6 +71,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_command         (SubagentRunOptions *self, const char * const *command);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const *subagent_run_options_get_command (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_interactive     (SubagentRunOptions *self, gboolean interactive);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_run_options_get_interactive     (SubagentRunOptions *self);
 SUBAGENT_AVAILABLE_IN_ALL
 void        subagent_run_options_set_isolation_option (SubagentRunOptions *self, const char *key, JsonNode *value);
 SUBAGENT_AVAILABLE_IN_ALL
@@ -73,5 +83,13 @@ SUBAGENT_AVAILABLE_IN_0_2
 void        subagent_run_options_set_model           (SubagentRunOptions *self, const char *model);
 SUBAGENT_AVAILABLE_IN_0_2
 const char *subagent_run_options_get_model           (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_skill_path      (SubagentRunOptions *self, const char *skill_path);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_run_options_get_skill_path      (SubagentRunOptions *self);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_run_options_set_risk_level      (SubagentRunOptions *self, SubagentRiskLevel level);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentRiskLevel subagent_run_options_get_risk_level (SubagentRunOptions *self);
 
 G_END_DECLS

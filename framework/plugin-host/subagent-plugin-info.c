@@ -560,7 +560,11 @@ subagent_plugin_info_new_from_file (const char  *path,
  * subagent_plugin_info_get_name:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the plugin's name.
+ *
  * Returns: the plugin's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_name (SubagentPluginInfo *self)
@@ -573,7 +577,11 @@ subagent_plugin_info_get_name (SubagentPluginInfo *self)
  * subagent_plugin_info_get_descriptor_path:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the absolute path of the `.plugin` file.
+ *
  * Returns: the absolute path of the `.plugin` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_descriptor_path (SubagentPluginInfo *self)
@@ -586,7 +594,11 @@ subagent_plugin_info_get_descriptor_path (SubagentPluginInfo *self)
  * subagent_plugin_info_get_module_path:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the absolute path of the module file.
+ *
  * Returns: the absolute path of the module file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_module_path (SubagentPluginInfo *self)
@@ -599,7 +611,11 @@ subagent_plugin_info_get_module_path (SubagentPluginInfo *self)
  * subagent_plugin_info_get_interface_name:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the GType name of the interface the plugin implements.
+ *
  * Returns: the GType name of the interface the plugin implements
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_interface_name (SubagentPluginInfo *self)
@@ -612,7 +628,11 @@ subagent_plugin_info_get_interface_name (SubagentPluginInfo *self)
  * subagent_plugin_info_get_provides:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the backend names the plugin serves.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the backend names the plugin serves
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_provides (SubagentPluginInfo *self)
@@ -626,7 +646,12 @@ subagent_plugin_info_get_provides (SubagentPluginInfo *self)
  * @self: a #SubagentPluginInfo
  * @backend: a backend name
  *
+ * Checks whether the plugin provides @backend, from its descriptor alone
+ * (nothing is loaded).
+ *
  * Returns: whether the descriptor lists @backend in `Provides=`
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_info_provides (SubagentPluginInfo *self,
@@ -640,7 +665,11 @@ subagent_plugin_info_provides (SubagentPluginInfo *self,
  * subagent_plugin_info_get_abi_major:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the ABI major version the descriptor declares.
+ *
  * Returns: the ABI major version the descriptor declares
+ *
+ * Since: 0.2
  */
 guint
 subagent_plugin_info_get_abi_major (SubagentPluginInfo *self)
@@ -653,7 +682,11 @@ subagent_plugin_info_get_abi_major (SubagentPluginInfo *self)
  * subagent_plugin_info_get_abi_minor:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the ABI minor version the descriptor declares.
+ *
  * Returns: the ABI minor version the descriptor declares
+ *
+ * Since: 0.2
  */
 guint
 subagent_plugin_info_get_abi_minor (SubagentPluginInfo *self)
@@ -666,7 +699,11 @@ subagent_plugin_info_get_abi_minor (SubagentPluginInfo *self)
  * subagent_plugin_info_get_version:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the plugin's version, if the descriptor gives one.
+ *
  * Returns: (nullable): the plugin's version, if the descriptor gives one
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_version (SubagentPluginInfo *self)
@@ -679,7 +716,11 @@ subagent_plugin_info_get_version (SubagentPluginInfo *self)
  * subagent_plugin_info_get_description:
  * @self: a #SubagentPluginInfo
  *
+ * Gets one line about the plugin, if the descriptor gives one.
+ *
  * Returns: (nullable): one line about the plugin, if the descriptor gives one
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_description (SubagentPluginInfo *self)
@@ -711,7 +752,11 @@ subagent_plugin_info_get_module (SubagentPluginInfo *self)
  * subagent_plugin_info_is_loaded:
  * @self: a #SubagentPluginInfo
  *
+ * Checks whether the plugin's module has been loaded and checked.
+ *
  * Returns: whether the plugin's module has been loaded and checked
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_info_is_loaded (SubagentPluginInfo *self)
@@ -723,8 +768,13 @@ subagent_plugin_info_is_loaded (SubagentPluginInfo *self)
  * subagent_plugin_info_get_section:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the `config.yaml` section holding the plugin's options (`Section=`,
+ * else the plugin's name).
+ *
  * Returns: the `config.yaml` section holding the plugin's options
  *   (`Section=`, else the plugin's name)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_section (SubagentPluginInfo *self)
@@ -737,8 +787,13 @@ subagent_plugin_info_get_section (SubagentPluginInfo *self)
  * subagent_plugin_info_get_aliases:
  * @self: a #SubagentPluginInfo
  *
+ * Gets deprecated names of the plugin's first backend (`Aliases=`; maybe
+ * empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): deprecated names of the
  *   plugin's first backend (`Aliases=`; maybe empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_aliases (SubagentPluginInfo *self)
@@ -751,8 +806,13 @@ subagent_plugin_info_get_aliases (SubagentPluginInfo *self)
  * subagent_plugin_info_get_auto:
  * @self: a #SubagentPluginInfo
  *
+ * Gets `git` or `other` when the plugin's first backend is a default choice
+ * of the `auto` isolation mode (`Auto=`).
+ *
  * Returns: (nullable): `git` or `other` when the plugin's first backend is a
  *   default choice of the `auto` isolation mode (`Auto=`)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_info_get_auto (SubagentPluginInfo *self)
@@ -765,8 +825,13 @@ subagent_plugin_info_get_auto (SubagentPluginInfo *self)
  * subagent_plugin_info_get_leftovers:
  * @self: a #SubagentPluginInfo
  *
+ * Gets the owner-record kinds the plugin reclaims (`Leftovers=`; maybe
+ * empty).
+ *
  * Returns: (transfer none) (array zero-terminated=1): the owner-record kinds
  *   the plugin reclaims (`Leftovers=`; maybe empty)
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_info_get_leftovers (SubagentPluginInfo *self)

@@ -26,8 +26,11 @@
  * ]|
  *
  * and, once loaded, from its type (see #SubagentConfigurable). Value types
- * are `string`, `integer`, `number` (an integer or a fraction), `boolean`
- * and `string-list` (a list of strings, or one string).
+ * are `string`, `integer`, `number` (an integer or a fraction), `boolean`,
+ * `string-list` (a list of strings, or one string) and `secret-file` (a
+ * string: the path, relative to the workspace root, of a file whose
+ * contents are secret, such as an approval key; confined children cannot
+ * read it).
  */
 struct _SubagentPluginOption
 {
@@ -41,7 +44,9 @@ struct _SubagentPluginOption
 G_DEFINE_BOXED_TYPE (SubagentPluginOption, subagent_plugin_option,
                      subagent_plugin_option_ref, subagent_plugin_option_unref)
 
-static const char * const value_types[] = { "string", "integer", "number", "boolean", "string-list", NULL };
+static const char * const value_types[] = {
+  "string", "integer", "number", "boolean", "string-list", "secret-file", NULL
+};
 
 static gboolean
 name_is_valid (const char *name)
@@ -62,8 +67,13 @@ name_is_valid (const char *name)
  * @description: (nullable): one line saying what the option does
  * @error: return location for a #GError
  *
+ * Creates a new option, or %NULL with %SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR
+ * when @name or @value_type is not valid.
+ *
  * Returns: (transfer full): a new option, or %NULL with
  *   %SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR when @name or @value_type is not valid
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_option_new (const char  *name,
@@ -86,7 +96,7 @@ subagent_plugin_option_new (const char  *name,
   if (value_type == NULL || !g_strv_contains (value_types, value_type))
     {
       g_set_error (error, SUBAGENT_PLUGIN_ERROR, SUBAGENT_PLUGIN_ERROR_BAD_DESCRIPTOR,
-                   "Option “%s” has type “%s”: use string, integer, number, boolean or string-list",
+                   "Option “%s” has type “%s”: use string, integer, number, boolean, string-list or secret-file",
                    name, value_type ? value_type : "");
       return NULL;
     }
@@ -103,7 +113,11 @@ subagent_plugin_option_new (const char  *name,
  * subagent_plugin_option_ref:
  * @self: a #SubagentPluginOption
  *
+ * Acquires a reference on @self.
+ *
  * Returns: (transfer full): @self
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_option_ref (SubagentPluginOption *self)
@@ -116,6 +130,10 @@ subagent_plugin_option_ref (SubagentPluginOption *self)
 /**
  * subagent_plugin_option_unref:
  * @self: (transfer full): a #SubagentPluginOption
+ *
+ * Releases a reference on @self; the last one frees it.
+ *
+ * Since: 0.2
  */
 void
 subagent_plugin_option_unref (SubagentPluginOption *self)
@@ -134,7 +152,11 @@ subagent_plugin_option_unref (SubagentPluginOption *self)
  * subagent_plugin_option_get_name:
  * @self: a #SubagentPluginOption
  *
+ * Gets the option's key.
+ *
  * Returns: the option's key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_name (SubagentPluginOption *self)
@@ -147,7 +169,11 @@ subagent_plugin_option_get_name (SubagentPluginOption *self)
  * subagent_plugin_option_get_value_type:
  * @self: a #SubagentPluginOption
  *
+ * Gets `string`, `integer`, `number`, `boolean` or `string-list`.
+ *
  * Returns: `string`, `integer`, `number`, `boolean` or `string-list`
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_value_type (SubagentPluginOption *self)
@@ -160,7 +186,11 @@ subagent_plugin_option_get_value_type (SubagentPluginOption *self)
  * subagent_plugin_option_get_default:
  * @self: a #SubagentPluginOption
  *
+ * Gets the default, as text for people.
+ *
  * Returns: (nullable): the default, as text for people
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_default (SubagentPluginOption *self)
@@ -173,7 +203,11 @@ subagent_plugin_option_get_default (SubagentPluginOption *self)
  * subagent_plugin_option_get_description:
  * @self: a #SubagentPluginOption
  *
+ * Gets one line saying what the option does.
+ *
  * Returns: (nullable): one line saying what the option does
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_option_get_description (SubagentPluginOption *self)
@@ -193,7 +227,7 @@ static gboolean
 value_matches (const char *value_type,
                JsonNode   *value)
 {
-  if (g_str_equal (value_type, "string"))
+  if (g_str_equal (value_type, "string") || g_str_equal (value_type, "secret-file"))
     return holds (value, G_TYPE_STRING);
   if (g_str_equal (value_type, "integer"))
     return holds (value, G_TYPE_INT64);
@@ -217,8 +251,13 @@ value_matches (const char *value_type,
  * @value: a value given for the option (`null` always passes: it means the default)
  * @error: return location for a #GError
  *
+ * Checks that @value has the type of the option, as the configuration and
+ * `--option` give it.
+ *
  * Returns: %TRUE if @value has the option's type, else %FALSE with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE naming the option and the type
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_option_check_value (SubagentPluginOption  *self,
@@ -241,8 +280,13 @@ subagent_plugin_option_check_value (SubagentPluginOption  *self,
  * subagent_plugin_option_to_json:
  * @self: a #SubagentPluginOption
  *
+ * Serializes @self to a JSON object: `{name, type, default, description}`,
+ * absent values as `null`.
+ *
  * Returns: (transfer full): `{name, type, default, description}`, absent
  *   values as `null`
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_plugin_option_to_json (SubagentPluginOption *self)
@@ -270,7 +314,11 @@ subagent_plugin_option_to_json (SubagentPluginOption *self)
  * @options: (element-type SubagentPluginOption): a plugin's options
  * @name: a key
  *
+ * Finds the option named @name among the options a plugin declares.
+ *
  * Returns: (transfer none) (nullable): the option of @options named @name
+ *
+ * Since: 0.2
  */
 SubagentPluginOption *
 subagent_plugin_options_find (GPtrArray  *options,

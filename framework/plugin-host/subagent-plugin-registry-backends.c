@@ -292,8 +292,13 @@ subagent_plugin_registry_find_for_leftovers (SubagentPluginRegistry  *self,
  * @self: a #SubagentPluginRegistry
  * @section: a `config.yaml` section name
  *
+ * Finds the plugin whose options live in the configuration section @section,
+ * from the descriptors alone.
+ *
  * Returns: (transfer full) (nullable): the first plugin whose options live
  *   in @section (its `Section=`, by default its name), or %NULL
+ *
+ * Since: 0.2
  */
 SubagentPluginInfo *
 subagent_plugin_registry_find_for_section (SubagentPluginRegistry *self,

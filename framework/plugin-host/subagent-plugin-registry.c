@@ -295,7 +295,11 @@ subagent_plugin_registry_lookup_interface (const char *interface_name)
  * subagent_plugin_registry_get_search_path:
  * @self: a #SubagentPluginRegistry
  *
+ * Gets the directories searched, in order.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the directories searched, in order
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_plugin_registry_get_search_path (SubagentPluginRegistry *self)

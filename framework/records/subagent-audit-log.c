@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 
 /**
  * SubagentAuditLog:
@@ -100,7 +101,11 @@ subagent_audit_log_init (SubagentAuditLog *self)
  * subagent_audit_log_new:
  * @path: the log file, such as `<root>/.subagent/audit.jsonl`
  *
+ * Creates a new audit log.
+ *
  * Returns: (transfer full): a new audit log
+ *
+ * Since: 0.2
  */
 SubagentAuditLog *
 subagent_audit_log_new (const char *path)
@@ -114,7 +119,11 @@ subagent_audit_log_new (const char *path)
  * subagent_audit_log_get_path:
  * @self: a #SubagentAuditLog
  *
+ * Gets the log file.
+ *
  * Returns: (transfer none): the log file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_audit_log_get_path (SubagentAuditLog *self)
@@ -173,14 +182,13 @@ subagent_audit_log_record (SubagentAuditLog  *self,
   len = strlen (line);
 
   dir = g_path_get_dirname (self->path);
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  /* Never through a symbolic link: not the directory, not the file. */
+  if (!_subagent_state_dir_ensure (dir, 0755, error))
     {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Cannot create the audit log directory %s: %s", dir, g_strerror (saved));
+      g_prefix_error (error, "Cannot write the audit log: ");
       return FALSE;
     }
-  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     {
       int saved = errno;
@@ -240,7 +248,7 @@ subagent_audit_log_read (SubagentAuditLog  *self,
 
       if (lines[i][0] == '\0')
         continue;
-      node = json_from_string (lines[i], NULL);
+      node = subagent_json_check_depth (lines[i], -1, SUBAGENT_JSON_MAX_DEPTH, NULL) ? json_from_string (lines[i], NULL) : NULL;
       if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
         continue;
       object = json_node_get_object (node);

@@ -14,6 +14,14 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SUBAGENT_AUDIT_EVENT_LINEAGE:
+ *
+ * The event name of the audit-log records that keep a child's lineage and
+ * cost.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_AUDIT_EVENT_LINEAGE "subagent_lineage"
 
 #define SUBAGENT_TYPE_AUDIT_LOG (subagent_audit_log_get_type ())

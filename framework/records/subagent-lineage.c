@@ -29,6 +29,7 @@ struct _SubagentLineage
   gint batch_index;
   char *worktree_path;
   char *container_path;
+  char *routing;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentLineage, subagent_lineage, G_TYPE_OBJECT)
@@ -42,6 +43,7 @@ enum {
   PROP_BATCH_INDEX,
   PROP_WORKTREE_PATH,
   PROP_CONTAINER_PATH,
+  PROP_ROUTING,
   N_PROPS
 };
 
@@ -58,6 +60,7 @@ subagent_lineage_finalize (GObject *object)
   g_free (self->worktree_path);
   g_free (self->container_path);
 
+  g_free (self->routing);
   G_OBJECT_CLASS (subagent_lineage_parent_class)->finalize (object);
 }
 
@@ -91,6 +94,9 @@ subagent_lineage_get_property (GObject    *object,
       break;
     case PROP_CONTAINER_PATH:
       g_value_set_string (value, self->container_path);
+      break;
+    case PROP_ROUTING:
+      g_value_set_string (value, self->routing);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -140,6 +146,9 @@ subagent_lineage_set_property (GObject      *object,
       break;
     case PROP_CONTAINER_PATH:
       self->container_path = dup_nonempty (value);
+      break;
+    case PROP_ROUTING:
+      self->routing = dup_nonempty (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -213,6 +222,18 @@ subagent_lineage_class_init (SubagentLineageClass *klass)
   properties[PROP_CONTAINER_PATH] =
     g_param_spec_string ("container-path", NULL, NULL, NULL, flags);
 
+  /**
+   * SubagentLineage:routing:
+   *
+   * How `isolation: auto` chose the backend for a run with a skill or a
+   * risk level, such as "medium risk: docker unavailable (…), used
+   * directory-snapshot"; %NULL otherwise. In JSON only when set.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_ROUTING] =
+    g_param_spec_string ("routing", NULL, NULL, NULL, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -274,7 +295,7 @@ subagent_lineage_new_from_json (JsonObject  *object,
                                 GError     **error)
 {
   const char *what = "lineage";
-  const char *parent_run_id, *def_name, *isolation, *worktree_path, *container_path;
+  const char *parent_run_id, *def_name, *isolation, *worktree_path, *container_path, *routing;
   gint64 depth = 0;
   gint64 batch_index = SUBAGENT_NO_BATCH_INDEX;
 
@@ -287,18 +308,31 @@ subagent_lineage_new_from_json (JsonObject  *object,
       !subagent_json_read_string (object, what, "isolation", FALSE, &isolation, error) ||
       !subagent_json_read_int (object, what, "batch_index", 0, G_MAXINT, &batch_index, error) ||
       !subagent_json_read_string (object, what, "worktree_path", FALSE, &worktree_path, error) ||
-      !subagent_json_read_string (object, what, "container_path", FALSE, &container_path, error))
+      !subagent_json_read_string (object, what, "container_path", FALSE, &container_path, error) ||
+      !subagent_json_read_string (object, what, "routing", FALSE, &routing, error))
     return NULL;
 
-  return subagent_lineage_new (parent_run_id, def_name, (guint) depth, isolation,
-                               (gint) batch_index, worktree_path, container_path);
+  return g_object_new (SUBAGENT_TYPE_LINEAGE,
+                       "parent-run-id", parent_run_id,
+                       "def-name", def_name,
+                       "depth", (guint) depth,
+                       "isolation", isolation,
+                       "batch-index", (gint) batch_index,
+                       "worktree-path", worktree_path,
+                       "container-path", container_path,
+                       "routing", routing,
+                       NULL);
 }
 
 /**
  * subagent_lineage_get_parent_run_id:
  * @self: a #SubagentLineage
  *
+ * Gets the parent's run id, `""` when unknown.
+ *
  * Returns: (transfer none): the parent's run id, `""` when unknown
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_parent_run_id (SubagentLineage *self)
@@ -311,7 +345,11 @@ subagent_lineage_get_parent_run_id (SubagentLineage *self)
  * subagent_lineage_get_def_name:
  * @self: a #SubagentLineage
  *
+ * Gets the definition's name.
+ *
  * Returns: (transfer none): the definition's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_def_name (SubagentLineage *self)
@@ -324,7 +362,11 @@ subagent_lineage_get_def_name (SubagentLineage *self)
  * subagent_lineage_get_depth:
  * @self: a #SubagentLineage
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_lineage_get_depth (SubagentLineage *self)
@@ -337,7 +379,11 @@ subagent_lineage_get_depth (SubagentLineage *self)
  * subagent_lineage_get_isolation:
  * @self: a #SubagentLineage
  *
+ * Gets the isolation mode.
+ *
  * Returns: (transfer none): the isolation mode
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_isolation (SubagentLineage *self)
@@ -350,7 +396,11 @@ subagent_lineage_get_isolation (SubagentLineage *self)
  * subagent_lineage_get_batch_index:
  * @self: a #SubagentLineage
  *
+ * Gets the position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_lineage_get_batch_index (SubagentLineage *self)
@@ -363,7 +413,11 @@ subagent_lineage_get_batch_index (SubagentLineage *self)
  * subagent_lineage_get_worktree_path:
  * @self: a #SubagentLineage
  *
+ * Gets the worktree path.
+ *
  * Returns: (transfer none) (nullable): the worktree path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_worktree_path (SubagentLineage *self)
@@ -376,7 +430,11 @@ subagent_lineage_get_worktree_path (SubagentLineage *self)
  * subagent_lineage_get_container_path:
  * @self: a #SubagentLineage
  *
+ * Gets the directory-snapshot path.
+ *
  * Returns: (transfer none) (nullable): the directory-snapshot path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_lineage_get_container_path (SubagentLineage *self)
@@ -411,5 +469,23 @@ subagent_lineage_to_json (SubagentLineage *self)
     json_object_set_int_member (object, "batch_index", self->batch_index);
   subagent_json_set_nullable_string (object, "worktree_path", self->worktree_path);
   subagent_json_set_nullable_string (object, "container_path", self->container_path);
+  if (self->routing != NULL)
+    json_object_set_string_member (object, "routing", self->routing);
   return object;
+}
+
+/**
+ * subagent_lineage_get_routing:
+ * @self: a #SubagentLineage
+ *
+ * Returns: (transfer none) (nullable): how the risk policy chose the
+ *   backend, if it did
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_lineage_get_routing (SubagentLineage *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_LINEAGE (self), NULL);
+  return self->routing;
 }

@@ -51,6 +51,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_lineage_get_worktree_path  (SubagentLineage *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_lineage_get_container_path (SubagentLineage *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_lineage_get_routing (SubagentLineage *self);
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject *subagent_lineage_to_json            (SubagentLineage *self);
 

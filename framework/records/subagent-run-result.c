@@ -34,6 +34,7 @@ struct _SubagentRunResult
   char *message;
   char *stop_reason;
   char *session_id;
+  char *confinement;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunResult, subagent_run_result, G_TYPE_OBJECT)
@@ -51,6 +52,7 @@ enum {
   PROP_MESSAGE,
   PROP_STOP_REASON,
   PROP_SESSION_ID,
+  PROP_CONFINEMENT,
   N_PROPS
 };
 
@@ -77,6 +79,7 @@ subagent_run_result_finalize (GObject *object)
   g_free (self->message);
   g_free (self->stop_reason);
   g_free (self->session_id);
+  g_free (self->confinement);
 
   G_OBJECT_CLASS (subagent_run_result_parent_class)->finalize (object);
 }
@@ -120,6 +123,9 @@ subagent_run_result_get_property (GObject    *object,
       break;
     case PROP_STOP_REASON:
       g_value_set_string (value, self->stop_reason);
+      break;
+    case PROP_CONFINEMENT:
+      g_value_set_string (value, self->confinement);
       break;
     case PROP_SESSION_ID:
       g_value_set_string (value, self->session_id);
@@ -176,6 +182,9 @@ subagent_run_result_set_property (GObject      *object,
       break;
     case PROP_STOP_REASON:
       self->stop_reason = dup_or_empty (value);
+      break;
+    case PROP_CONFINEMENT:
+      self->confinement = g_value_dup_string (value);
       break;
     case PROP_SESSION_ID:
       {
@@ -289,6 +298,15 @@ subagent_run_result_class_init (SubagentRunResultClass *klass)
   properties[PROP_SESSION_ID] =
     g_param_spec_string ("session-id", NULL, NULL, NULL, flags);
 
+  /**
+   * SubagentRunResult:confinement:
+   *
+   * The confinement the child ran under (`landlock`, `none`, `container`),
+   * or %NULL when no process was started.
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_string ("confinement", NULL, NULL, NULL, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -388,24 +406,31 @@ subagent_run_result_new_from_outcome (const char         *run_id,
   g_return_val_if_fail (run_id != NULL, NULL);
   g_return_val_if_fail (SUBAGENT_IS_RUN_OUTCOME (outcome), NULL);
 
-  return subagent_run_result_new (subagent_run_outcome_get_status (outcome),
-                                  run_id,
-                                  subagent_run_outcome_get_iterations (outcome),
-                                  subagent_run_outcome_get_tool_calls (outcome),
-                                  subagent_run_outcome_get_cost_cents (outcome),
-                                  subagent_run_outcome_get_final_answer (outcome),
-                                  lineage,
-                                  review,
-                                  subagent_run_outcome_get_message (outcome),
-                                  subagent_run_outcome_get_stop_reason (outcome),
-                                  session_id);
+  return g_object_new (SUBAGENT_TYPE_RUN_RESULT,
+                       "status", subagent_run_outcome_get_status (outcome),
+                       "run-id", run_id,
+                       "iterations", subagent_run_outcome_get_iterations (outcome),
+                       "tool-calls", subagent_run_outcome_get_tool_calls (outcome),
+                       "cost-cents", MAX (subagent_run_outcome_get_cost_cents (outcome), 0.0),
+                       "final-answer", subagent_run_outcome_get_final_answer (outcome),
+                       "lineage", lineage,
+                       "review", review,
+                       "message", subagent_run_outcome_get_message (outcome),
+                       "stop-reason", subagent_run_outcome_get_stop_reason (outcome),
+                       "session-id", session_id,
+                       "confinement", subagent_run_outcome_get_confinement (outcome),
+                       NULL);
 }
 
 /**
  * subagent_run_result_get_status:
  * @self: a #SubagentRunResult
  *
+ * Gets the status.
+ *
  * Returns: the status
+ *
+ * Since: 0.2
  */
 SubagentRunStatus
 subagent_run_result_get_status (SubagentRunResult *self)
@@ -418,7 +443,11 @@ subagent_run_result_get_status (SubagentRunResult *self)
  * subagent_run_result_get_run_id:
  * @self: a #SubagentRunResult
  *
+ * Gets the child run's id, `""` for an error result.
+ *
  * Returns: (transfer none): the child run's id, `""` for an error result
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_run_id (SubagentRunResult *self)
@@ -431,7 +460,11 @@ subagent_run_result_get_run_id (SubagentRunResult *self)
  * subagent_run_result_get_iterations:
  * @self: a #SubagentRunResult
  *
+ * Gets the iterations used.
+ *
  * Returns: the iterations used
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_result_get_iterations (SubagentRunResult *self)
@@ -444,7 +477,11 @@ subagent_run_result_get_iterations (SubagentRunResult *self)
  * subagent_run_result_get_tool_calls:
  * @self: a #SubagentRunResult
  *
+ * Gets the tool calls made.
+ *
  * Returns: the tool calls made
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_result_get_tool_calls (SubagentRunResult *self)
@@ -457,7 +494,11 @@ subagent_run_result_get_tool_calls (SubagentRunResult *self)
  * subagent_run_result_get_cost_cents:
  * @self: a #SubagentRunResult
  *
+ * Gets the cost in cents.
+ *
  * Returns: the cost in cents
+ *
+ * Since: 0.2
  */
 double
 subagent_run_result_get_cost_cents (SubagentRunResult *self)
@@ -470,7 +511,11 @@ subagent_run_result_get_cost_cents (SubagentRunResult *self)
  * subagent_run_result_get_final_answer:
  * @self: a #SubagentRunResult
  *
+ * Gets the answer.
+ *
  * Returns: (transfer none): the answer
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_final_answer (SubagentRunResult *self)
@@ -483,7 +528,11 @@ subagent_run_result_get_final_answer (SubagentRunResult *self)
  * subagent_run_result_get_lineage:
  * @self: a #SubagentRunResult
  *
+ * Gets the lineage.
+ *
  * Returns: (transfer none) (nullable): the lineage
+ *
+ * Since: 0.2
  */
 SubagentLineage *
 subagent_run_result_get_lineage (SubagentRunResult *self)
@@ -496,7 +545,11 @@ subagent_run_result_get_lineage (SubagentRunResult *self)
  * subagent_run_result_get_review:
  * @self: a #SubagentRunResult
  *
+ * Gets the review artifact (sealed).
+ *
  * Returns: (transfer none) (nullable): the review artifact (sealed)
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_run_result_get_review (SubagentRunResult *self)
@@ -509,7 +562,11 @@ subagent_run_result_get_review (SubagentRunResult *self)
  * subagent_run_result_get_message:
  * @self: a #SubagentRunResult
  *
+ * Gets the message.
+ *
  * Returns: (transfer none): the message
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_message (SubagentRunResult *self)
@@ -522,7 +579,11 @@ subagent_run_result_get_message (SubagentRunResult *self)
  * subagent_run_result_get_stop_reason:
  * @self: a #SubagentRunResult
  *
+ * Gets the runner's stop reason, `""` for an error result.
+ *
  * Returns: (transfer none): the runner's stop reason, `""` for an error result
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_stop_reason (SubagentRunResult *self)
@@ -535,7 +596,11 @@ subagent_run_result_get_stop_reason (SubagentRunResult *self)
  * subagent_run_result_get_session_id:
  * @self: a #SubagentRunResult
  *
+ * Gets the session record's id.
+ *
  * Returns: (transfer none) (nullable): the session record's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_result_get_session_id (SubagentRunResult *self)
@@ -548,7 +613,11 @@ subagent_run_result_get_session_id (SubagentRunResult *self)
  * subagent_run_result_is_error:
  * @self: a #SubagentRunResult
  *
+ * Checks whether %TRUE for an error result (the child could not start).
+ *
  * Returns: %TRUE for an error result (the child could not start)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_run_result_is_error (SubagentRunResult *self)
@@ -584,10 +653,16 @@ subagent_run_result_to_json (SubagentRunResult *self)
       json_object_set_string_member (object, "status", subagent_run_status_to_string (self->status));
       json_object_set_int_member (object, "iterations", 0);
       json_object_set_int_member (object, "tool_calls", 0);
+      json_object_set_double_member (object, "cost_cents", 0.0);
       json_object_set_string_member (object, "final_answer", "");
-      json_object_set_string_member (object, "message", self->message);
+      /* Reference 001's error shape, with every key of a result present so
+       * that consumers need no special case: null where unknown. `review`
+       * stays, as in 001, only where there is one. */
       if (self->lineage != NULL)
         json_object_set_object_member (object, "lineage", subagent_lineage_to_json (self->lineage));
+      else
+        json_object_set_null_member (object, "lineage");
+      json_object_set_string_member (object, "message", self->message);
       return object;
     }
 
@@ -595,7 +670,7 @@ subagent_run_result_to_json (SubagentRunResult *self)
   json_object_set_string_member (object, "status", subagent_run_status_to_string (self->status));
   json_object_set_int_member (object, "iterations", self->iterations);
   json_object_set_int_member (object, "tool_calls", self->tool_calls);
-  json_object_set_double_member (object, "cost_cents", self->cost_cents);
+  subagent_json_set_amount (object, "cost_cents", self->cost_cents);
   json_object_set_string_member (object, "final_answer", self->final_answer);
   if (self->lineage != NULL)
     json_object_set_object_member (object, "lineage", subagent_lineage_to_json (self->lineage));
@@ -609,5 +684,21 @@ subagent_run_result_to_json (SubagentRunResult *self)
       json_object_set_member (object, "review", subagent_json_node_deep_copy (node));
     }
   json_object_set_string_member (object, "message", self->message);
+  if (self->confinement != NULL)
+    json_object_set_string_member (object, "confinement", self->confinement);
   return object;
+}
+
+/**
+ * subagent_run_result_get_confinement:
+ * @self: a #SubagentRunResult
+ *
+ * Returns: (transfer none) (nullable): the confinement the child ran under
+ *   (`landlock`, `none`, `container`), or %NULL when no process was started
+ */
+const char *
+subagent_run_result_get_confinement (SubagentRunResult *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_RESULT (self), NULL);
+  return self->confinement;
 }

@@ -71,6 +71,8 @@ gboolean           subagent_run_result_is_error         (SubagentRunResult *self
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject        *subagent_run_result_to_json          (SubagentRunResult *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_run_result_get_confinement (SubagentRunResult *self);
 /* The part of a run result the parent's model sees. */
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject *subagent_run_result_project    (SubagentRunResult  *self,

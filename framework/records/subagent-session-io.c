@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 #include "subagent-json-private.h"
 
 /* A session file is a small JSON record; anything bigger is not one. */
@@ -227,7 +228,7 @@ subagent_session_to_json (SubagentSession *self)
   set_time_member (object, "completed_at", subagent_session_get_completed_at (self));
   json_object_set_int_member (object, "iterations", subagent_session_get_iterations (self));
   json_object_set_int_member (object, "tool_calls", subagent_session_get_tool_calls (self));
-  json_object_set_double_member (object, "cost_cents", subagent_session_get_cost_cents (self));
+  subagent_json_set_amount (object, "cost_cents", subagent_session_get_cost_cents (self));
   json_object_set_string_member (object, "final_answer", subagent_session_get_final_answer (self));
   if (subagent_session_get_review (self) != NULL)
     {
@@ -316,14 +317,8 @@ subagent_session_save (SubagentSession  *self,
                    subagent_session_get_session_id (self), SESSION_ID_MAX_LENGTH);
       return FALSE;
     }
-  if (g_mkdir_with_parents (sessions_dir, 0700) != 0)
-    {
-      int saved = errno;
-
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Could not create the sessions directory %s: %s", sessions_dir, g_strerror (saved));
-      return FALSE;
-    }
+  if (!_subagent_state_dir_ensure (sessions_dir, 0700, error))
+    return FALSE;
 
   root = json_node_init_object (json_node_alloc (), subagent_session_to_json (self));
   json_object_unref (json_node_get_object (root));
@@ -543,7 +538,7 @@ subagent_session_load (const char  *path,
   if (data == NULL)
     return NULL;
   parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, data, (gssize) length, &local_error))
+  if (!subagent_json_parser_load_bounded (parser, data, (gssize) length, &local_error))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "Session file %s is not valid JSON: %s", path, local_error->message);

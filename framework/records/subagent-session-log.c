@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 
 /* A log holds one line per finished run; anything bigger is not one. */
 #define SESSION_LOG_MAX_BYTES (256 * 1024 * 1024)
@@ -144,7 +145,11 @@ subagent_session_log_new (const char  *sessions_dir,
  * subagent_session_log_get_path:
  * @self: a #SubagentSessionLog
  *
+ * Gets the log file's path (it may not exist yet).
+ *
  * Returns: the log file's path (it may not exist yet)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_log_get_path (SubagentSessionLog *self)
@@ -175,7 +180,10 @@ open_log (SubagentSessionLog  *self,
   char last;
   int dir_fd;
 
-  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  /* An existing log is only reused through real directories. */
+  if (!_subagent_state_dir_ensure (self->dir, 0700, error))
+    return FALSE;
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (self->fd >= 0)
     {
       if (fstat (self->fd, &st) == 0 && st.st_size > 0)
@@ -191,9 +199,9 @@ open_log (SubagentSessionLog  *self,
     }
   if (errno != ENOENT)
     return set_errno_error (error, errno, "open the session log", self->path);
-  if (g_mkdir_with_parents (self->dir, 0700) != 0)
-    return set_errno_error (error, errno, "create the sessions directory", self->dir);
-  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (!_subagent_state_dir_ensure (self->dir, 0700, error))
+    return FALSE;
+  self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (self->fd < 0)
     return set_errno_error (error, errno, "create the session log", self->path);
   dir_fd = open (self->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -480,7 +488,7 @@ read_log (const char *path,
       if (end == line)
         continue;
       parser = json_parser_new_immutable ();
-      if (!json_parser_load_from_data (parser, line, end - line, &line_error) ||
+      if (!subagent_json_parser_load_bounded (parser, line, end - line, &line_error) ||
           (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
           (session = subagent_session_new_from_json (json_node_get_object (root), &line_error)) == NULL)
         {

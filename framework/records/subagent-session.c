@@ -486,7 +486,11 @@ subagent_session_init (SubagentSession *self)
  * subagent_session_get_session_id:
  * @self: a #SubagentSession
  *
+ * Gets the session's id.
+ *
  * Returns: (transfer none): the session's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_session_id (SubagentSession *self)
@@ -499,7 +503,11 @@ subagent_session_get_session_id (SubagentSession *self)
  * subagent_session_get_def_name:
  * @self: a #SubagentSession
  *
+ * Gets the definition's name.
+ *
  * Returns: (transfer none): the definition's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_def_name (SubagentSession *self)
@@ -512,7 +520,11 @@ subagent_session_get_def_name (SubagentSession *self)
  * subagent_session_get_parent_run_id:
  * @self: a #SubagentSession
  *
+ * Gets the parent's run id.
+ *
  * Returns: (transfer none): the parent's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_parent_run_id (SubagentSession *self)
@@ -525,7 +537,11 @@ subagent_session_get_parent_run_id (SubagentSession *self)
  * subagent_session_get_status:
  * @self: a #SubagentSession
  *
+ * Gets the run's status.
+ *
  * Returns: the run's status
+ *
+ * Since: 0.2
  */
 SubagentRunStatus
 subagent_session_get_status (SubagentSession *self)
@@ -538,7 +554,11 @@ subagent_session_get_status (SubagentSession *self)
  * subagent_session_get_started_at:
  * @self: a #SubagentSession
  *
+ * Gets when the child started.
+ *
  * Returns: (transfer none): when the child started
+ *
+ * Since: 0.2
  */
 GDateTime *
 subagent_session_get_started_at (SubagentSession *self)
@@ -551,7 +571,11 @@ subagent_session_get_started_at (SubagentSession *self)
  * subagent_session_get_depth:
  * @self: a #SubagentSession
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_session_get_depth (SubagentSession *self)
@@ -564,7 +588,11 @@ subagent_session_get_depth (SubagentSession *self)
  * subagent_session_get_batch_index:
  * @self: a #SubagentSession
  *
+ * Gets the position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_session_get_batch_index (SubagentSession *self)
@@ -577,7 +605,11 @@ subagent_session_get_batch_index (SubagentSession *self)
  * subagent_session_get_isolation:
  * @self: a #SubagentSession
  *
+ * Gets the isolation mode.
+ *
  * Returns: (transfer none): the isolation mode
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_isolation (SubagentSession *self)
@@ -590,7 +622,11 @@ subagent_session_get_isolation (SubagentSession *self)
  * subagent_session_get_worktree_path:
  * @self: a #SubagentSession
  *
+ * Gets the worktree path.
+ *
  * Returns: (transfer none) (nullable): the worktree path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_worktree_path (SubagentSession *self)
@@ -603,7 +639,11 @@ subagent_session_get_worktree_path (SubagentSession *self)
  * subagent_session_get_container_path:
  * @self: a #SubagentSession
  *
+ * Gets the directory-snapshot path.
+ *
  * Returns: (transfer none) (nullable): the directory-snapshot path
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_container_path (SubagentSession *self)
@@ -616,7 +656,11 @@ subagent_session_get_container_path (SubagentSession *self)
  * subagent_session_get_completed_at:
  * @self: a #SubagentSession
  *
+ * Gets when the child ended.
+ *
  * Returns: (transfer none) (nullable): when the child ended
+ *
+ * Since: 0.2
  */
 GDateTime *
 subagent_session_get_completed_at (SubagentSession *self)
@@ -629,7 +673,11 @@ subagent_session_get_completed_at (SubagentSession *self)
  * subagent_session_get_iterations:
  * @self: a #SubagentSession
  *
+ * Gets the iterations used.
+ *
  * Returns: the iterations used
+ *
+ * Since: 0.2
  */
 guint
 subagent_session_get_iterations (SubagentSession *self)
@@ -642,7 +690,11 @@ subagent_session_get_iterations (SubagentSession *self)
  * subagent_session_get_tool_calls:
  * @self: a #SubagentSession
  *
+ * Gets the tool calls made.
+ *
  * Returns: the tool calls made
+ *
+ * Since: 0.2
  */
 guint
 subagent_session_get_tool_calls (SubagentSession *self)
@@ -655,7 +707,11 @@ subagent_session_get_tool_calls (SubagentSession *self)
  * subagent_session_get_cost_cents:
  * @self: a #SubagentSession
  *
+ * Gets the cost in cents.
+ *
  * Returns: the cost in cents
+ *
+ * Since: 0.2
  */
 double
 subagent_session_get_cost_cents (SubagentSession *self)
@@ -668,7 +724,11 @@ subagent_session_get_cost_cents (SubagentSession *self)
  * subagent_session_get_final_answer:
  * @self: a #SubagentSession
  *
+ * Gets the answer.
+ *
  * Returns: (transfer none): the answer
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_final_answer (SubagentSession *self)
@@ -681,7 +741,11 @@ subagent_session_get_final_answer (SubagentSession *self)
  * subagent_session_get_review:
  * @self: a #SubagentSession
  *
+ * Gets the review artifact (sealed).
+ *
  * Returns: (transfer none) (nullable): the review artifact (sealed)
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_session_get_review (SubagentSession *self)
@@ -710,7 +774,11 @@ subagent_session_get_transcript (SubagentSession *self)
  * subagent_session_get_task:
  * @self: a #SubagentSession
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_task (SubagentSession *self)
@@ -723,7 +791,11 @@ subagent_session_get_task (SubagentSession *self)
  * subagent_session_get_follow_ups:
  * @self: a #SubagentSession
  *
+ * Gets the number of follow-ups run.
+ *
  * Returns: the number of follow-ups run
+ *
+ * Since: 0.2
  */
 guint
 subagent_session_get_follow_ups (SubagentSession *self)
@@ -736,7 +808,11 @@ subagent_session_get_follow_ups (SubagentSession *self)
  * subagent_session_get_workspace_kept:
  * @self: a #SubagentSession
  *
+ * Gets whether the workspace was kept.
+ *
  * Returns: whether the workspace was kept
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_session_get_workspace_kept (SubagentSession *self)
@@ -749,7 +825,11 @@ subagent_session_get_workspace_kept (SubagentSession *self)
  * subagent_session_get_child_root:
  * @self: a #SubagentSession
  *
+ * Gets the kept workspace's directory.
+ *
  * Returns: (transfer none) (nullable): the kept workspace's directory
+ *
+ * Since: 0.2
  */
 const char *
 subagent_session_get_child_root (SubagentSession *self)
@@ -762,7 +842,11 @@ subagent_session_get_child_root (SubagentSession *self)
  * subagent_session_get_lineage:
  * @self: a #SubagentSession
  *
+ * Gets the lineage made of the session's fields.
+ *
  * Returns: (transfer none): the lineage made of the session's fields
+ *
+ * Since: 0.2
  */
 SubagentLineage *
 subagent_session_get_lineage (SubagentSession *self)

@@ -6,11 +6,14 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <git2.h>
 #include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
+#include <git2/sys/hashsig.h>
 #include <git2/sys/repository.h>
 
 #include "subagent-error.h"
@@ -271,12 +274,213 @@ diff_shows (git_diff      *diff,
 }
 
 static gboolean
+write_all (int          fd,
+           const char  *data,
+           gsize        len,
+           GError     **error)
+{
+  while (len > 0)
+    {
+      ssize_t n = write (fd, data, len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                       "Could not write the review patch: %s", g_strerror (saved));
+          return FALSE;
+        }
+      data += n;
+      len -= n;
+    }
+  return TRUE;
+}
+
+/* Rename detection with libgit2's signatures, except that a stand-in of a
+ * file over the limit is similar to nothing (two stand-ins differ only in
+ * their numbers). Exact renames are found before the metric is asked. */
+typedef struct {
+  git_hashsig *sig;   /* NULL: a stand-in */
+} Signature;
+
+static gboolean
+is_stand_in (const char *buf,
+             size_t      len)
+{
+  static const char magic[] = "\0subagent review: content over the limit\n";
+
+  return len >= sizeof magic - 1 && memcmp (buf, magic, sizeof magic - 1) == 0;
+}
+
+/* As libgit2's own metric: a file too small for a signature is similar
+ * to nothing, which is not an error. */
+static int
+finish_signature (Signature  *s,
+                  int         r,
+                  void      **out)
+{
+  if (r == GIT_EBUFS)
+    {
+      git_error_clear ();
+      s->sig = NULL;
+      r = 0;
+    }
+  if (r < 0)
+    {
+      g_free (s);
+      return r;
+    }
+  *out = s;
+  return 0;
+}
+
+static int
+metric_file_signature (void                **out,
+                       const git_diff_file  *file,
+                       const char           *fullpath,
+                       void                 *payload)
+{
+  Signature *s = g_new0 (Signature, 1);
+  int r = git_hashsig_create_fromfile (&s->sig, fullpath, GIT_HASHSIG_SMART_WHITESPACE);
+
+  return finish_signature (s, r, out);
+}
+
+static int
+metric_buffer_signature (void                **out,
+                         const git_diff_file  *file,
+                         const char           *buf,
+                         size_t                len,
+                         void                 *payload)
+{
+  Signature *s = g_new0 (Signature, 1);
+
+  if (!is_stand_in (buf, len))
+    {
+      int r = git_hashsig_create (&s->sig, buf, len, GIT_HASHSIG_SMART_WHITESPACE);
+
+      return finish_signature (s, r, out);
+    }
+  *out = s;
+  return 0;
+}
+
+static void
+metric_free_signature (void *sig,
+                       void *payload)
+{
+  Signature *s = sig;
+
+  if (s->sig != NULL)
+    git_hashsig_free (s->sig);
+  g_free (s);
+}
+
+static int
+metric_similarity (int  *score,
+                   void *a,
+                   void *b,
+                   void *payload)
+{
+  Signature *sa = a, *sb = b;
+  int r;
+
+  *score = 0;
+  if (sa->sig == NULL || sb->sig == NULL)
+    return 0;
+  r = git_hashsig_compare (sa->sig, sb->sig);
+  if (r < 0)
+    return r;
+  *score = r;
+  return 0;
+}
+
+/* Size of one side of a delta: a stand-in's recorded size, else the
+ * object's (header only). -1 when there is no such side. */
+static goffset
+side_size (SubagentReviewWalker *w,
+           git_repository       *repo,
+           const git_diff_file  *file)
+{
+  const SubagentReviewOverLimit *info;
+  git_odb *odb = NULL;
+  size_t size = 0;
+  git_object_t type;
+  goffset ret = -1;
+
+  if (git_oid_is_zero (&file->id))
+    return -1;
+  if ((info = _subagent_review_walker_lookup_over_limit (w, &file->id)) != NULL)
+    return info->size;
+  if (git_repository_odb (&odb, repo) == 0 && git_odb_read_header (&size, &type, odb, &file->id) == 0)
+    ret = (goffset) size;
+  git_odb_free (odb);
+  return ret;
+}
+
+/* The patch of a change that involves a file over the limit: git's header
+ * and a "Binary files … differ" line, which git apply reads as a binary
+ * change it cannot apply; the sizes and digests follow on that line. */
+static void
+format_over_limit (GString              *out,
+                   SubagentReviewWalker *w,
+                   const git_diff_delta *delta,
+                   goffset               old_size,
+                   goffset               new_size)
+{
+  const SubagentReviewOverLimit *old_info = _subagent_review_walker_lookup_over_limit (w, &delta->old_file.id);
+  const SubagentReviewOverLimit *new_info = _subagent_review_walker_lookup_over_limit (w, &delta->new_file.id);
+  const char *old_path = delta->old_file.path;
+  const char *new_path = delta->new_file.path;
+
+  g_string_append_printf (out, "diff --git a/%s b/%s\n", old_path, new_path);
+  switch (delta->status)
+    {
+    case GIT_DELTA_ADDED:
+      g_string_append_printf (out, "new file mode %06o\n", delta->new_file.mode);
+      break;
+    case GIT_DELTA_DELETED:
+      g_string_append_printf (out, "deleted file mode %06o\n", delta->old_file.mode);
+      break;
+    default:
+      if (delta->old_file.mode != delta->new_file.mode)
+        g_string_append_printf (out, "old mode %06o\nnew mode %06o\n", delta->old_file.mode, delta->new_file.mode);
+      if (delta->status == GIT_DELTA_RENAMED)
+        g_string_append_printf (out, "similarity index %u%%\nrename from %s\nrename to %s\n",
+                                delta->similarity, old_path, new_path);
+      break;
+    }
+  if (git_oid_equal (&delta->old_file.id, &delta->new_file.id))
+    return;  /* mode or name only */
+  g_string_append_printf (out, "Binary files %s%s and %s%s differ (content over the review limit of %"
+                          G_GUINT64_FORMAT " bytes not included;",
+                          delta->status == GIT_DELTA_ADDED ? "" : "a/",
+                          delta->status == GIT_DELTA_ADDED ? "/dev/null" : old_path,
+                          delta->status == GIT_DELTA_DELETED ? "" : "b/",
+                          delta->status == GIT_DELTA_DELETED ? "/dev/null" : new_path,
+                          w->max_file_size);
+  if (old_size >= 0)
+    g_string_append_printf (out, " old size %" G_GINT64_FORMAT, (gint64) old_size);
+  if (old_info != NULL)
+    g_string_append_printf (out, " blocks-sha256 %s", old_info->digest);
+  if (new_size >= 0)
+    g_string_append_printf (out, " new size %" G_GINT64_FORMAT, (gint64) new_size);
+  if (new_info != NULL)
+    g_string_append_printf (out, " blocks-sha256 %s", new_info->digest);
+  g_string_append (out, ")\n");
+}
+
+static gboolean
 diff_trees (git_repository *repo,
+            SubagentReviewWalker *w,
             git_tree       *base,
             git_tree       *child,
             const git_oid  *placeholder,
             gboolean       *out_retry,
-            GString        *patch_text,
+            int             patch_fd,
             GString        *status_text,
             guint          *counts,
             GCancellable   *cancellable,
@@ -284,6 +488,9 @@ diff_trees (git_repository *repo,
 {
   git_diff_options opts = GIT_DIFF_OPTIONS_INIT;
   git_diff_find_options find = GIT_DIFF_FIND_OPTIONS_INIT;
+  git_diff_similarity_metric metric = {
+    metric_file_signature, metric_buffer_signature, metric_free_signature, metric_similarity, NULL
+  };
   git_diff *diff = NULL;
   gboolean ok = FALSE;
   size_t n;
@@ -292,6 +499,9 @@ diff_trees (git_repository *repo,
   /* git apply needs full ids to check binary pre-images. */
   opts.id_abbrev = GIT_OID_HEXSZ;
   find.flags = GIT_DIFF_FIND_RENAMES;
+  find.metric = &metric;
+  /* Never load a blob over the limit to make a binary patch of it. */
+  opts.max_size = (git_off_t) MIN (w->max_file_size, (guint64) G_MAXINT64);
 
   if (git_diff_tree_to_tree (&diff, repo, base, child, &opts) < 0 ||
       git_diff_find_similar (diff, &find) < 0)
@@ -317,22 +527,44 @@ diff_trees (git_repository *repo,
       int kind_index;
       gboolean mode_differs;
 
+      goffset old_size, new_size;
+      gboolean over_limit;
+
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         goto out;
-      if (git_patch_from_diff (&patch, diff, i) < 0 || patch == NULL ||
-          git_patch_to_buf (&buf, patch) < 0 ||
-          git_patch_line_stats (NULL, &adds, &dels, patch) < 0)
+      delta = git_diff_get_delta (diff, i);
+      old_size = side_size (w, repo, &delta->old_file);
+      new_size = side_size (w, repo, &delta->new_file);
+      over_limit = (guint64) MAX (old_size, new_size) > w->max_file_size && MAX (old_size, new_size) >= 0;
+      if (over_limit)
         {
-          _subagent_review_git_error (error, "Could not format the change of %s",
-                         git_diff_get_delta (diff, i)->new_file.path);
-          git_buf_dispose (&buf);
-          git_patch_free (patch);
-          goto out;
-        }
-      g_string_append_len (patch_text, buf.ptr, buf.size);
-      git_buf_dispose (&buf);
+          g_autoptr(GString) text = g_string_new (NULL);
 
-      delta = git_patch_get_delta (patch);
+          format_over_limit (text, w, delta, old_size, new_size);
+          if (!write_all (patch_fd, text->str, text->len, error))
+            goto out;
+        }
+      else
+        {
+          if (git_patch_from_diff (&patch, diff, i) < 0 || patch == NULL ||
+              git_patch_to_buf (&buf, patch) < 0 ||
+              git_patch_line_stats (NULL, &adds, &dels, patch) < 0)
+            {
+              _subagent_review_git_error (error, "Could not format the change of %s", delta->new_file.path);
+              git_buf_dispose (&buf);
+              git_patch_free (patch);
+              goto out;
+            }
+          if (!write_all (patch_fd, buf.ptr, buf.size, error))
+            {
+              git_buf_dispose (&buf);
+              git_patch_free (patch);
+              goto out;
+            }
+          git_buf_dispose (&buf);
+          delta = git_patch_get_delta (patch);
+        }
+
       mode_differs = delta->old_file.mode != delta->new_file.mode;
       switch (delta->status)
         {
@@ -368,7 +600,19 @@ diff_trees (git_repository *repo,
       {
         GString *notes = g_string_new (NULL);
 
-        if (delta->flags & GIT_DIFF_FLAG_BINARY)
+        if (over_limit)
+          {
+            const SubagentReviewOverLimit *info =
+              _subagent_review_walker_lookup_over_limit (w, delta->status == GIT_DELTA_DELETED
+                                                         ? &delta->old_file.id : &delta->new_file.id);
+
+            counts[COUNT_BINARY]++;
+            g_string_append_printf (notes, " binary over-limit size %" G_GINT64_FORMAT,
+                                    (gint64) (delta->status == GIT_DELTA_DELETED ? old_size : new_size));
+            if (info != NULL)
+              g_string_append_printf (notes, " blocks-sha256 %s", info->digest);
+          }
+        else if (delta->flags & GIT_DIFF_FLAG_BINARY)
           {
             counts[COUNT_BINARY]++;
             g_string_append (notes, " binary");
@@ -383,6 +627,17 @@ diff_trees (git_repository *repo,
       }
       g_string_append_c (status_text, '\n');
       git_patch_free (patch);
+    }
+
+
+  for (guint i = 0; w->skipped != NULL && i < w->skipped->len; i++)
+    {
+      const char *line = w->skipped->pdata[i];
+      const char *tab = strchr (line, '\t');
+
+      g_string_append (status_text, "skipped\t");
+      append_path (status_text, tab + 1);
+      g_string_append_printf (status_text, "\t%.*s\n", (int) (tab - line), line);
     }
 
   g_string_append_printf (status_text,
@@ -403,7 +658,8 @@ _subagent_review_diff (const char   *base_dir,
                        const char   *base_commit,
                        const char   *base_git_dir,
                        const char   *child_root,
-                       GString      *patch_text,
+                       guint64       max_file_size,
+                       int           patch_fd,
                        GString      *status_text,
                        guint        *counts,
                        GCancellable *cancellable,
@@ -456,6 +712,7 @@ _subagent_review_diff (const char   *base_dir,
 
   walker.repo = repo;
   walker.cancellable = cancellable;
+  walker.max_file_size = max_file_size;
   if (base_commit != NULL)
     {
       if (!base_tree_from_commit (repo, refs_repo ? refs_repo : child_repo, base_commit, &base_tree, error))
@@ -467,21 +724,25 @@ _subagent_review_diff (const char   *base_dir,
        * unchanged since checkout are not read again. Only read. */
       if (child_repo != NULL && git_repository_index (&index, child_repo) == 0)
         _subagent_review_walker_use_index (&walker, index);
+      walker.record_skipped = TRUE;
       ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
+      walker.record_skipped = FALSE;
     }
   else
     {
       /* Child first: it finds the files equal on both sides (compared
        * byte for byte), which then need no hashing on either side. */
+      walker.record_skipped = TRUE;
       ok = _subagent_review_walker_set_twin (&walker, base_dir, error) &&
-           _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error) &&
-           _subagent_review_walker_set_twin (&walker, NULL, error) &&
+           _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
+      walker.record_skipped = FALSE;
+      ok = ok && _subagent_review_walker_set_twin (&walker, NULL, error) &&
            _subagent_review_tree_from_dir (&walker, base_dir, &base_tree, error);
       placeholder = &walker.placeholder;
     }
 
-  ok = ok && diff_trees (repo, base_tree, child_tree, placeholder, &retry,
-                         patch_text, status_text, counts, cancellable, error);
+  ok = ok && diff_trees (repo, &walker, base_tree, child_tree, placeholder, &retry,
+                         patch_fd, status_text, counts, cancellable, error);
   if (ok && retry)
     {
       g_debug ("%s changed while its review was taken; hashing every file", base_dir);
@@ -489,10 +750,15 @@ _subagent_review_diff (const char   *base_dir,
       g_clear_pointer (&base_tree, git_tree_free);
       g_clear_pointer (&child_tree, git_tree_free);
       retry = FALSE;
-      ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error) &&
-           _subagent_review_tree_from_dir (&walker, base_dir, &base_tree, error) &&
-           diff_trees (repo, base_tree, child_tree, NULL, &retry,
-                       patch_text, status_text, counts, cancellable, error);
+      walker.repo = repo;
+      walker.cancellable = cancellable;
+      walker.max_file_size = max_file_size;
+      walker.record_skipped = TRUE;
+      ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
+      walker.record_skipped = FALSE;
+      ok = ok && _subagent_review_tree_from_dir (&walker, base_dir, &base_tree, error) &&
+           diff_trees (repo, &walker, base_tree, child_tree, NULL, &retry,
+                       patch_fd, status_text, counts, cancellable, error);
     }
 
 out:

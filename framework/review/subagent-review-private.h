@@ -31,11 +31,18 @@ G_GNUC_INTERNAL gboolean _subagent_review_diff (const char   *base_dir,
                                 const char   *base_commit,
                                 const char   *base_git_dir,
                                 const char   *child_root,
-                                GString      *patch_text,
+                                guint64       max_file_size,
+                                int           patch_fd,
                                 GString      *status_text,
                                 guint        *counts,
                                 GCancellable *cancellable,
                                 GError      **error);
+
+/* A file over the content limit: what its stand-in blob stands for. */
+typedef struct {
+  goffset size;
+  char *digest;   /* blocks-sha256, hex */
+} SubagentReviewOverLimit;
 
 /* subagent-review-tree.c: hashing a directory into a tree. */
 typedef struct {
@@ -51,7 +58,18 @@ typedef struct {
   git_oid placeholder;           /* stands for every unchanged file */
   const char *side;              /* the directory being hashed, for messages */
   GCancellable *cancellable;
+  guint64 max_file_size;         /* content limit: larger files get a stand-in */
+  GHashTable *over_limit;        /* git_oid of a stand-in -> SubagentReviewOverLimit */
+  GPtrArray *skipped;            /* child side: "kind\tpath" of what a tree cannot hold */
+  gboolean record_skipped;
 } SubagentReviewWalker;
+
+typedef enum {
+  SUBAGENT_REVIEW_HASH_FAILED,
+  SUBAGENT_REVIEW_HASH_CONTENT,     /* out is the file's blob */
+  SUBAGENT_REVIEW_HASH_OVER_LIMIT,  /* out is a stand-in blob */
+  SUBAGENT_REVIEW_HASH_SKIPPED,     /* gone, or no longer a regular file */
+} SubagentReviewHashResult;
 
 G_GNUC_INTERNAL gboolean _subagent_review_git_error       (GError              **error,
                                            const char           *format,
@@ -62,6 +80,16 @@ G_GNUC_INTERNAL gboolean _subagent_review_walker_set_twin (SubagentReviewWalker 
                                            const char            *twin_dir,
                                            GError               **error);
 G_GNUC_INTERNAL void     _subagent_review_walker_clear    (SubagentReviewWalker  *walker);
+G_GNUC_INTERNAL SubagentReviewHashResult
+                         _subagent_review_hash_file       (SubagentReviewWalker  *walker,
+                                           int                    dir_fd,
+                                           const char            *name,
+                                           const char            *rel,
+                                           git_oid               *out,
+                                           GError               **error);
+G_GNUC_INTERNAL const SubagentReviewOverLimit *
+                         _subagent_review_walker_lookup_over_limit (SubagentReviewWalker *walker,
+                                                    const git_oid        *oid);
 G_GNUC_INTERNAL gboolean _subagent_review_tree_from_dir   (SubagentReviewWalker  *walker,
                                            const char            *path,
                                            git_tree             **out,

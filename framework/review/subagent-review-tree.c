@@ -103,6 +103,36 @@ _subagent_review_walker_clear (SubagentReviewWalker *w)
   w->twin_fd = -1;
   g_clear_pointer (&w->unchanged, g_hash_table_unref);
   g_clear_pointer (&w->odb, git_odb_free);
+  g_clear_pointer (&w->over_limit, g_hash_table_unref);
+  g_clear_pointer (&w->skipped, g_ptr_array_unref);
+}
+
+static const char *
+kind_of_special (mode_t mode)
+{
+  if (S_ISFIFO (mode))
+    return "fifo";
+  if (S_ISSOCK (mode))
+    return "socket";
+  if (S_ISCHR (mode))
+    return "char-device";
+  if (S_ISBLK (mode))
+    return "block-device";
+  return "special";
+}
+
+/* The child's side only: what it left that a tree cannot hold is listed
+ * in the .status, not silently dropped. */
+static void
+record_skipped (SubagentReviewWalker *w,
+                const char           *kind,
+                const char           *rel)
+{
+  if (!w->record_skipped)
+    return;
+  if (w->skipped == NULL)
+    w->skipped = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (w->skipped, g_strdup_printf ("%s\t%s", kind, rel));
 }
 
 static gboolean
@@ -134,7 +164,8 @@ read_fully (int    fd,
 static gboolean
 same_as_twin (int         dir_fd,
               int         twin_fd,
-              const char *name)
+              const char *name,
+              guint64     limit)
 {
   g_autofree char *a = NULL;
   g_autofree char *b = NULL;
@@ -144,10 +175,13 @@ same_as_twin (int         dir_fd,
 
   if (twin_fd < 0)
     return FALSE;
-  fa = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  fb = openat (twin_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  fa = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  fb = openat (twin_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  /* Files over the limit are compared by their digests instead, which
+   * skip holes; reading both sides here would not. */
   if (fa < 0 || fb < 0 || fstat (fa, &sa) != 0 || fstat (fb, &sb) != 0 ||
       !S_ISREG (sa.st_mode) || !S_ISREG (sb.st_mode) || sa.st_size != sb.st_size ||
+      (guint64) sa.st_size > limit ||
       (sa.st_mode & S_IXUSR) != (sb.st_mode & S_IXUSR))
     goto out;
 
@@ -205,41 +239,6 @@ index_says_unchanged (SubagentReviewWalker *w,
   if (w->odb == NULL || !git_odb_exists (w->odb, &e->id))
     return FALSE;
   git_oid_cpy (out, &e->id);
-  return TRUE;
-}
-
-static gboolean
-hash_file (SubagentReviewWalker *w,
-           int                   dir_fd,
-           const char           *name,
-           const char           *rel,
-           git_oid              *out,
-           GError              **error)
-{
-  g_autofree char *data = NULL;
-  struct stat st;
-  gsize done = 0;
-  int fd = openat (dir_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-
-  if (fd < 0)
-    return set_errno_error (error, errno, "read", w->side, rel);
-  if (fstat (fd, &st) != 0)
-    {
-      int saved = errno;
-      close (fd);
-      return set_errno_error (error, saved, "stat", w->side, rel);
-    }
-  /* read(), not mmap(): a file truncated meanwhile must not SIGBUS us. */
-  data = g_malloc (st.st_size > 0 ? st.st_size : 1);
-  if (!read_fully (fd, data, st.st_size, &done))
-    {
-      int saved = errno;
-      close (fd);
-      return set_errno_error (error, saved, "read", w->side, rel);
-    }
-  close (fd);
-  if (git_blob_create_from_buffer (out, w->repo, data, done) < 0)
-    return _subagent_review_git_error (error, "Could not hash %s/%s", w->side, rel);
   return TRUE;
 }
 
@@ -324,12 +323,15 @@ write_dir_tree (SubagentReviewWalker *w,
           set_errno_error (error, errno, "stat", w->side, child_rel);
           goto out;
         }
-      if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
-        continue;
-
       tracked = base_entry (w, child_rel);
       if (tracked == NULL && path_is_ignored (w, child_rel, S_ISDIR (st.st_mode)))
         continue;
+      if (!S_ISDIR (st.st_mode) && !S_ISREG (st.st_mode) && !S_ISLNK (st.st_mode))
+        {
+          git_tree_entry_free (tracked);
+          record_skipped (w, kind_of_special (st.st_mode), child_rel);
+          continue;
+        }
 
       if (S_ISDIR (st.st_mode))
         {
@@ -399,14 +401,25 @@ write_dir_tree (SubagentReviewWalker *w,
           git_tree_entry_free (tracked);
           if (w->unchanged != NULL && w->twin_fd < 0 && g_hash_table_contains (w->unchanged, child_rel))
             git_oid_cpy (&oid, &w->placeholder);
-          else if (w->twin_fd >= 0 && same_as_twin (dir_fd, twin_fd, de->d_name))
+          else if (w->twin_fd >= 0 && same_as_twin (dir_fd, twin_fd, de->d_name, w->max_file_size))
             {
               git_oid_cpy (&oid, &w->placeholder);
               g_hash_table_add (w->unchanged, g_strdup (child_rel));
             }
-          else if (!index_says_unchanged (w, child_rel, &st, &oid) &&
-                   !hash_file (w, dir_fd, de->d_name, child_rel, &oid, error))
-            goto out;
+          else if (!index_says_unchanged (w, child_rel, &st, &oid))
+            {
+              switch (_subagent_review_hash_file (w, dir_fd, de->d_name, child_rel, &oid, error))
+                {
+                case SUBAGENT_REVIEW_HASH_FAILED:
+                  goto out;
+                case SUBAGENT_REVIEW_HASH_SKIPPED:
+                  /* Replaced by something else since the stat. */
+                  record_skipped (w, "changed-while-read", child_rel);
+                  continue;
+                default:
+                  break;
+                }
+            }
           mode = (st.st_mode & S_IXUSR) ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
         }
 

@@ -5,12 +5,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "subagent-error.h"
 #include "subagent.h"
+#include "subagent-state-path-private.h"
 #include "subagent-review.h"
 #include "subagent-review-private.h"
 
@@ -37,8 +41,12 @@
  * `modified`, `deleted`, `renamed`, `mode-changed` for a change of the
  * executable bit alone), a tab, the path (renames: `old -> new`; paths with
  * control characters, quotes or backslashes are C-quoted), and for some,
- * a tab and notes (`binary`, `mode 100644->100755`, `similarity 90%`). A
- * last line starting with `total:` sums it up. The per-kind counts add up
+ * a tab and notes (`binary`, `mode 100644->100755`, `similarity 90%`,
+ * `binary over-limit size N blocks-sha256 HEX` for a file over the content
+ * limit, whose content the patch leaves out). What the child left that a
+ * tree cannot hold follows as `skipped`, the path and its kind (`fifo`,
+ * `socket`, `char-device`, `block-device`). A last line starting with
+ * `total:` sums the changes up. The per-kind counts add up
  * to #SubagentReview:files-changed; #SubagentReview:binary counts binary
  * files among them.
  */
@@ -243,7 +251,11 @@ subagent_review_init (SubagentReview *self)
  * subagent_review_get_session_key:
  * @self: a #SubagentReview
  *
+ * Gets the session key.
+ *
  * Returns: (transfer none): the session key
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_session_key (SubagentReview *self)
@@ -256,7 +268,11 @@ subagent_review_get_session_key (SubagentReview *self)
  * subagent_review_get_patch_path:
  * @self: a #SubagentReview
  *
+ * Gets the path of the `.patch` file.
+ *
  * Returns: (transfer none): the path of the `.patch` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_patch_path (SubagentReview *self)
@@ -269,7 +285,11 @@ subagent_review_get_patch_path (SubagentReview *self)
  * subagent_review_get_status_path:
  * @self: a #SubagentReview
  *
+ * Gets the path of the `.status` file.
+ *
  * Returns: (transfer none): the path of the `.status` file
+ *
+ * Since: 0.2
  */
 const char *
 subagent_review_get_status_path (SubagentReview *self)
@@ -290,63 +310,99 @@ subagent_review_get_status_path (SubagentReview *self)
  * subagent_review_get_files_changed:
  * @self: a #SubagentReview
  *
+ * Gets the number of changed paths.
+ *
  * Returns: the number of changed paths
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (files_changed, SUBAGENT_REVIEW_COUNT_FILES_CHANGED)
 /**
  * subagent_review_get_insertions:
  * @self: a #SubagentReview
  *
+ * Gets the number of inserted lines.
+ *
  * Returns: the number of inserted lines
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (insertions, SUBAGENT_REVIEW_COUNT_INSERTIONS)
 /**
  * subagent_review_get_deletions:
  * @self: a #SubagentReview
  *
+ * Gets the number of deleted lines.
+ *
  * Returns: the number of deleted lines
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (deletions, SUBAGENT_REVIEW_COUNT_DELETIONS)
 /**
  * subagent_review_get_added:
  * @self: a #SubagentReview
  *
+ * Gets the number of added files.
+ *
  * Returns: the number of added files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (added, SUBAGENT_REVIEW_COUNT_ADDED)
 /**
  * subagent_review_get_modified:
  * @self: a #SubagentReview
  *
+ * Gets the number of modified files.
+ *
  * Returns: the number of modified files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (modified, SUBAGENT_REVIEW_COUNT_MODIFIED)
 /**
  * subagent_review_get_deleted:
  * @self: a #SubagentReview
  *
+ * Gets the number of deleted files.
+ *
  * Returns: the number of deleted files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (deleted, SUBAGENT_REVIEW_COUNT_DELETED)
 /**
  * subagent_review_get_renamed:
  * @self: a #SubagentReview
  *
+ * Gets the number of renamed files.
+ *
  * Returns: the number of renamed files
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (renamed, SUBAGENT_REVIEW_COUNT_RENAMED)
 /**
  * subagent_review_get_mode_changed:
  * @self: a #SubagentReview
  *
+ * Gets the number of files whose executable bit alone changed.
+ *
  * Returns: the number of files whose executable bit alone changed
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (mode_changed, SUBAGENT_REVIEW_COUNT_MODE_CHANGED)
 /**
  * subagent_review_get_binary:
  * @self: a #SubagentReview
  *
+ * Gets the number of binary files among the changed ones.
+ *
  * Returns: the number of binary files among the changed ones
+ *
+ * Since: 0.2
  */
 COUNT_GETTER (binary, SUBAGENT_REVIEW_COUNT_BINARY)
 
@@ -354,7 +410,11 @@ COUNT_GETTER (binary, SUBAGENT_REVIEW_COUNT_BINARY)
  * subagent_review_is_empty:
  * @self: a #SubagentReview
  *
+ * Checks whether the child changed nothing.
+ *
  * Returns: %TRUE if the child changed nothing
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_review_is_empty (SubagentReview *self)
@@ -377,9 +437,15 @@ json_name (const char *prop_name)
  * subagent_review_to_json:
  * @self: a #SubagentReview
  *
+ * Serializes @self to a JSON object: `{session_key, patch_path, status_path,
+ * files_changed, insertions, deletions, added, modified, deleted, renamed,
+ * mode_changed, binary}`.
+ *
  * Returns: (transfer full): `{session_key, patch_path, status_path,
  *   files_changed, insertions, deletions, added, modified, deleted, renamed,
  *   mode_changed, binary}`
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_review_to_json (SubagentReview *self)
@@ -405,8 +471,12 @@ subagent_review_to_json (SubagentReview *self)
  * @object: an object made by subagent_review_to_json()
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentReview.
+ *
  * Returns: (transfer full) (nullable): the review, or %NULL if @object lacks
  *   the paths or has a count that is not a non-negative integer
+ *
+ * Since: 0.2
  */
 SubagentReview *
 subagent_review_new_from_json (JsonObject  *object,
@@ -477,6 +547,29 @@ real_dir (const char  *path,
   return result;
 }
 
+/* The patch is written as the diff goes, to a temporary file renamed over
+ * the old one at the end: a patch never has to fit in memory. */
+static int
+open_patch_temp (const char  *patch_path,
+                 char       **out_temp,
+                 GError     **error)
+{
+  char *temp = g_strconcat (patch_path, ".XXXXXX", NULL);
+  int fd = g_mkstemp_full (temp, O_RDWR | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                   "Could not create a review file beside %s: %s", patch_path, g_strerror (saved));
+      g_free (temp);
+      return -1;
+    }
+  *out_temp = temp;
+  return fd;
+}
+
 static gboolean
 write_atomically (const char  *path,
                   const char  *contents,
@@ -513,6 +606,8 @@ write_atomically (const char  *path,
  * #SubagentReview). Only reads the parent's repository. Blocks: call it
  * from a worker thread or use subagent_review_capture_async(). Shared
  * isolation has no review: @base_dir equal to @child_root is an error.
+ * Files over %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE are recorded without
+ * their content (see subagent_review_capture_full()).
  *
  * Returns: (transfer full): the review
  */
@@ -526,16 +621,60 @@ subagent_review_capture (const char    *root,
                          GCancellable  *cancellable,
                          GError       **error)
 {
+  return subagent_review_capture_full (root, session_key, base_dir, base_commit, base_git_dir, child_root,
+                                       SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE, cancellable, error);
+}
+
+/**
+ * subagent_review_capture_full:
+ * @root: the parent's root: the files go to `<root>/.subagent/reviews/`
+ * @session_key: names the files (`[A-Za-z0-9_-]`)
+ * @base_dir: (nullable): the directory the child's workspace was copied from;
+ *   exclusive with @base_commit
+ * @base_commit: (nullable): the commit the child's worktree started from
+ * @base_git_dir: (nullable): with @base_commit, the parent's git directory
+ * @child_root: the child's workspace
+ * @max_file_size: the content limit in bytes: a changed file larger than
+ *   this is in the patch as `Binary files … differ` with its size and
+ *   blocks-sha256 digest and no content, and its `.status` line says
+ *   `binary over-limit size N blocks-sha256 HEX`
+ * @cancellable: (nullable): checked between files and blocks
+ * @error: return location for a #GError
+ *
+ * subagent_review_capture() with a content limit. Memory stays bounded
+ * whatever the child left: files are read in fixed-size steps, files over
+ * the limit one block at a time, the holes of sparse files are not read,
+ * and the patch is written as it is made. FIFOs, sockets and devices are
+ * listed in the `.status` as `skipped`.
+ *
+ * Returns: (transfer full): the review
+ *
+ * Since: 0.2
+ */
+SubagentReview *
+subagent_review_capture_full (const char    *root,
+                              const char    *session_key,
+                              const char    *base_dir,
+                              const char    *base_commit,
+                              const char    *base_git_dir,
+                              const char    *child_root,
+                              guint64        max_file_size,
+                              GCancellable  *cancellable,
+                              GError       **error)
+{
   g_autofree char *real_root = NULL;
   g_autofree char *real_child = NULL;
   g_autofree char *real_base = NULL;
   g_autofree char *reviews_dir = NULL;
+  g_autoptr(GError) local_error = NULL;
   g_autofree char *patch_path = NULL;
+  g_autofree char *patch_temp = NULL;
   g_autofree char *status_path = NULL;
-  g_autoptr(GString) patch_text = g_string_new (NULL);
   g_autoptr(GString) status_text = g_string_new (NULL);
   guint counts[N_COUNTS] = { 0 };
   SubagentReview *review;
+  gboolean ok;
+  int patch_fd;
 
   g_return_val_if_fail (root != NULL, NULL);
   g_return_val_if_fail (child_root != NULL, NULL);
@@ -570,22 +709,42 @@ subagent_review_capture (const char    *root,
         }
     }
 
-  if (!_subagent_review_diff (real_base, base_commit, base_git_dir, real_child,
-                              patch_text, status_text, counts, cancellable, error))
-    return NULL;
-
   reviews_dir = g_build_filename (real_root, ".subagent", "reviews", NULL);
-  if (g_mkdir_with_parents (reviews_dir, 0755) != 0)
+  /* Never through a symbolic link: a child may have planted one. */
+  if (!_subagent_state_dir_ensure (reviews_dir, 0755, &local_error))
     {
-      int saved = errno;
-      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                   "Could not create %s for review %s: %s", reviews_dir, session_key, g_strerror (saved));
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED, "Could not keep review %s: %s", session_key,
+                   local_error->message);
       return NULL;
     }
   patch_path = g_strdup_printf ("%s/%s.patch", reviews_dir, session_key);
   status_path = g_strdup_printf ("%s/%s.status", reviews_dir, session_key);
-  if (!write_atomically (patch_path, patch_text->str, patch_text->len, error) ||
-      !write_atomically (status_path, status_text->str, status_text->len, error))
+  if ((patch_fd = open_patch_temp (patch_path, &patch_temp, error)) < 0)
+    return NULL;
+
+  ok = _subagent_review_diff (real_base, base_commit, base_git_dir, real_child, max_file_size,
+                              patch_fd, status_text, counts, cancellable, error);
+  if (ok && fdatasync (patch_fd) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                   "Could not write review file %s: %s", patch_temp, g_strerror (saved));
+      ok = FALSE;
+    }
+  close (patch_fd);
+  if (ok && rename (patch_temp, patch_path) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                   "Could not write review file %s: %s", patch_path, g_strerror (saved));
+      ok = FALSE;
+    }
+  if (!ok)
+    {
+      unlink (patch_temp);
+      return NULL;
+    }
+  if (!write_atomically (status_path, status_text->str, status_text->len, error))
     return NULL;
 
   review = g_object_new (SUBAGENT_TYPE_REVIEW,
@@ -682,7 +841,11 @@ subagent_review_capture_async (const char          *root,
  * @result: the #GAsyncResult passed to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_review_capture_async().
+ *
  * Returns: (transfer full): the review
+ *
+ * Since: 0.2
  */
 SubagentReview *
 subagent_review_capture_finish (GAsyncResult  *result,

@@ -13,7 +13,18 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "subagent-types.h"
+
 G_BEGIN_DECLS
+
+/**
+ * SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE:
+ *
+ * The content limit of a review by default (16 MiB): a changed file larger
+ * than this is recorded in the patch as a changed binary file with its size
+ * and digest, without its content (see subagent_review_capture_full()).
+ */
+#define SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE (G_GUINT64_CONSTANT (16) * 1024 * 1024)
 
 #define SUBAGENT_TYPE_REVIEW (subagent_review_get_type ())
 SUBAGENT_AVAILABLE_IN_ALL
@@ -26,6 +37,16 @@ SubagentReview *subagent_review_capture        (const char           *root,
                                                 const char           *base_commit,
                                                 const char           *base_git_dir,
                                                 const char           *child_root,
+                                                GCancellable         *cancellable,
+                                                GError              **error);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentReview *subagent_review_capture_full   (const char           *root,
+                                                const char           *session_key,
+                                                const char           *base_dir,
+                                                const char           *base_commit,
+                                                const char           *base_git_dir,
+                                                const char           *child_root,
+                                                guint64               max_file_size,
                                                 GCancellable         *cancellable,
                                                 GError              **error);
 SUBAGENT_AVAILABLE_IN_ALL

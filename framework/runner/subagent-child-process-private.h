@@ -7,6 +7,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
 
@@ -49,5 +50,11 @@ guint                 subagent_run_processes_signal   (SubagentRunProcesses *sel
 void                  subagent_run_processes_free     (SubagentRunProcesses *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentRunProcesses, subagent_run_processes_free)
+
+/* One stdout line of a child as a protocol message: a JSON object (nesting
+ * bounded) with a string "type", which *type points into. NULL for plain
+ * output. */
+JsonObject *subagent_child_message_parse (const char  *line,
+                                          const char **type);
 
 G_END_DECLS

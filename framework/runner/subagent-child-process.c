@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "subagent.h"
 #include "subagent-child-process-private.h"
+#include "subagent-json-private.h"
 
 struct _SubagentPipeWriter
 {
@@ -566,4 +568,28 @@ subagent_run_processes_signal (SubagentRunProcesses *self,
         signalled++;
     }
   return signalled;
+}
+
+JsonObject *
+subagent_child_message_parse (const char  *line,
+                              const char **type)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  JsonNode *root;
+  JsonObject *object;
+
+  while (g_ascii_isspace (*line))
+    line++;
+  if (*line != '{')
+    return NULL;
+  parser = json_parser_new_immutable ();
+  if (!subagent_json_parser_load_bounded (parser, line, -1, NULL))
+    return NULL;
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  object = json_node_get_object (root);
+  if (!subagent_json_read_string (object, "message", "type", TRUE, type, NULL))
+    return NULL;
+  return json_object_ref (object);
 }

@@ -15,6 +15,7 @@
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
+#include "subagent-confinement-private.h"
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
 
@@ -22,23 +23,33 @@
 #define OUTPUT_MAX_BYTES (4 * 1024 * 1024)
 #define STDERR_TAIL_BYTES (64 * 1024)
 #define STDERR_READ_CHUNK 8192
+/* A stdout line longer than this is cut: its rest is dropped, with a note. */
+#define LINE_MAX_BYTES (1024 * 1024)
+#define STDOUT_READ_CHUNK 65536
 /* After the child exits, how long a process it left behind may hold its
  * stdout/stderr open before the runner stops reading, and how often the
  * runner looks for such processes meanwhile. */
 #define DRAIN_MS 2000
+/* A child that keeps running after its final answer is stopped after this. */
+#define FINAL_GRACE_MS 5000
 #define DRAIN_SWEEP_MS 100
 
 typedef struct {
   SubagentRunContext *context;
   char *label;                   /* “name” for messages */
   SubagentHostProcess *process;
+  SubagentChildConfinement confinement;
   GPid pid;                      /* 0 once reaped */
   char *token;
   SubagentRunProcesses *processes;  /* what the run started */
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
+  gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GDataInputStream *stdout_stream;
+  GInputStream *stdout_stream;
+  GByteArray *line;              /* the stdout line being read */
+  gboolean line_cut;             /* dropping the rest of an over-long line */
+  guint lines_cut;
   GInputStream *stderr_stream;
   GCancellable *io_cancellable;
   guint kill_grace_ms;
@@ -47,6 +58,7 @@ typedef struct {
   GSource *cancel_source;
   GSource *grace_source;
   GSource *drain_source;
+  GSource *final_grace_source;
   gint64 drain_deadline;
 
   GString *output;
@@ -82,15 +94,18 @@ run_state_free (RunState *state)
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
+  clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
   g_clear_object (&state->stdout_stream);
   g_clear_object (&state->stderr_stream);
   g_clear_object (&state->io_cancellable);
   g_clear_pointer (&state->process, subagent_host_process_free);
+  _subagent_child_confinement_clear (&state->confinement, TRUE);
   g_clear_object (&state->context);
   g_string_free (state->output, TRUE);
   g_byte_array_unref (state->stderr_tail);
+  g_clear_pointer (&state->line, g_byte_array_unref);
   g_free (state->final_answer);
   g_free (state->stop_message);
   g_free (state->label);
@@ -148,6 +163,15 @@ build_outcome (RunState *state)
       g_free (message);
       message = with_tail;
     }
+  if (state->lines_cut > 0)
+    {
+      char *with_note = g_strdup_printf ("%s%s(%u output line%s longer than %d bytes cut short)",
+                                         message ? message : "", message && *message ? " " : "",
+                                         state->lines_cut, state->lines_cut == 1 ? "" : "s", LINE_MAX_BYTES);
+
+      g_free (message);
+      message = with_note;
+    }
   if (state->output_truncated)
     {
       char *with_note = g_strdup_printf ("%s%s(output truncated at %d bytes)",
@@ -158,8 +182,16 @@ build_outcome (RunState *state)
       message = with_note;
     }
 
-  return subagent_run_outcome_new (reason, state->iterations, state->tool_calls, state->cost_cents,
-                                   answer, output, message);
+  return g_object_new (SUBAGENT_TYPE_RUN_OUTCOME,
+                       "stop-reason", reason,
+                       "iterations", state->iterations,
+                       "tool-calls", state->tool_calls,
+                       "cost-cents", state->cost_cents > 0 ? state->cost_cents : 0.0,
+                       "final-answer", answer,
+                       "output", output,
+                       "message", message,
+                       "confinement", state->confinement.applied,
+                       NULL);
 }
 
 static void
@@ -180,6 +212,7 @@ maybe_complete (GTask *task)
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
+  clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_task_return_pointer (task, build_outcome (state), g_object_unref);
 }
@@ -321,6 +354,19 @@ handle_usage (GTask      *task,
     check_limits (task);
 }
 
+static gboolean
+on_final_grace_over (gpointer user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  g_clear_pointer (&state->final_grace_source, g_source_unref);
+  stop_child (task, SUBAGENT_STOP_REASON_COMPLETE,
+              g_strdup_printf ("Child %s kept running %d s after its final answer and was stopped",
+                               state->label, FINAL_GRACE_MS / 1000));
+  return G_SOURCE_REMOVE;
+}
+
 static void
 handle_final (GTask      *task,
               RunState   *state,
@@ -343,6 +389,13 @@ handle_final (GTask      *task,
   subagent_command_approvals_stop (state->approvals);
   if (apply_usage (state, message))
     check_limits (task);
+  /* Its answer is in; it gets a grace period to exit, then is stopped, so
+   * a child that lingers cannot hold the host without a timeout. */
+  if (state->final_grace_source == NULL && !state->exited)
+    {
+      state->final_grace_source = g_timeout_source_new (FINAL_GRACE_MS);
+      g_task_attach_source (task, state->final_grace_source, on_final_grace_over);
+    }
 }
 
 /* Protocol messages, by "type". Adding one is adding a row. */
@@ -353,11 +406,16 @@ handle_approval_request (GTask      *task,
                          RunState   *state,
                          JsonObject *message)
 {
-  /* In eof mode no answer could reach the child: nothing is put up for approval. */
+  /* In eof mode no answer could reach the child: nothing is put up for
+   * approval. Said once per run, where the user looks, with the fix. */
   if (!state->interactive_stdin)
     {
-      g_debug ("Child %s: ignoring an approval request: its stdin is closed (eof mode), "
-               "so no verdict could reach it", state->label);
+      if (!state->warned_eof_approval)
+        g_warning ("Child %s sent an approval request, but its stdin is closed (eof mode), so no verdict "
+                   "could reach it; it is ignored. Set `interactive: true` in its definition "
+                   "(or pass --interactive) for a child that asks for approvals",
+                   state->label);
+      state->warned_eof_approval = TRUE;
       return;
     }
   if (state->approvals != NULL)
@@ -378,23 +436,11 @@ dispatch_message (GTask      *task,
                   RunState   *state,
                   const char *line)
 {
-  g_autoptr(JsonParser) parser = NULL;
-  JsonNode *root;
-  JsonObject *object;
+  g_autoptr(JsonObject) object = NULL;
   const char *type;
 
-  while (g_ascii_isspace (*line))
-    line++;
-  if (*line != '{')
-    return FALSE;
-  parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, line, -1, NULL))
-    return FALSE;
-  root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
-    return FALSE;
-  object = json_node_get_object (root);
-  if (!subagent_json_read_string (object, "message", "type", TRUE, &type, NULL))
+  object = subagent_child_message_parse (line, &type);
+  if (object == NULL)
     return FALSE;
   for (gsize i = 0; i < G_N_ELEMENTS (message_handlers); i++)
     if (g_str_equal (type, message_handlers[i].type))
@@ -423,45 +469,108 @@ append_output (RunState   *state,
   g_string_append_len (state->output, line, len);
 }
 
-static void read_next_line (GTask *task);
+static void read_next_chunk (GTask *task);
 
 static void
-on_stdout_line (GObject      *source,
-                GAsyncResult *result,
-                gpointer      user_data)
+handle_line (GTask *task,
+             char  *raw,
+             gsize  length,
+             gboolean cut)
+{
+  RunState *state = g_task_get_task_data (task);
+  g_autofree char *line = NULL;
+
+  if (length > 0 && raw[length - 1] == '\r')
+    raw[--length] = '\0';
+  /* NUL bytes would cut the line short; treat the line as text up to there. */
+  line = g_utf8_make_valid (raw, -1);
+  /* A cut line is never a protocol message. */
+  if (cut || !dispatch_message (task, state, line))
+    append_output (state, line);
+}
+
+/* Splits what was read into lines; keeps at most LINE_MAX_BYTES of one. */
+static void
+take_chunk (GTask        *task,
+            const guint8 *data,
+            gsize         size)
+{
+  RunState *state = g_task_get_task_data (task);
+
+  while (size > 0)
+    {
+      const guint8 *newline = memchr (data, '\n', size);
+      gsize n = newline != NULL ? (gsize) (newline - data) : size;
+
+      if (!state->line_cut)
+        {
+          gsize room = LINE_MAX_BYTES - state->line->len;
+
+          g_byte_array_append (state->line, data, MIN (n, room));
+          if (n > room)
+            {
+              state->line_cut = TRUE;
+              state->lines_cut++;
+              g_byte_array_append (state->line, (const guint8 *) "", 1);
+              handle_line (task, (char *) state->line->data, state->line->len - 1, TRUE);
+              g_byte_array_set_size (state->line, 0);
+            }
+        }
+      if (newline == NULL)
+        return;
+      if (state->line_cut)
+        state->line_cut = FALSE;
+      else
+        {
+          g_byte_array_append (state->line, (const guint8 *) "", 1);
+          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
+          g_byte_array_set_size (state->line, 0);
+        }
+      data = newline + 1;
+      size -= n + 1;
+    }
+}
+
+static void
+on_stdout_chunk (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
 {
   g_autoptr(GTask) task = user_data;
   RunState *state = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
-  g_autofree char *raw = NULL;
-  g_autofree char *line = NULL;
-  gsize length = 0;
+  g_autoptr(GBytes) bytes = NULL;
+  gsize size;
+  const guint8 *data;
 
-  raw = g_data_input_stream_read_line_finish (G_DATA_INPUT_STREAM (source), result, &length, &error);
-  if (raw == NULL)
+  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, &error);
+  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
     {
       if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         g_debug ("Child %s: stopped reading stdout: %s", state->label, error->message);
+      /* A last line without a newline still counts. */
+      if (state->line->len > 0 && !state->line_cut && error == NULL)
+        {
+          g_byte_array_append (state->line, (const guint8 *) "", 1);
+          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
+        }
+      g_byte_array_set_size (state->line, 0);
       state->stdout_done = TRUE;
       maybe_complete (task);
       return;
     }
-  if (length > 0 && raw[length - 1] == '\r')
-    raw[length - 1] = '\0';
-  /* NUL bytes would cut the line short; treat the line as text up to there. */
-  line = g_utf8_make_valid (raw, -1);
-  if (!dispatch_message (task, state, line))
-    append_output (state, line);
-  read_next_line (task);
+  data = g_bytes_get_data (bytes, &size);
+  take_chunk (task, data, size);
+  read_next_chunk (task);
 }
 
 static void
-read_next_line (GTask *task)
+read_next_chunk (GTask *task)
 {
   RunState *state = g_task_get_task_data (task);
 
-  g_data_input_stream_read_line_async (state->stdout_stream, G_PRIORITY_DEFAULT,
-                                       state->io_cancellable, on_stdout_line, g_object_ref (task));
+  g_input_stream_read_bytes_async (state->stdout_stream, STDOUT_READ_CHUNK, G_PRIORITY_DEFAULT,
+                                   state->io_cancellable, on_stdout_chunk, g_object_ref (task));
 }
 
 static void
@@ -517,6 +626,7 @@ on_exited (gpointer user_data)
   state->exited = TRUE;
   state->pid = 0;
   clear_source (&state->timeout_source);
+  clear_source (&state->final_grace_source);
   clear_source (&state->grace_source);
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
@@ -533,33 +643,73 @@ on_exited (gpointer user_data)
   maybe_complete (task);
 }
 
-static char *
-join_tool_names (SubagentToolRegistry *tools)
+/* TRUE when the host gave the parent no tools of its own (subagentctl, a
+ * host without a tool system): nothing then narrows the definition's. */
+static gboolean
+parent_has_no_tools (SubagentToolRegistry *tools)
 {
+  SubagentToolRegistry *parent;
   g_auto(GStrv) names = NULL;
 
   if (tools == NULL)
+    return TRUE;
+  if (!SUBAGENT_IS_CHILD_TOOL_REGISTRY (tools))
+    return FALSE;
+  parent = subagent_child_tool_registry_get_parent (SUBAGENT_CHILD_TOOL_REGISTRY (tools));
+  names = parent ? subagent_tool_registry_list_names (parent) : NULL;
+  return names == NULL || names[0] == NULL;
+}
+
+/* The tools the child may use: its registry's when a parent registry
+ * narrows them, else what its definition declares (`tools:` minus
+ * `disallowed_tools:`), so that a wrapper can pass them on to its agent. */
+static char *
+join_tool_names (SubagentToolRegistry *tools,
+                 SubagentDef          *def)
+{
+  g_auto(GStrv) names = NULL;
+  const char * const *whitelist = subagent_def_get_tool_whitelist (def);
+  const char * const *disallowed = subagent_def_get_disallowed_tools (def);
+  g_autoptr(GStrvBuilder) builder = NULL;
+
+  if (!parent_has_no_tools (tools))
+    {
+      names = subagent_tool_registry_list_names (tools);
+      return g_strjoinv (",", names);
+    }
+  if (whitelist == NULL)
     return g_strdup ("");
-  names = subagent_tool_registry_list_names (tools);
+  builder = g_strv_builder_new ();
+  for (guint i = 0; whitelist[i] != NULL; i++)
+    if (disallowed == NULL || !g_strv_contains (disallowed, whitelist[i]))
+      g_strv_builder_add (builder, whitelist[i]);
+  names = g_strv_builder_end (builder);
   return g_strjoinv (",", names);
 }
 
 static char **
 build_environment (RunState  *state,
                    gboolean   interactive_stdin,
-                   gsize      task_bytes)
+                   gsize      task_bytes,
+                   gsize      prompt_bytes)
 {
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   char **envp = g_get_environ ();
   char number[G_ASCII_DTOSTR_BUF_SIZE];
-  g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context));
+  g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
+  guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
+  /* The tighter of the definition's limit and one the host itself runs under. */
+  g_autofree char *max_depth = g_strdup_printf ("%u", inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def))
+                                                                    : subagent_def_get_max_depth (def));
   g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
   g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
   g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
   g_autofree char *bytes = g_strdup_printf ("%" G_GSIZE_FORMAT, task_bytes);
+  g_autofree char *prompt_length = g_strdup_printf ("%" G_GSIZE_FORMAT, prompt_bytes);
+  const char *model = subagent_def_get_model (def);
   gint batch_index = subagent_run_context_get_batch_index (context);
 
   /* The key signs approval verdicts; a child holding it could forge them. */
@@ -568,6 +718,7 @@ build_environment (RunState  *state,
   envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_DEPTH", depth, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MAX_DEPTH", max_depth, TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_DEF_NAME", subagent_def_get_name (def), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation), TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation), TRUE);
@@ -589,7 +740,36 @@ build_environment (RunState  *state,
     envp = g_environ_unsetenv (envp, "SUBAGENT_BATCH_INDEX");
   envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
   envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
+  /* stdin is PROMPT "\n\n" TASK: the prompt's length splits it, blank
+   * lines in the prompt or not (0: no prompt, no separator). */
+  envp = g_environ_setenv (envp, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length, TRUE);
+  envp = g_environ_setenv (envp, "SUBAGENT_MODEL", model ? model : "", TRUE);
   envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
+  if (state->confinement.tmpdir != NULL)
+    {
+      envp = g_environ_setenv (envp, "TMPDIR", state->confinement.tmpdir, TRUE);
+      envp = g_environ_setenv (envp, "TMP", state->confinement.tmpdir, TRUE);
+      envp = g_environ_setenv (envp, "TEMP", state->confinement.tmpdir, TRUE);
+    }
+  envp = g_environ_setenv (envp, "SUBAGENT_CONFINEMENT", state->confinement.applied, TRUE);
+  if (subagent_run_context_get_skill (context) != NULL)
+    {
+      SubagentSkill *skill = subagent_run_context_get_skill (context);
+      /* The workspace's own copy when it has one (snapshots, containers'
+       * copies, tracked files of a worktree), else the parent's file. */
+      g_autofree char *in_child = g_build_filename (subagent_isolation_context_get_child_root (isolation),
+                                                    subagent_skill_get_relative_path (skill), NULL);
+
+      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_FILE",
+                               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill),
+                               TRUE);
+      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill), TRUE);
+    }
+  else
+    {
+      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_FILE");
+      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_NAME");
+    }
   return envp;
 }
 
@@ -614,18 +794,25 @@ on_approvals_idle (gpointer user_data)
   maybe_complete (user_data);
 }
 
-/* "system prompt\n\ntask\n": the prompt block only when there is one. */
+/* "system prompt\n\n[skill block\n\n]task\n": each block only when there
+ * is one; the skill comes after the definition's prompt. */
 static GBytes *
 build_stdin_text (SubagentRunContext *context)
 {
   const char *prompt = subagent_def_get_system_prompt (subagent_run_context_get_definition (context));
   const char *task = subagent_run_context_get_task (context);
+  SubagentSkill *skill = subagent_run_context_get_skill (context);
   GString *text = g_string_new (NULL);
 
   if (prompt != NULL && *prompt != '\0')
     {
       g_string_append (text, prompt);
       g_string_append (text, "\n\n");
+    }
+  if (skill != NULL)
+    {
+      g_string_append_printf (text, "Skill \"%s\" (%s):\n%s\n\n", subagent_skill_get_name (skill),
+                              subagent_skill_get_relative_path (skill), subagent_skill_get_body (skill));
     }
   g_string_append (text, task);
   if (text->len == 0 || text->str[text->len - 1] != '\n')
@@ -648,6 +835,7 @@ subagent_command_run_start (GTask              *task,
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   RunState *state;
+  const char *prompt;
   guint timeout;
 
   state = g_new0 (RunState, 1);
@@ -658,6 +846,7 @@ subagent_command_run_start (GTask              *task,
   state->token = g_uuid_string_random ();
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
+  state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
   state->io_cancellable = g_cancellable_new ();
   state->interactive_stdin = interactive_stdin;
   state->kill_grace_ms = kill_grace_ms;
@@ -672,11 +861,27 @@ subagent_command_run_start (GTask              *task,
       return;
     }
 
+  /* Before any child exists: the key leaves the environment /proc shows. */
+  g_bytes_unref (subagent_approval_key_from_environment ());
+  if (!_subagent_isolation_context_spawns_on_host (isolation))
+    state->confinement.applied = SUBAGENT_CONFINEMENT_APPLIED_CONTAINER;
+  else if (!_subagent_child_confinement_prepare (context, &state->confinement, &error))
+    {
+      g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                               "Could not start child %s: %s", state->label, error->message);
+      return;
+    }
+
   stdin_text = build_stdin_text (context);
-  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text));
+  prompt = subagent_def_get_system_prompt (def);
+  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
+                            prompt != NULL ? strlen (prompt) : 0);
   state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
-                                                (const char * const *) envp, &error);
+                                                (const char * const *) envp, state->confinement.ruleset_fd,
+                                                &error);
+  /* The child holds its domain now; the temp dir goes with the run. */
+  _subagent_child_confinement_clear (&state->confinement, FALSE);
   if (state->process == NULL)
     {
       g_task_return_new_error (task, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
@@ -685,6 +890,17 @@ subagent_command_run_start (GTask              *task,
     }
   state->pid = subagent_host_process_get_pid (state->process);
   subagent_run_processes_set_root (state->processes, state->pid);
+  /* Prune stops what a killed host leaves running in the workspace. Shared
+   * isolation makes no workspace, hence no owner record. */
+  if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
+    {
+      g_autoptr(GError) record_error = NULL;
+
+      if (!subagent_owner_record_add_process (subagent_isolation_context_get_parent_root (isolation),
+                                              subagent_isolation_context_get_session_key (isolation),
+                                              state->pid, state->token, &record_error))
+        g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+    }
 
   state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
                                                   g_task_get_context (task));
@@ -694,10 +910,10 @@ subagent_command_run_start (GTask              *task,
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
-  state->stdout_stream = g_data_input_stream_new (subagent_host_process_get_stdout (state->process));
-  g_data_input_stream_set_newline_type (state->stdout_stream, G_DATA_STREAM_NEWLINE_TYPE_LF);
+  state->stdout_stream = g_object_ref (subagent_host_process_get_stdout (state->process));
+  state->line = g_byte_array_new ();
   state->stderr_stream = g_object_ref (subagent_host_process_get_stderr (state->process));
-  read_next_line (task);
+  read_next_chunk (task);
   g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
                                    state->io_cancellable, on_stderr_chunk, g_object_ref (task));
   subagent_host_process_wait (state->process, g_task_get_context (task), on_exited, g_object_ref (task), g_object_unref);

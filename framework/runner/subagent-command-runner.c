@@ -96,15 +96,23 @@ subagent_command_runner_run_async (SubagentRunner      *runner,
   argv = choose_command (self, def);
   if (argv == NULL)
     {
+      /* Name what the user can set without editing a file shared with
+       * Claude Code: the workspace's own configuration. */
+      g_autofree char *config = g_build_filename (subagent_isolation_context_get_parent_root (isolation),
+                                                  ".subagent", "config.yaml", NULL);
+
       g_task_return_new_error (task, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                               "Definition “%s” has no command to run: set `command` in %s, or a default-command on the runner",
+                               "Definition “%s” (%s) has no command, and no model is configured to run it: "
+                               "set `default_model:` (or `models:`) in %s to run it through a model, or "
+                               "`runner.command` there to run a program for definitions without a command",
                                subagent_def_get_name (def),
-                               subagent_def_get_source_path (def) ? subagent_def_get_source_path (def) : "the definition");
+                               subagent_def_get_source_path (def) ? subagent_def_get_source_path (def) : "built in",
+                               config);
       return;
     }
 
   g_mutex_lock (&self->lock);
-  interactive_stdin = self->interactive_stdin;
+  interactive_stdin = self->interactive_stdin || subagent_def_get_interactive (def);
   kill_grace_ms = self->kill_grace_ms;
   g_mutex_unlock (&self->lock);
   subagent_command_run_start (task, context, argv, interactive_stdin, kill_grace_ms, cancellable);
@@ -250,7 +258,11 @@ subagent_command_runner_new (void)
  * subagent_command_runner_dup_default_command:
  * @self: a #SubagentCommandRunner
  *
+ * Gets a copy of the default command.
+ *
  * Returns: (transfer full) (nullable) (array zero-terminated=1): a copy of the default command
+ *
+ * Since: 0.2
  */
 char **
 subagent_command_runner_dup_default_command (SubagentCommandRunner *self)
@@ -299,7 +311,11 @@ subagent_command_runner_set_default_command (SubagentCommandRunner *self,
  * subagent_command_runner_get_interactive_stdin:
  * @self: a #SubagentCommandRunner
  *
+ * Gets whether children's stdin stays open after the task.
+ *
  * Returns: whether children's stdin stays open after the task
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_command_runner_get_interactive_stdin (SubagentCommandRunner *self)
@@ -341,7 +357,12 @@ subagent_command_runner_set_interactive_stdin (SubagentCommandRunner *self,
  * subagent_command_runner_get_kill_grace_ms:
  * @self: a #SubagentCommandRunner
  *
+ * Gets the time a stopped child has between SIGTERM and SIGKILL, in
+ * milliseconds.
+ *
  * Returns: the time a stopped child has between SIGTERM and SIGKILL, in milliseconds
+ *
+ * Since: 0.2
  */
 guint
 subagent_command_runner_get_kill_grace_ms (SubagentCommandRunner *self)

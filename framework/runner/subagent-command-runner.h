@@ -15,6 +15,14 @@
 G_BEGIN_DECLS
 
 /* What the runner allows itself when it stops a child (SIGTERM → SIGKILL). */
+/**
+ * SUBAGENT_COMMAND_RUNNER_DEFAULT_KILL_GRACE_MS:
+ *
+ * The default #SubagentCommandRunner:kill-grace-ms: how long a stopped child
+ * has between SIGTERM and SIGKILL.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_COMMAND_RUNNER_DEFAULT_KILL_GRACE_MS 5000
 
 #define SUBAGENT_TYPE_COMMAND_RUNNER (subagent_command_runner_get_type ())

@@ -19,6 +19,7 @@ typedef void (*SubagentHostProcessExited) (gpointer user_data);
 SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContext  *isolation,
                                                          const char * const        *argv,
                                                          const char * const        *envp,
+                                                         int                        ruleset_fd,
                                                          GError                   **error);
 GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
 GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess       *self);

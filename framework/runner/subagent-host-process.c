@@ -1,12 +1,14 @@
 /* subagent-host-process.c: a child process of the command runner.
  *
  * A command child on the host (shared, worktree and snapshot isolation) is
- * started with posix_spawn(). GSubprocess in GLib 2.74 always fork()s, and a
- * fork copies the host's page tables and write-protects every page of its
- * heap: the host then takes a copy-on-write fault, with a TLB shootdown on
- * every core running one of its threads, for each page it writes after each
- * spawn. glibc's posix_spawn() shares the address space until exec
- * (CLONE_VM | CLONE_VFORK), so none of that happens. A backend that runs its
+ * started with vfork() and execve(). GSubprocess in GLib 2.74 always
+ * fork()s, and a fork copies the host's page tables and write-protects
+ * every page of its heap: the host then takes a copy-on-write fault, with a
+ * TLB shootdown on every core running one of its threads, for each page it
+ * writes after each spawn. vfork() shares the address space until exec, as
+ * glibc's posix_spawn() does (CLONE_VM | CLONE_VFORK), so none of that
+ * happens; unlike posix_spawn() it lets the child enter its Landlock domain,
+ * its own session and PR_SET_PDEATHSIG before exec. A backend that runs its
  * children elsewhere (a container) keeps its own spawnv() and GSubprocess.
  *
  * What the child gets is what GSubprocess gives it: the three pipes, the
@@ -14,7 +16,10 @@
  * host's PATH, every other descriptor as the host has it (GLib and we open
  * all of ours close-on-exec). In addition its signal mask is empty and every
  * signal is at its default action, whatever the host ignores or blocks (but
- * glibc's two reserved signals, 32 and 33, which glibc leaves ignored).
+ * glibc's two reserved signals, 32 and 33, which glibc leaves ignored); it
+ * leads its own session and process group (signals go to the group); it is
+ * SIGKILLed when the host dies (PR_SET_PDEATHSIG; the "parent" is the
+ * spawning thread, which is the run's main-context thread).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -23,7 +28,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <string.h>
+#include <pthread.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +40,7 @@
 
 #include "subagent.h"
 #include "subagent-host-process-private.h"
+#include "subagent-landlock-private.h"
 
 extern char **environ;
 
@@ -48,6 +57,7 @@ struct _SubagentHostProcess
   GSource *watch;
   int wait_status;
   gboolean exited;
+  gboolean own_group;            /* its pid is its process group's id */
 
   SubagentHostProcessExited callback;
   gpointer user_data;
@@ -98,22 +108,87 @@ close_fds (int *fds,
       }
 }
 
-/* posix_spawnp() with the three pipes on 0, 1, 2 and @cwd as working
- * directory. On success the host's ends are in @host_ends (stdin's write
- * end, stdout's and stderr's read ends). */
+/* The child between vfork() and exec: nothing but system calls on memory
+ * the host prepared, since it shares the host's address space (and the
+ * host's thread waits). A failure is written to @err_fd as an errno. */
+static void
+child_exec (const char         *path,
+            const char         *cwd,
+            const char * const *argv,
+            const char * const *envp,
+            const int           fds[6],
+            int                 ruleset_fd,
+            pid_t               host_pid,
+            int                 err_fd)
+{
+  struct sigaction dfl = { 0 };
+  sigset_t none;
+  int saved;
+
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    sigaction (sig, &dfl, NULL);  /* fails harmlessly on SIGKILL, SIGSTOP, glibc's own */
+  /* Its own session and process group: signals to the group reach what it
+   * starts, and it has no controlling terminal to inject input into. */
+  setsid ();
+  /* Dies with the host, even when the host is SIGKILLed. */
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid () != host_pid)
+    {
+      saved = errno ? errno : ESRCH;
+      goto fail;
+    }
+  if (dup2 (fds[0], STDIN_FILENO) < 0 || dup2 (fds[3], STDOUT_FILENO) < 0 || dup2 (fds[5], STDERR_FILENO) < 0)
+    {
+      saved = errno;
+      goto fail;
+    }
+  if (chdir (cwd) != 0)
+    {
+      saved = errno;
+      goto fail;
+    }
+  if (ruleset_fd >= 0)
+    {
+      /* A root child keeps no CAP_SYS_PTRACE past exec: with it, it could
+       * read a non-dumpable host's memory and environment. Fails (and
+       * needs not) without CAP_SETPCAP. */
+      prctl (PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
+      prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+      if ((saved = _subagent_landlock_restrict_self (ruleset_fd)) != 0)
+        goto fail;
+    }
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  execve (path, (char * const *) argv, (char * const *) envp);
+  saved = errno;
+
+fail:
+  while (write (err_fd, &saved, sizeof saved) < 0 && errno == EINTR)
+    ;
+  _exit (127);
+}
+
+/* Starts @path with the three pipes on 0, 1, 2, @cwd as working directory,
+ * in its own session, and in @ruleset_fd's Landlock domain unless it is -1.
+ * vfork() rather than fork(): no copy of the host's page tables (see
+ * above). On success the host's ends are in @host_ends (stdin's write end,
+ * stdout's and stderr's read ends). */
 static GPid
 spawn_with_pipes (const char         *cwd,
+                  const char         *path,
                   const char * const *argv,
                   const char * const *envp,
+                  int                 ruleset_fd,
                   int                 host_ends[3],
                   GError            **error)
 {
   int fds[6] = { -1, -1, -1, -1, -1, -1 };  /* stdin r/w, stdout r/w, stderr r/w */
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  sigset_t none, all;
-  pid_t pid = 0;
-  int status;
+  int err_pipe[2] = { -1, -1 };
+  sigset_t all, old;
+  pid_t host_pid = getpid ();
+  pid_t pid;
+  int child_errno = 0;
+  ssize_t n;
 
   for (guint i = 0; i < 3; i++)
     if (!make_pipe (fds + 2 * i, error))
@@ -121,35 +196,46 @@ spawn_with_pipes (const char         *cwd,
         close_fds (fds, G_N_ELEMENTS (fds));
         return 0;
       }
+  if (!make_pipe (err_pipe, error))
+    {
+      close_fds (fds, G_N_ELEMENTS (fds));
+      return 0;
+    }
 
-  posix_spawn_file_actions_init (&actions);
-  posix_spawn_file_actions_adddup2 (&actions, fds[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2 (&actions, fds[3], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2 (&actions, fds[5], STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np (&actions, cwd);
-  posix_spawnattr_init (&attr);
-  sigemptyset (&none);
+  /* No handler of the host may run in the child before it resets them. */
   sigfillset (&all);
-  posix_spawnattr_setsigmask (&attr, &none);
-  posix_spawnattr_setsigdefault (&attr, &all);
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  status = posix_spawnp (&pid, argv[0], &actions, &attr, (char * const *) argv,
-                         (char * const *) (envp != NULL ? envp : (const char * const *) environ));
-  posix_spawnattr_destroy (&attr);
-  posix_spawn_file_actions_destroy (&actions);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  pid = vfork ();
+  if (pid == 0)
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, host_pid, err_pipe[1]);
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  child_errno = errno;
 
   /* The child's ends, whatever happened. */
   close (fds[0]);
   close (fds[3]);
   close (fds[5]);
-  if (status != 0)
+  close (err_pipe[1]);
+  if (pid > 0)
+    {
+      /* EOF: the exec happened (the pipe is close-on-exec). */
+      do
+        n = read (err_pipe[0], &child_errno, sizeof child_errno);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0)
+        child_errno = 0;
+      else
+        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+          ;
+    }
+  close (err_pipe[0]);
+  if (pid < 0 || child_errno != 0)
     {
       close (fds[1]);
       close (fds[2]);
       close (fds[4]);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (status), "Failed to execute child process “%s” (%s)",
-                   argv[0], g_strerror (status));
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (child_errno), "Failed to execute child process “%s” (%s)",
+                   argv[0], g_strerror (child_errno));
       return 0;
     }
   host_ends[0] = fds[1];
@@ -163,10 +249,12 @@ spawn_with_pipes (const char         *cwd,
  * @isolation: the run's isolation
  * @argv: the command line
  * @envp: (nullable): its environment; %NULL to inherit
+ * @ruleset_fd: a Landlock ruleset the child enters before exec, or -1
  * @error: return location for a #GError
  *
  * Starts @argv in @isolation with its standard streams on pipes: directly
- * when the isolation runs its processes on the host, else through the
+ * when the isolation runs its processes on the host (in its own session,
+ * killed with the host, confined by @ruleset_fd), else through the
  * backend's subagent_isolation_context_spawnv().
  *
  * Returns: the process, or %NULL with @error set
@@ -176,10 +264,13 @@ SubagentHostProcess *
 subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                              const char * const        *argv,
                              const char * const        *envp,
+                             int                        ruleset_fd,
                              GError                   **error)
 {
   g_autoptr(SubagentHostProcess) self = g_new0 (SubagentHostProcess, 1);
   g_autoptr(GError) local_error = NULL;
+  g_autofree char *path = NULL;
+  const char *cwd = subagent_isolation_context_get_child_root (isolation);
   int ends[3];
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
@@ -198,15 +289,25 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
       return g_steal_pointer (&self);
     }
 
-  self->pid = spawn_with_pipes (subagent_isolation_context_get_child_root (isolation), argv, envp, ends,
-                                &local_error);
+  /* Looked up in the host's PATH, as posix_spawnp() would, before the child
+   * exists: the child only calls execve(). */
+  path = strchr (argv[0], '/') != NULL ? g_strdup (argv[0]) : g_find_program_in_path (argv[0]);
+  if (path == NULL)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                   "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)", argv[0], cwd, argv[0],
+                   g_strerror (ENOENT));
+      return NULL;
+    }
+  self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
+                                ruleset_fd, ends, &local_error);
   if (self->pid == 0)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot start “%s” in %s: %s", argv[0], subagent_isolation_context_get_child_root (isolation),
-                   local_error->message);
+                   "Cannot start “%s” in %s: %s", argv[0], cwd, local_error->message);
       return NULL;
     }
+  self->own_group = TRUE;
   self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
   self->stdout_pipe = g_unix_input_stream_new (ends[1], TRUE);
   self->stderr_pipe = g_unix_input_stream_new (ends[2], TRUE);
@@ -247,7 +348,11 @@ subagent_host_process_send_signal (SubagentHostProcess *self,
   if (self->subprocess != NULL)
     g_subprocess_send_signal (self->subprocess, signum);
   else if (!self->exited && self->pid > 0)
-    kill (self->pid, signum);
+    {
+      /* The whole group: what the child started without leaving it too. */
+      if (!self->own_group || kill (-self->pid, signum) != 0)
+        kill (self->pid, signum);
+    }
 }
 
 static void
@@ -275,6 +380,10 @@ on_child_watch (GPid     pid,
 
   self->wait_status = wait_status;
   self->exited = TRUE;
+  /* Whatever is left in its group belongs to the finished child. The group
+   * id cannot be taken by a new process while the group has members. */
+  if (self->own_group)
+    kill (-self->pid, SIGKILL);
   g_clear_pointer (&self->watch, g_source_unref);
   notify_exited (self);
 }
@@ -368,7 +477,8 @@ subagent_host_process_free (SubagentHostProcess *self)
     }
   if (self->subprocess == NULL && !self->exited && self->pid > 0)
     {
-      kill (self->pid, SIGKILL);
+      if (!self->own_group || kill (-self->pid, SIGKILL) != 0)
+        kill (self->pid, SIGKILL);
       while (waitpid (self->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }

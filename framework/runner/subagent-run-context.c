@@ -41,6 +41,9 @@ struct _SubagentRunContext
   GObject *approval_handler;
   JsonObject *model;
   JsonArray *transcript;
+  SubagentConfinement confinement;
+  GStrv hidden_paths;
+  SubagentSkill *skill;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
@@ -66,6 +69,9 @@ enum {
   PROP_APPROVAL_HANDLER,
   PROP_MODEL,
   PROP_TRANSCRIPT,
+  PROP_CONFINEMENT,
+  PROP_HIDDEN_PATHS,
+  PROP_SKILL,
   N_PROPS
 };
 
@@ -83,6 +89,7 @@ subagent_run_context_dispose (GObject *object)
   g_clear_object (&self->approval_handler);
   g_clear_pointer (&self->model, json_object_unref);
   g_clear_pointer (&self->transcript, json_array_unref);
+  g_clear_object (&self->skill);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->dispose (object);
 }
@@ -95,6 +102,7 @@ subagent_run_context_finalize (GObject *object)
   g_free (self->task);
   g_free (self->run_id);
   g_free (self->parent_run_id);
+  g_strfreev (self->hidden_paths);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->finalize (object);
 }
@@ -218,6 +226,15 @@ subagent_run_context_get_property (GObject    *object,
     case PROP_TRANSCRIPT:
       g_value_set_boxed (value, self->transcript);
       break;
+    case PROP_CONFINEMENT:
+      g_value_set_enum (value, self->confinement);
+      break;
+    case PROP_HIDDEN_PATHS:
+      g_value_set_boxed (value, self->hidden_paths);
+      break;
+    case PROP_SKILL:
+      g_value_set_object (value, self->skill);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -287,6 +304,15 @@ subagent_run_context_set_property (GObject      *object,
     case PROP_TRANSCRIPT:
       self->transcript = g_value_dup_boxed (value);
       break;
+    case PROP_CONFINEMENT:
+      self->confinement = g_value_get_enum (value);
+      break;
+    case PROP_HIDDEN_PATHS:
+      self->hidden_paths = g_value_dup_boxed (value);
+      break;
+    case PROP_SKILL:
+      self->skill = g_value_dup_object (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -303,6 +329,23 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
   object_class->constructed = subagent_run_context_constructed;
   object_class->get_property = subagent_run_context_get_property;
   object_class->set_property = subagent_run_context_set_property;
+
+  /**
+   * SubagentRunContext:confinement:
+   *
+   * The confinement the host's configuration asks for; merged with the
+   * definition's by subagent_confinement_merge().
+   */
+  properties[PROP_CONFINEMENT] =
+    g_param_spec_enum ("confinement", NULL, NULL, SUBAGENT_TYPE_CONFINEMENT, SUBAGENT_CONFINEMENT_DEFAULT, flags);
+
+  /**
+   * SubagentRunContext:hidden-paths:
+   *
+   * Files a confined child may not read, such as the approval key file.
+   */
+  properties[PROP_HIDDEN_PATHS] =
+    g_param_spec_boxed ("hidden-paths", NULL, NULL, G_TYPE_STRV, flags);
 
   /**
    * SubagentRunContext:task:
@@ -449,6 +492,19 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
   properties[PROP_TRANSCRIPT] =
     g_param_spec_boxed ("transcript", NULL, NULL, JSON_TYPE_ARRAY, flags);
 
+  /**
+   * SubagentRunContext:skill:
+   *
+   * The skill the child runs, if any. Runners give the child its body after
+   * the definition's system prompt (the command runner: in the task text
+   * and as `SUBAGENT_SKILL_FILE`; a model runner: as a system message); the
+   * run's tools are already narrowed to its `allowed-tools`.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_SKILL] =
+    g_param_spec_object ("skill", NULL, NULL, SUBAGENT_TYPE_SKILL, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -478,7 +534,11 @@ subagent_run_context_init (SubagentRunContext *self)
  * subagent_run_context_get_task:
  * @self: a #SubagentRunContext
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_task (SubagentRunContext *self)
@@ -491,7 +551,11 @@ subagent_run_context_get_task (SubagentRunContext *self)
  * subagent_run_context_get_definition:
  * @self: a #SubagentRunContext
  *
+ * Gets the definition.
+ *
  * Returns: (transfer none): the definition
+ *
+ * Since: 0.2
  */
 SubagentDef *
 subagent_run_context_get_definition (SubagentRunContext *self)
@@ -504,7 +568,11 @@ subagent_run_context_get_definition (SubagentRunContext *self)
  * subagent_run_context_get_depth:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_depth (SubagentRunContext *self)
@@ -517,7 +585,11 @@ subagent_run_context_get_depth (SubagentRunContext *self)
  * subagent_run_context_get_run_id:
  * @self: a #SubagentRunContext
  *
+ * Gets the child run's id.
+ *
  * Returns: (transfer none): the child run's id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_run_id (SubagentRunContext *self)
@@ -530,7 +602,11 @@ subagent_run_context_get_run_id (SubagentRunContext *self)
  * subagent_run_context_get_parent_run_id:
  * @self: a #SubagentRunContext
  *
+ * Gets the parent's run id.
+ *
  * Returns: (transfer none): the parent's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_context_get_parent_run_id (SubagentRunContext *self)
@@ -543,7 +619,11 @@ subagent_run_context_get_parent_run_id (SubagentRunContext *self)
  * subagent_run_context_get_lineage:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's lineage.
+ *
  * Returns: (transfer none): the child's lineage
+ *
+ * Since: 0.2
  */
 SubagentLineage *
 subagent_run_context_get_lineage (SubagentRunContext *self)
@@ -556,7 +636,11 @@ subagent_run_context_get_lineage (SubagentRunContext *self)
  * subagent_run_context_get_tools:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's tool registry.
+ *
  * Returns: (transfer none) (nullable): the child's tool registry
+ *
+ * Since: 0.2
  */
 SubagentToolRegistry *
 subagent_run_context_get_tools (SubagentRunContext *self)
@@ -569,7 +653,11 @@ subagent_run_context_get_tools (SubagentRunContext *self)
  * subagent_run_context_get_permission_mode:
  * @self: a #SubagentRunContext
  *
+ * Gets the child's permission mode.
+ *
  * Returns: the child's permission mode
+ *
+ * Since: 0.2
  */
 SubagentPermissionMode
 subagent_run_context_get_permission_mode (SubagentRunContext *self)
@@ -582,7 +670,11 @@ subagent_run_context_get_permission_mode (SubagentRunContext *self)
  * subagent_run_context_get_isolation:
  * @self: a #SubagentRunContext
  *
+ * Gets the prepared workspace.
+ *
  * Returns: (transfer none) (nullable): the prepared workspace
+ *
+ * Since: 0.2
  */
 SubagentIsolationContext *
 subagent_run_context_get_isolation (SubagentRunContext *self)
@@ -595,7 +687,11 @@ subagent_run_context_get_isolation (SubagentRunContext *self)
  * subagent_run_context_get_max_iterations:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective iteration limit (0: none).
+ *
  * Returns: the effective iteration limit (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_max_iterations (SubagentRunContext *self)
@@ -608,7 +704,11 @@ subagent_run_context_get_max_iterations (SubagentRunContext *self)
  * subagent_run_context_get_max_tool_calls:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective tool-call limit (0: none).
+ *
  * Returns: the effective tool-call limit (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_max_tool_calls (SubagentRunContext *self)
@@ -621,7 +721,11 @@ subagent_run_context_get_max_tool_calls (SubagentRunContext *self)
  * subagent_run_context_get_timeout_seconds:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective wall-clock limit in seconds (0: none).
+ *
  * Returns: the effective wall-clock limit in seconds (0: none)
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_context_get_timeout_seconds (SubagentRunContext *self)
@@ -634,7 +738,11 @@ subagent_run_context_get_timeout_seconds (SubagentRunContext *self)
  * subagent_run_context_get_max_cost_cents:
  * @self: a #SubagentRunContext
  *
+ * Gets the effective cost budget in cents (0: none).
+ *
  * Returns: the effective cost budget in cents (0: none)
+ *
+ * Since: 0.2
  */
 double
 subagent_run_context_get_max_cost_cents (SubagentRunContext *self)
@@ -647,7 +755,11 @@ subagent_run_context_get_max_cost_cents (SubagentRunContext *self)
  * subagent_run_context_get_batch_index:
  * @self: a #SubagentRunContext
  *
+ * Gets the position in a batch, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the position in a batch, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_run_context_get_batch_index (SubagentRunContext *self)
@@ -660,7 +772,11 @@ subagent_run_context_get_batch_index (SubagentRunContext *self)
  * subagent_run_context_get_approval_handler:
  * @self: a #SubagentRunContext
  *
+ * Gets the approval route of the child.
+ *
  * Returns: (transfer none) (nullable): the approval route of the child
+ *
+ * Since: 0.2
  */
 GObject *
 subagent_run_context_get_approval_handler (SubagentRunContext *self)
@@ -699,6 +815,48 @@ subagent_run_context_get_transcript (SubagentRunContext *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
   return self->transcript;
+}
+
+/**
+ * subagent_run_context_get_confinement:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: the confinement the host's configuration asks for
+ */
+SubagentConfinement
+subagent_run_context_get_confinement (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), SUBAGENT_CONFINEMENT_DEFAULT);
+  return self->confinement;
+}
+
+/**
+ * subagent_run_context_get_hidden_paths:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable) (array zero-terminated=1): files a
+ *   confined child may not read
+ */
+const char * const *
+subagent_run_context_get_hidden_paths (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return (const char * const *) self->hidden_paths;
+}
+
+/**
+ * subagent_run_context_get_skill:
+ * @self: a #SubagentRunContext
+ *
+ * Returns: (transfer none) (nullable): the skill the child runs
+ *
+ * Since: 0.2
+ */
+SubagentSkill *
+subagent_run_context_get_skill (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+  return self->skill;
 }
 
 /**

@@ -13,6 +13,7 @@
 #include "subagent-def.h"
 #include "subagent-isolation-context.h"
 #include "subagent-lineage.h"
+#include "subagent-skill.h"
 #include "subagent-tool-registry.h"
 #include "subagent-types.h"
 
@@ -26,7 +27,8 @@ G_DECLARE_FINAL_TYPE (SubagentRunContext, subagent_run_context, SUBAGENT, RUN_CO
  * depth, run-id, parent-run-id, lineage, tools, permission-mode, isolation,
  * max-iterations, max-tool-calls, timeout-seconds, max-cost-cents, batch-index,
  * approval-handler (a GObject implementing the approval route, nullable),
- * model and transcript (nullable, for model-backed children). */
+ * confinement, hidden-paths, skill, model and transcript (nullable, for
+ * model-backed children). */
 
 SUBAGENT_AVAILABLE_IN_ALL
 const char               *subagent_run_context_get_task            (SubagentRunContext *self);
@@ -62,6 +64,12 @@ SUBAGENT_AVAILABLE_IN_0_2
 JsonObject               *subagent_run_context_get_model           (SubagentRunContext *self);
 SUBAGENT_AVAILABLE_IN_0_2
 JsonArray                *subagent_run_context_get_transcript      (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentConfinement       subagent_run_context_get_confinement     (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const       *subagent_run_context_get_hidden_paths    (SubagentRunContext *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentSkill            *subagent_run_context_get_skill            (SubagentRunContext *self);
 
 SUBAGENT_AVAILABLE_IN_0_2
 void                      subagent_run_context_report_usage        (SubagentRunContext *self,

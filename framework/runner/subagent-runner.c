@@ -28,6 +28,7 @@ struct _SubagentRunOutcome
   char *output;
   char *message;
   JsonArray *transcript;
+  char *confinement;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunOutcome, subagent_run_outcome, G_TYPE_OBJECT)
@@ -42,6 +43,7 @@ enum {
   OUTCOME_PROP_OUTPUT,
   OUTCOME_PROP_MESSAGE,
   OUTCOME_PROP_TRANSCRIPT,
+  OUTCOME_PROP_CONFINEMENT,
   OUTCOME_N_PROPS
 };
 
@@ -57,6 +59,7 @@ subagent_run_outcome_finalize (GObject *object)
   g_free (self->output);
   g_free (self->message);
   g_clear_pointer (&self->transcript, json_array_unref);
+  g_free (self->confinement);
 
   G_OBJECT_CLASS (subagent_run_outcome_parent_class)->finalize (object);
 }
@@ -94,6 +97,9 @@ subagent_run_outcome_get_property (GObject    *object,
       break;
     case OUTCOME_PROP_TRANSCRIPT:
       g_value_set_boxed (value, self->transcript);
+      break;
+    case OUTCOME_PROP_CONFINEMENT:
+      g_value_set_string (value, self->confinement);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -144,6 +150,9 @@ subagent_run_outcome_set_property (GObject      *object,
       break;
     case OUTCOME_PROP_TRANSCRIPT:
       self->transcript = g_value_dup_boxed (value);
+      break;
+    case OUTCOME_PROP_CONFINEMENT:
+      self->confinement = g_value_dup_string (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -230,6 +239,14 @@ subagent_run_outcome_class_init (SubagentRunOutcomeClass *klass)
   outcome_properties[OUTCOME_PROP_MESSAGE] =
     g_param_spec_string ("message", NULL, NULL, "", flags);
 
+  /**
+   * SubagentRunOutcome:confinement:
+   *
+   * The confinement the child ran under (`landlock`, `none`, `container`),
+   * or %NULL when the runner did not start a process.
+   */
+  outcome_properties[OUTCOME_PROP_CONFINEMENT] =
+    g_param_spec_string ("confinement", NULL, NULL, NULL, flags);
   g_object_class_install_properties (object_class, OUTCOME_N_PROPS, outcome_properties);
 }
 
@@ -276,7 +293,11 @@ subagent_run_outcome_new (const char *stop_reason,
  * subagent_run_outcome_get_stop_reason:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the stop reason.
+ *
  * Returns: (transfer none): the stop reason
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_stop_reason (SubagentRunOutcome *self)
@@ -289,7 +310,11 @@ subagent_run_outcome_get_stop_reason (SubagentRunOutcome *self)
  * subagent_run_outcome_get_iterations:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the iterations used.
+ *
  * Returns: the iterations used
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_outcome_get_iterations (SubagentRunOutcome *self)
@@ -302,7 +327,11 @@ subagent_run_outcome_get_iterations (SubagentRunOutcome *self)
  * subagent_run_outcome_get_tool_calls:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the tool calls made.
+ *
  * Returns: the tool calls made
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_outcome_get_tool_calls (SubagentRunOutcome *self)
@@ -315,7 +344,11 @@ subagent_run_outcome_get_tool_calls (SubagentRunOutcome *self)
  * subagent_run_outcome_get_cost_cents:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the cost in cents.
+ *
  * Returns: the cost in cents
+ *
+ * Since: 0.2
  */
 double
 subagent_run_outcome_get_cost_cents (SubagentRunOutcome *self)
@@ -328,7 +361,11 @@ subagent_run_outcome_get_cost_cents (SubagentRunOutcome *self)
  * subagent_run_outcome_get_final_answer:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the answer, `""` when none.
+ *
  * Returns: (transfer none): the answer, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_final_answer (SubagentRunOutcome *self)
@@ -341,7 +378,11 @@ subagent_run_outcome_get_final_answer (SubagentRunOutcome *self)
  * subagent_run_outcome_get_output:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the other output, `""` when none.
+ *
  * Returns: (transfer none): the other output, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_output (SubagentRunOutcome *self)
@@ -354,7 +395,11 @@ subagent_run_outcome_get_output (SubagentRunOutcome *self)
  * subagent_run_outcome_get_message:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the message, `""` when none.
+ *
  * Returns: (transfer none): the message, `""` when none
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_message (SubagentRunOutcome *self)
@@ -442,8 +487,102 @@ subagent_stop_reason_to_status (const char *stop_reason,
 G_DEFINE_INTERFACE (SubagentRunner, subagent_runner, G_TYPE_OBJECT)
 
 static void
+run_in_thread (GTask        *task,
+               gpointer      source_object,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  SubagentRunnerInterface *iface = SUBAGENT_RUNNER_GET_IFACE (source_object);
+  GError *error = NULL;
+  SubagentRunOutcome *outcome = iface->run (SUBAGENT_RUNNER (source_object), task_data, cancellable, &error);
+
+  if (outcome == NULL && error == NULL)
+    error = g_error_new (SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                         "The run method of %s returned no outcome and no error",
+                         G_OBJECT_TYPE_NAME (source_object));
+  if (outcome == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, outcome, g_object_unref);
+}
+
+/* The source tag of tasks handed to start(); they complete with a GValue. */
+static void
+subagent_runner_real_start (void)
+{
+}
+
+/* For implementations that give only the blocking run(): a thread, so
+ * that the caller's main loop keeps going (approvals, other children). */
+static void
+subagent_runner_real_run_async (SubagentRunner      *self,
+                                SubagentRunContext  *context,
+                                GCancellable        *cancellable,
+                                GAsyncReadyCallback  callback,
+                                gpointer             user_data)
+{
+  SubagentRunnerInterface *iface = SUBAGENT_RUNNER_GET_IFACE (self);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, user_data);
+
+  /* A cancelled child still has an outcome: the implementation reports it. */
+  g_task_set_check_cancellable (task, FALSE);
+  if (iface->start != NULL)
+    {
+      g_task_set_source_tag (task, subagent_runner_real_start);
+      iface->start (self, context, task);
+      return;
+    }
+  g_task_set_source_tag (task, subagent_runner_real_run_async);
+  if (iface->run == NULL)
+    {
+      g_task_return_new_error (task, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                               "%s implements SubagentRunner without run, start or run_async; implement one of them",
+                               G_OBJECT_TYPE_NAME (self));
+      return;
+    }
+  g_task_set_task_data (task, g_object_ref (context), g_object_unref);
+  g_task_run_in_thread (task, run_in_thread);
+}
+
+/* The outcome of the default run_async's task, or of a GTask returned with
+ * g_task_return_value() (what `task.return_value (outcome)` does in a
+ * binding): such an implementation needs no run_finish of its own. */
+static SubagentRunOutcome *
+subagent_runner_real_run_finish (SubagentRunner  *self,
+                                 GAsyncResult    *result,
+                                 GError         **error)
+{
+  g_auto(GValue) value = G_VALUE_INIT;
+  GObject *object;
+
+  if (!G_IS_TASK (result) || !g_task_is_valid (result, self))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                   "%s has its own run_async but no run_finish; give it a run_finish, or return a GTask",
+                   G_OBJECT_TYPE_NAME (self));
+      return NULL;
+    }
+  if (g_task_get_source_tag (G_TASK (result)) == subagent_runner_real_run_async)
+    return g_task_propagate_pointer (G_TASK (result), error);
+  if (!g_task_propagate_value (G_TASK (result), &value, error))
+    return NULL;
+  object = G_VALUE_HOLDS_OBJECT (&value) ? g_value_get_object (&value)
+           : G_VALUE_HOLDS_POINTER (&value) ? g_value_get_pointer (&value) : NULL;
+  if (object == NULL || !SUBAGENT_IS_RUN_OUTCOME (object))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
+                   "%s returned %s from its run, not a SubagentRunOutcome",
+                   G_OBJECT_TYPE_NAME (self), object ? G_OBJECT_TYPE_NAME (object) : G_VALUE_TYPE_NAME (&value));
+      return NULL;
+    }
+  return g_object_ref (SUBAGENT_RUN_OUTCOME (object));
+}
+
+static void
 subagent_runner_default_init (SubagentRunnerInterface *iface)
 {
+  iface->run_async = subagent_runner_real_run_async;
+  iface->run_finish = subagent_runner_real_run_finish;
 }
 
 /**
@@ -517,13 +656,14 @@ sync_done (GObject      *source,
 }
 
 /**
- * subagent_runner_run:
+ * subagent_runner_run: (virtual run)
  * @self: a #SubagentRunner
  * @context: what to run
  * @cancellable: (nullable): cancels the child
  * @error: return location for a #GError
  *
- * Runs the child and waits for it. The run happens on a private main
+ * Runs the child and waits for it. An implementation of the `run` vfunc is
+ * called directly. Otherwise the run happens on a private main
  * context pushed as the thread default for the duration of the call, so the
  * caller's main context is not iterated: sources attached to it do not fire
  * while this blocks. Do not call it from a main loop that must stay
@@ -546,6 +686,9 @@ subagent_runner_run (SubagentRunner      *self,
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (context), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
+  if (SUBAGENT_RUNNER_GET_IFACE (self)->run != NULL)
+    return SUBAGENT_RUNNER_GET_IFACE (self)->run (self, context, cancellable, error);
+
   main_context = g_main_context_new ();
   g_main_context_push_thread_default (main_context);
   subagent_runner_run_async (self, context, cancellable, sync_done, &data);
@@ -555,4 +698,18 @@ subagent_runner_run (SubagentRunner      *self,
   g_object_unref (data.result);
   g_main_context_pop_thread_default (main_context);
   return outcome;
+}
+
+/**
+ * subagent_run_outcome_get_confinement:
+ * @self: a #SubagentRunOutcome
+ *
+ * Returns: (transfer none) (nullable): the confinement the child ran under
+ *   (`landlock`, `none`, `container`), or %NULL
+ */
+const char *
+subagent_run_outcome_get_confinement (SubagentRunOutcome *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_OUTCOME (self), NULL);
+  return self->confinement;
 }

@@ -17,13 +17,70 @@
 G_BEGIN_DECLS
 
 /* Stop reasons a runner reports (reference 003). */
+/**
+ * SUBAGENT_STOP_REASON_COMPLETE:
+ *
+ * The stop reason of a child that finished its task.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_COMPLETE "complete"
+/**
+ * SUBAGENT_STOP_REASON_MAX_TURNS:
+ *
+ * The stop reason of a child that used all its iterations or tool calls.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_MAX_TURNS "max_turns"
+/**
+ * SUBAGENT_STOP_REASON_MAX_TOKENS:
+ *
+ * The stop reason of a child whose model hit its output limit.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_MAX_TOKENS "max_tokens"
+/**
+ * SUBAGENT_STOP_REASON_CANCELLED:
+ *
+ * The stop reason of a child that was cancelled.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_CANCELLED "cancelled"
+/**
+ * SUBAGENT_STOP_REASON_ERROR:
+ *
+ * The stop reason of a child that failed.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_ERROR "error"
+/**
+ * SUBAGENT_STOP_REASON_USAGE_LIMIT:
+ *
+ * The stop reason of a child stopped by a usage limit of its model's
+ * provider.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_USAGE_LIMIT "usage_limit"
+/**
+ * SUBAGENT_STOP_REASON_BUDGET:
+ *
+ * The stop reason of a child that spent its cost budget.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_BUDGET "budget"
+/**
+ * SUBAGENT_STOP_REASON_TIMEOUT:
+ *
+ * The stop reason of a child that ran past its wall-clock limit.
+ *
+ * Since: 0.2
+ */
 #define SUBAGENT_STOP_REASON_TIMEOUT "timeout"
 
 /* SubagentRunOutcome: what a runner reports back (immutable). */
@@ -56,6 +113,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_run_outcome_get_message      (SubagentRunOutcome *self);
 SUBAGENT_AVAILABLE_IN_0_2
 JsonArray  *subagent_run_outcome_get_transcript   (SubagentRunOutcome *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char *subagent_run_outcome_get_confinement  (SubagentRunOutcome *self);
 SUBAGENT_AVAILABLE_IN_ALL
 SubagentRunStatus subagent_run_outcome_get_status (SubagentRunOutcome *self);
 
@@ -69,10 +128,24 @@ G_DECLARE_INTERFACE (SubagentRunner, subagent_runner, SUBAGENT, RUNNER, GObject)
 
 /**
  * SubagentRunnerInterface:
- * @run_async: runs the child described by the context
- * @run_finish: finishes @run_async; an outcome also for children that failed or were cancelled, %NULL only when the runner itself could not run
+ * @run_async: runs the child described by the context. The default runs
+ *   @run in a worker thread.
+ * @run_finish: finishes @run_async; an outcome also for children that failed
+ *   or were cancelled, %NULL only when the runner itself could not run. The
+ *   default takes the outcome from a #GTask, whether it was returned with
+ *   g_task_return_pointer() or g_task_return_value().
+ * @run: runs the child and blocks until it has ended (Since: 0.2). An
+ *   implementation may give only this one: the default @run_async calls it
+ *   in a worker thread. The natural vfunc for a runner in Python (`do_run`).
+ * @start: starts the child; the implementation later completes @task with
+ *   g_task_return_value() (an outcome) or g_task_return_error() (Since: 0.2).
+ *   The default @run_async calls it on the caller's thread. The natural
+ *   vfunc for a runner in a language without threads, such as JavaScript
+ *   (`vfunc_start`): no callback to pass on.
  *
- * The virtual methods of #SubagentRunner.
+ * The virtual methods of #SubagentRunner. Implement one of @run, @start or
+ * @run_async (the last with @run_finish, unless it completes a #GTask with
+ * g_task_return_value()).
  */
 struct _SubagentRunnerInterface
 {
@@ -86,9 +159,16 @@ struct _SubagentRunnerInterface
   SubagentRunOutcome *(*run_finish) (SubagentRunner      *self,
                                      GAsyncResult        *result,
                                      GError             **error);
+  SubagentRunOutcome *(*run)        (SubagentRunner      *self,
+                                     SubagentRunContext  *context,
+                                     GCancellable        *cancellable,
+                                     GError             **error);
+  void                (*start)      (SubagentRunner      *self,
+                                     SubagentRunContext  *context,
+                                     GTask               *task);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[6];
 };
 
 SUBAGENT_AVAILABLE_IN_ALL

@@ -60,7 +60,11 @@ subagent_batch_item_init (SubagentBatchItem *self)
  * @options: (nullable): how to run it; copied (its batch index is replaced
  *   by the item's position)
  *
+ * Creates a new #SubagentBatchItem.
+ *
  * Returns: (transfer full): a new #SubagentBatchItem
+ *
+ * Since: 0.2
  */
 SubagentBatchItem *
 subagent_batch_item_new (const char         *task,
@@ -122,7 +126,8 @@ read_string (JsonObject   *object,
 
 /**
  * subagent_batch_item_new_from_json:
- * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?}`
+ * @object: `{"task": ..., "def_name"?, "isolation"?, "max_iterations"?, "max_tool_calls"?,
+ *   "interactive"?, "skill_path"?, "skill_risk_level"?}`
  * @error: return location for a #GError
  *
  * Reads one batch item as reference 001's `subagent_batch` tool takes it.
@@ -135,10 +140,12 @@ SubagentBatchItem *
 subagent_batch_item_new_from_json (JsonObject  *object,
                                    GError     **error)
 {
-  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls", NULL };
+  static const char * const known[] = { "task", "def_name", "isolation", "max_iterations", "max_tool_calls",
+                                        "interactive", "skill_path", "skill_risk_level", NULL };
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
   g_autoptr(GList) members = NULL;
-  const char *task, *def_name, *isolation;
+  const char *task, *def_name, *isolation, *skill_path, *risk;
+  SubagentRiskLevel level = SUBAGENT_RISK_LEVEL_NONE;
   guint max_iterations, max_tool_calls;
   gboolean deprecated;
 
@@ -150,12 +157,14 @@ subagent_batch_item_new_from_json (JsonObject  *object,
       {
         g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                      "A batch item has an unknown member “%s”; items take task, def_name, isolation, "
-                     "max_iterations and max_tool_calls", (const char *) l->data);
+                     "max_iterations, max_tool_calls, interactive, skill_path and skill_risk_level", (const char *) l->data);
         return NULL;
       }
   if (!read_string (object, "task", &task, error) ||
       !read_string (object, "def_name", &def_name, error) ||
       !read_string (object, "isolation", &isolation, error) ||
+      !read_string (object, "skill_path", &skill_path, error) ||
+      !read_string (object, "skill_risk_level", &risk, error) ||
       !read_limit (object, "max_iterations", &max_iterations, error) ||
       !read_limit (object, "max_tool_calls", &max_tool_calls, error))
     return NULL;
@@ -179,10 +188,30 @@ subagent_batch_item_new_from_json (JsonObject  *object,
                    "provides (letters, digits, “-” and “_”)", isolation);
       return NULL;
     }
+  if (!subagent_risk_level_from_string (risk, &level) || (risk != NULL && level == SUBAGENT_RISK_LEVEL_NONE))
+    {
+      g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                   "Unknown skill_risk_level “%s”: use low, medium, high or critical", risk);
+      return NULL;
+    }
   subagent_run_options_set_def_name (options, def_name);
   subagent_run_options_set_isolation (options, isolation);
+  subagent_run_options_set_skill_path (options, skill_path);
+  subagent_run_options_set_risk_level (options, level);
   subagent_run_options_set_max_iterations (options, max_iterations);
   subagent_run_options_set_max_tool_calls (options, max_tool_calls);
+  if (json_object_has_member (object, "interactive"))
+    {
+      JsonNode *node = json_object_get_member (object, "interactive");
+
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+        {
+          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
+                       "A batch item's “interactive” must be true or false");
+          return NULL;
+        }
+      subagent_run_options_set_interactive (options, json_node_get_boolean (node));
+    }
   return subagent_batch_item_new (task, options);
 }
 
@@ -231,7 +260,11 @@ subagent_batch_items_from_json (JsonArray  *array,
  * subagent_batch_item_get_task:
  * @self: a #SubagentBatchItem
  *
+ * Gets the task.
+ *
  * Returns: (transfer none): the task
+ *
+ * Since: 0.2
  */
 const char *
 subagent_batch_item_get_task (SubagentBatchItem *self)
@@ -244,7 +277,11 @@ subagent_batch_item_get_task (SubagentBatchItem *self)
  * subagent_batch_item_get_options:
  * @self: a #SubagentBatchItem
  *
+ * Gets the item's options (do not change them).
+ *
  * Returns: (transfer none): the item's options (do not change them)
+ *
+ * Since: 0.2
  */
 SubagentRunOptions *
 subagent_batch_item_get_options (SubagentBatchItem *self)
@@ -265,10 +302,13 @@ typedef struct {
   guint next;           /* the first item not spawned yet */
   guint remaining;      /* items without a result */
   GCancellable *cancellable;
+  GSource *cancel_source;  /* fires in the supervisor's context */
+  GPtrArray *run_ids;      /* by position; NULL until spawned */
   gulong handler;
   gboolean returned;
   gboolean feeding;
   gboolean feed_again;
+  gboolean stopped;        /* no item starts any more */
 } Batch;
 
 static Batch *
@@ -286,6 +326,7 @@ batch_unref (Batch *batch)
   g_clear_object (&batch->supervisor);
   g_clear_object (&batch->task);
   g_clear_object (&batch->cancellable);
+  g_ptr_array_unref (batch->run_ids);
   g_ptr_array_unref (batch->items);
   g_ptr_array_unref (batch->results);
   g_mutex_clear (&batch->lock);
@@ -321,6 +362,11 @@ batch_return (Batch *batch,
   if (batch->handler != 0)
     g_signal_handler_disconnect (batch->supervisor, batch->handler);
   batch->handler = 0;
+  if (batch->cancel_source != NULL)
+    {
+      g_source_destroy (batch->cancel_source);
+      g_clear_pointer (&batch->cancel_source, g_source_unref);
+    }
   results = g_ptr_array_new_with_free_func (g_object_unref);
   for (guint i = 0; i < batch->results->len; i++)
     g_ptr_array_add (results, g_object_ref (g_ptr_array_index (batch->results, i)));
@@ -339,36 +385,80 @@ item_done (GObject      *source,
   g_autoptr(SubagentRunResult) result = subagent_supervisor_wait_finish (SUBAGENT_SUPERVISOR (source), res, &error);
   GTask *task = NULL;
 
-  g_mutex_lock (&batch->lock);
-  if (result == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-    {
-      /* The caller stopped waiting; the children keep running. */
-      if (!batch->returned)
-        {
-          batch->returned = TRUE;
-          task = g_steal_pointer (&batch->task);
-        }
-      batch->next = batch->items->len;
-      g_mutex_unlock (&batch->lock);
-      if (task != NULL)
-        {
-          if (batch->handler != 0)
-            g_signal_handler_disconnect (batch->supervisor, batch->handler);
-          batch->handler = 0;
-          g_task_return_error (task, g_steal_pointer (&error));
-          g_object_unref (task);
-        }
-      goto out;
-    }
   if (result == NULL)
     result = subagent_run_result_new_error (error->message, NULL);
+  g_mutex_lock (&batch->lock);
   task = batch_settle_locked (batch, wait->index, result);
   g_mutex_unlock (&batch->lock);
   batch_return (batch, task);
-
-out:
   batch_unref (batch);
   g_free (wait);
+}
+
+/* The result of an item the stopped batch never started. */
+static SubagentRunResult *
+never_started_result (Batch             *batch,
+                      SubagentBatchItem *item,
+                      guint              index)
+{
+  SubagentRunOptions *options = item->options;
+  SubagentManager *manager = batch->supervisor->manager;
+  const char *def_name = subagent_run_options_get_def_name (options);
+  const char *isolation = subagent_run_options_get_isolation (options);
+  const char *parent = subagent_run_options_get_parent_run_id (options);
+  g_autoptr(SubagentLineage) lineage = NULL;
+
+  /* What it would have run with, as far as known without starting it. */
+  if (isolation == NULL)
+    isolation = subagent_config_get_default_isolation (subagent_manager_get_config (manager));
+  lineage = subagent_lineage_new (parent ? parent : subagent_manager_get_run_id (manager),
+                                  def_name ? def_name : "default", subagent_run_options_get_depth (options) + 1,
+                                  isolation, (gint) index, NULL, NULL);
+
+  return subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, "", 0, 0, 0.0, "", lineage, NULL,
+                                  "Cancelled before it started: the batch was stopped",
+                                  SUBAGENT_STOP_REASON_CANCELLED, NULL);
+}
+
+/* The batch's cancellable fired: nothing starts any more, what never
+ * started ends `cancelled` now, what runs is cancelled and reports as it
+ * ends. Runs in the supervisor's context, like the feeding. */
+static gboolean
+batch_stop (GCancellable *cancellable,
+            gpointer      user_data)
+{
+  Batch *batch = user_data;
+  g_autoptr(GPtrArray) running = g_ptr_array_new_with_free_func (g_free);
+  GTask *task = NULL;
+
+  g_mutex_lock (&batch->lock);
+  if (batch->stopped)
+    {
+      g_mutex_unlock (&batch->lock);
+      return G_SOURCE_REMOVE;
+    }
+  batch->stopped = TRUE;
+  for (guint i = 0; i < batch->items->len; i++)
+    {
+      if (g_ptr_array_index (batch->results, i) != NULL)
+        continue;
+      if (g_ptr_array_index (batch->run_ids, i) != NULL)
+        g_ptr_array_add (running, g_strdup (g_ptr_array_index (batch->run_ids, i)));
+      else if (i >= batch->next)
+        {
+          g_autoptr(SubagentRunResult) cancelled = never_started_result (batch, g_ptr_array_index (batch->items, i), i);
+          GTask *done = batch_settle_locked (batch, i, cancelled);
+
+          task = task ? task : done;
+        }
+    }
+  batch->next = batch->items->len;
+  g_mutex_unlock (&batch->lock);
+
+  for (guint i = 0; i < running->len; i++)
+    subagent_supervisor_cancel (batch->supervisor, running->pdata[i], SUBAGENT_CANCEL_CAUSE_USER);
+  batch_return (batch, task);
+  return G_SOURCE_REMOVE;
 }
 
 /* Spawns what the outstanding cap lets in; the rest waits for a slot. One
@@ -380,6 +470,13 @@ batch_feed (Batch *batch)
   SubagentSupervisor *self = batch->supervisor;
   const SubagentSpawnExtras extras = { .centralized_approval = TRUE, .count_as_agent = TRUE };
 
+  /* A child cancelled with the batch ends before the cancellable's source
+   * is dispatched: its end must not start the next item. */
+  if (batch->cancellable != NULL && g_cancellable_is_cancelled (batch->cancellable))
+    {
+      batch_stop (batch->cancellable, batch);
+      return;
+    }
   g_mutex_lock (&batch->lock);
   if (batch->feeding)
     {
@@ -399,7 +496,7 @@ batch_feed (Batch *batch)
       guint index;
 
       batch->feed_again = FALSE;
-      if (batch->returned || batch->next >= batch->items->len)
+      if (batch->returned || batch->stopped || batch->next >= batch->items->len)
         break;
       index = batch->next;
       item = g_ptr_array_index (batch->items, index);
@@ -410,6 +507,18 @@ batch_feed (Batch *batch)
       run_id = _subagent_supervisor_spawn_full (self, item->task, options, &extras, &error);
 
       g_mutex_lock (&batch->lock);
+      if (batch->stopped)
+        {
+          /* Stopped during the spawn: the stop already settled this item
+           * as never started; what did start is cancelled at once. */
+          g_mutex_unlock (&batch->lock);
+          if (run_id != NULL)
+            subagent_supervisor_cancel (self, run_id, SUBAGENT_CANCEL_CAUSE_USER);
+          g_mutex_lock (&batch->lock);
+          break;
+        }
+      if (run_id != NULL)
+        g_ptr_array_index (batch->run_ids, index) = g_strdup (run_id);
       if (run_id == NULL && g_error_matches (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP))
         {
           if (batch->feed_again)
@@ -433,7 +542,9 @@ batch_feed (Batch *batch)
       wait = g_new0 (BatchWait, 1);
       wait->batch = batch_ref (batch);
       wait->index = index;
-      subagent_supervisor_wait_async (self, run_id, batch->cancellable, item_done, wait);
+      /* The wait itself is never cancelled: a stopped batch still
+       * collects the result of each child it started. */
+      subagent_supervisor_wait_async (self, run_id, NULL, item_done, wait);
       g_mutex_lock (&batch->lock);
     }
   batch->feeding = FALSE;
@@ -477,7 +588,10 @@ queues_ready (GObject      *source,
 {
   Batch *batch = user_data;
 
-  batch_feed (batch);
+  if (batch->cancellable != NULL && g_cancellable_is_cancelled (batch->cancellable))
+    batch_stop (batch->cancellable, batch);
+  else
+    batch_feed (batch);
   batch_unref (batch);
 }
 
@@ -485,8 +599,10 @@ queues_ready (GObject      *source,
  * subagent_supervisor_run_batch_async:
  * @self: a #SubagentSupervisor
  * @items: (element-type SubagentBatchItem): the tasks
- * @cancellable: (nullable): ends the wait — children already started keep
- *   running; items not started yet never start
+ * @cancellable: (nullable): stops the batch: items not started yet never
+ *   start and end `cancelled` (lineage with their `batch_index`), the
+ *   batch's running children are cancelled, and the batch returns every
+ *   item's result as usual
  * @callback: (scope async): called with the results
  * @user_data: (closure): data for @callback
  *
@@ -556,6 +672,8 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
   batch->items = g_ptr_array_ref (items);
   batch->results = g_ptr_array_new_full (items->len, g_object_unref);
   g_ptr_array_set_size (batch->results, items->len);
+  batch->run_ids = g_ptr_array_new_full (items->len, g_free);
+  g_ptr_array_set_size (batch->run_ids, items->len);
   batch->remaining = items->len;
   batch->handler = g_signal_connect_data (self, "event", G_CALLBACK (on_child_ended), batch_ref (batch),
                                           (GClosureNotify) (void (*) (void)) batch_unref, 0);
@@ -565,6 +683,15 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
   parents = g_hash_table_get_keys (per_parent);
   for (GList *l = parents; l != NULL; l = l->next)
     l->data = g_strdup (l->data);
+  if (cancellable != NULL)
+    {
+      batch->cancel_source = g_cancellable_source_new (cancellable);
+      g_source_set_callback (batch->cancel_source, (GSourceFunc) (void (*) (void)) batch_stop,
+                             batch_ref (batch), (GDestroyNotify) batch_unref);
+      g_source_set_static_name (batch->cancel_source, "[subagent] batch stop");
+      g_source_attach (batch->cancel_source, self->context);
+    }
+
   prepare = g_task_new (self, NULL, queues_ready, batch);
   g_task_set_task_data (prepare, parents, free_parents);
   g_task_run_in_thread (prepare, make_queues);
@@ -576,10 +703,15 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_run_batch_async().
+ *
  * Returns: (transfer container) (element-type SubagentRunResult) (nullable):
  *   one result per item, in input order whatever the finishing order; an
- *   item the supervisor refused has an error result. %NULL with @error set
- *   for the agent cap or a cancelled wait.
+ *   item the supervisor refused has an error result, an item a stopped
+ *   batch never started a `cancelled` one. %NULL with @error set for the
+ *   agent cap.
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_supervisor_run_batch_finish (SubagentSupervisor  *self,

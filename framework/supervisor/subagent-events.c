@@ -33,10 +33,14 @@ static const char * const kind_names[] = {
  * subagent_event_kind_to_string:
  * @kind: a #SubagentEventKind
  *
+ * Gets the name of @kind, as written in files, JSON and on the command line.
+ *
  * Returns: the kind's name as events carry it (`accepted`, `queued`,
  *   `started`, `completed`, `failed`, `cancelled`, `workspace-disposed`,
  *   `approval-requested`, `approval-resolved`); also the detail of the
  *   #SubagentSupervisor::event signal
+ *
+ * Since: 0.2
  */
 const char *
 subagent_event_kind_to_string (SubagentEventKind kind)
@@ -249,7 +253,11 @@ subagent_event_init (SubagentEvent *self)
  * @time: (nullable): when it happened; now when %NULL
  * @details: (nullable): kind-specific members; copied
  *
+ * Creates a new #SubagentEvent.
+ *
  * Returns: (transfer full): a new #SubagentEvent
+ *
+ * Since: 0.2
  */
 SubagentEvent *
 subagent_event_new (SubagentEventKind  kind,
@@ -279,7 +287,11 @@ subagent_event_new (SubagentEventKind  kind,
  * subagent_event_get_kind:
  * @self: a #SubagentEvent
  *
+ * Gets what happened.
+ *
  * Returns: what happened
+ *
+ * Since: 0.2
  */
 SubagentEventKind
 subagent_event_get_kind (SubagentEvent *self)
@@ -292,7 +304,11 @@ subagent_event_get_kind (SubagentEvent *self)
  * subagent_event_get_run_id:
  * @self: a #SubagentEvent
  *
+ * Gets the child's run id.
+ *
  * Returns: (transfer none): the child's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_event_get_run_id (SubagentEvent *self)
@@ -305,7 +321,11 @@ subagent_event_get_run_id (SubagentEvent *self)
  * subagent_event_get_parent_run_id:
  * @self: a #SubagentEvent
  *
+ * Gets the parent's run id.
+ *
  * Returns: (transfer none): the parent's run id
+ *
+ * Since: 0.2
  */
 const char *
 subagent_event_get_parent_run_id (SubagentEvent *self)
@@ -318,7 +338,11 @@ subagent_event_get_parent_run_id (SubagentEvent *self)
  * subagent_event_get_def_name:
  * @self: a #SubagentEvent
  *
+ * Gets the definition's name.
+ *
  * Returns: (transfer none): the definition's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_event_get_def_name (SubagentEvent *self)
@@ -331,7 +355,11 @@ subagent_event_get_def_name (SubagentEvent *self)
  * subagent_event_get_depth:
  * @self: a #SubagentEvent
  *
+ * Gets the child's depth.
+ *
  * Returns: the child's depth
+ *
+ * Since: 0.2
  */
 guint
 subagent_event_get_depth (SubagentEvent *self)
@@ -344,7 +372,11 @@ subagent_event_get_depth (SubagentEvent *self)
  * subagent_event_get_batch_index:
  * @self: a #SubagentEvent
  *
+ * Gets the batch index, or %SUBAGENT_NO_BATCH_INDEX.
+ *
  * Returns: the batch index, or %SUBAGENT_NO_BATCH_INDEX
+ *
+ * Since: 0.2
  */
 gint
 subagent_event_get_batch_index (SubagentEvent *self)
@@ -357,7 +389,11 @@ subagent_event_get_batch_index (SubagentEvent *self)
  * subagent_event_get_time:
  * @self: a #SubagentEvent
  *
+ * Gets when it happened (UTC).
+ *
  * Returns: (transfer none): when it happened (UTC)
+ *
+ * Since: 0.2
  */
 GDateTime *
 subagent_event_get_time (SubagentEvent *self)
@@ -370,7 +406,11 @@ subagent_event_get_time (SubagentEvent *self)
  * subagent_event_get_details:
  * @self: a #SubagentEvent
  *
+ * Gets the kind-specific members (sealed).
+ *
  * Returns: (transfer none): the kind-specific members (sealed)
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_event_get_details (SubagentEvent *self)
@@ -424,8 +464,12 @@ subagent_event_to_json (SubagentEvent *self)
  * subagent_event_to_line:
  * @self: a #SubagentEvent
  *
+ * Serializes @self as one line of `events.jsonl`.
+ *
  * Returns: (transfer full): subagent_event_to_json() on one line, with a
  *   trailing newline
+ *
+ * Since: 0.2
  */
 char *
 subagent_event_to_line (SubagentEvent *self)
@@ -584,7 +628,11 @@ subagent_events_writer_init (SubagentEventsWriter *self)
  * subagent_events_writer_new:
  * @path: the JSON-lines file to append to
  *
+ * Creates a new #SubagentEventsWriter.
+ *
  * Returns: (transfer full): a new #SubagentEventsWriter
+ *
+ * Since: 0.2
  */
 SubagentEventsWriter *
 subagent_events_writer_new (const char *path)
@@ -603,7 +651,11 @@ subagent_events_writer_new (const char *path)
  * subagent_events_writer_get_path:
  * @self: a #SubagentEventsWriter
  *
+ * Gets the file written to.
+ *
  * Returns: (transfer none): the file written to
+ *
+ * Since: 0.2
  */
 const char *
 subagent_events_writer_get_path (SubagentEventsWriter *self)

@@ -68,7 +68,11 @@ report_new (gboolean      clean,
  * subagent_shutdown_report_get_clean:
  * @self: a #SubagentShutdownReport
  *
+ * Checks whether every child stopped within the timeout.
+ *
  * Returns: %TRUE when every child stopped within the timeout
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_shutdown_report_get_clean (SubagentShutdownReport *self)
@@ -81,7 +85,11 @@ subagent_shutdown_report_get_clean (SubagentShutdownReport *self)
  * subagent_shutdown_report_get_n_cancelled:
  * @self: a #SubagentShutdownReport
  *
+ * Gets how many queued or running children the shutdown cancelled.
+ *
  * Returns: how many queued or running children the shutdown cancelled
+ *
+ * Since: 0.2
  */
 guint
 subagent_shutdown_report_get_n_cancelled (SubagentShutdownReport *self)
@@ -94,8 +102,13 @@ subagent_shutdown_report_get_n_cancelled (SubagentShutdownReport *self)
  * subagent_shutdown_report_get_unstopped:
  * @self: a #SubagentShutdownReport
  *
+ * Gets the run ids of the children that were still running when the timeout
+ * passed.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the run ids of the
  *   children that were still running when the timeout passed
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_shutdown_report_get_unstopped (SubagentShutdownReport *self)
@@ -108,8 +121,13 @@ subagent_shutdown_report_get_unstopped (SubagentShutdownReport *self)
  * subagent_shutdown_report_get_kept_workspaces:
  * @self: a #SubagentShutdownReport
  *
+ * Gets the workspaces of those children, kept because a process may still
+ * use them.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the workspaces of
  *   those children, kept because a process may still use them
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_shutdown_report_get_kept_workspaces (SubagentShutdownReport *self)
@@ -312,8 +330,12 @@ subagent_supervisor_shutdown_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_shutdown_async().
+ *
  * Returns: (transfer full) (nullable): the report, or %NULL with @error set
  *   (a shutdown already under way)
+ *
+ * Since: 0.2
  */
 SubagentShutdownReport *
 subagent_supervisor_shutdown_finish (SubagentSupervisor  *self,

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-private.h"
 #include "subagent-supervisor-private.h"
 
 SubagentJob *
@@ -76,6 +77,10 @@ _subagent_run_options_copy (SubagentRunOptions *options)
   subagent_run_options_set_memory_limit (copy, subagent_run_options_get_memory_limit (options));
   subagent_run_options_set_timeout_seconds (copy, subagent_run_options_get_timeout_seconds (options));
   subagent_run_options_set_command (copy, subagent_run_options_get_command (options));
+  subagent_run_options_set_interactive (copy, subagent_run_options_get_interactive (options));
+  subagent_run_options_set_skill_path (copy, subagent_run_options_get_skill_path (options));
+  subagent_run_options_set_risk_level (copy, subagent_run_options_get_risk_level (options));
+  subagent_run_options_set_model (copy, subagent_run_options_get_model (options));
   json_object_iter_init (&iter, subagent_run_options_get_isolation_options (options));
   while (json_object_iter_next (&iter, &key, &value))
     subagent_run_options_set_isolation_option (copy, key, value);
@@ -162,7 +167,7 @@ push_terminal_event_locked (SubagentSupervisor *self,
   json_object_set_string_member (details, "stop_reason", stop_reason);
   if (reason != NULL)
     json_object_set_string_member (details, "reason", reason);
-  json_object_set_double_member (details, "cost_cents", subagent_run_result_get_cost_cents (result));
+  subagent_json_set_amount (details, "cost_cents", subagent_run_result_get_cost_cents (result));
   json_object_set_int_member (details, "iterations", subagent_run_result_get_iterations (result));
   json_object_set_int_member (details, "tool_calls", subagent_run_result_get_tool_calls (result));
   if (subagent_run_result_get_session_id (result) != NULL)

@@ -365,7 +365,11 @@ subagent_supervisor_new (SubagentManager *manager)
  * subagent_supervisor_get_manager:
  * @self: a #SubagentSupervisor
  *
+ * Gets the manager.
+ *
  * Returns: (transfer none): the manager
+ *
+ * Since: 0.2
  */
 SubagentManager *
 subagent_supervisor_get_manager (SubagentSupervisor *self)
@@ -378,7 +382,11 @@ subagent_supervisor_get_manager (SubagentSupervisor *self)
  * subagent_supervisor_get_max_parallel:
  * @self: a #SubagentSupervisor
  *
+ * Gets how many children run at once.
+ *
  * Returns: how many children run at once
+ *
+ * Since: 0.2
  */
 guint
 subagent_supervisor_get_max_parallel (SubagentSupervisor *self)
@@ -391,7 +399,11 @@ subagent_supervisor_get_max_parallel (SubagentSupervisor *self)
  * subagent_supervisor_get_max_outstanding:
  * @self: a #SubagentSupervisor
  *
+ * Gets how many children may be running or queued: 2 × max-parallel.
+ *
  * Returns: how many children may be running or queued: 2 × max-parallel
+ *
+ * Since: 0.2
  */
 guint
 subagent_supervisor_get_max_outstanding (SubagentSupervisor *self)
@@ -404,7 +416,11 @@ subagent_supervisor_get_max_outstanding (SubagentSupervisor *self)
  * subagent_supervisor_get_max_agents:
  * @self: a #SubagentSupervisor
  *
+ * Gets how many children one parent run may start in all (0: no cap).
+ *
  * Returns: how many children one parent run may start in all (0: no cap)
+ *
+ * Since: 0.2
  */
 guint
 subagent_supervisor_get_max_agents (SubagentSupervisor *self)
@@ -417,7 +433,11 @@ subagent_supervisor_get_max_agents (SubagentSupervisor *self)
  * subagent_supervisor_get_max_cost_cents:
  * @self: a #SubagentSupervisor
  *
+ * Gets what one parent run may spend on children (0: no cap).
+ *
  * Returns: what one parent run may spend on children (0: no cap)
+ *
+ * Since: 0.2
  */
 double
 subagent_supervisor_get_max_cost_cents (SubagentSupervisor *self)
@@ -431,7 +451,11 @@ subagent_supervisor_get_max_cost_cents (SubagentSupervisor *self)
  * @self: a #SubagentSupervisor
  * @parent_run_id: (nullable): a parent run; %NULL for the manager's
  *
+ * Gets what the finished children of @parent_run_id cost.
+ *
  * Returns: what the finished children of @parent_run_id cost
+ *
+ * Since: 0.2
  */
 double
 subagent_supervisor_get_spent_cents (SubagentSupervisor *self,
@@ -452,7 +476,11 @@ subagent_supervisor_get_spent_cents (SubagentSupervisor *self,
  * subagent_supervisor_get_events_path:
  * @self: a #SubagentSupervisor
  *
+ * Gets the events file, `""` when none is written.
+ *
  * Returns: (transfer none): the events file, `""` when none is written
+ *
+ * Since: 0.2
  */
 const char *
 subagent_supervisor_get_events_path (SubagentSupervisor *self)
@@ -465,7 +493,11 @@ subagent_supervisor_get_events_path (SubagentSupervisor *self)
  * subagent_supervisor_get_keep_workspaces:
  * @self: a #SubagentSupervisor
  *
+ * Gets whether workspaces are kept for follow-ups.
+ *
  * Returns: whether workspaces are kept for follow-ups
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_supervisor_get_keep_workspaces (SubagentSupervisor *self)
@@ -497,7 +529,11 @@ subagent_supervisor_set_keep_workspaces (SubagentSupervisor *self,
  * subagent_supervisor_get_n_running:
  * @self: a #SubagentSupervisor
  *
+ * Gets how many children hold a running slot.
+ *
  * Returns: how many children hold a running slot
+ *
+ * Since: 0.2
  */
 guint
 subagent_supervisor_get_n_running (SubagentSupervisor *self)
@@ -515,7 +551,11 @@ subagent_supervisor_get_n_running (SubagentSupervisor *self)
  * subagent_supervisor_get_n_queued:
  * @self: a #SubagentSupervisor
  *
+ * Gets how many children wait for a running slot.
+ *
  * Returns: how many children wait for a running slot
+ *
+ * Since: 0.2
  */
 guint
 subagent_supervisor_get_n_queued (SubagentSupervisor *self)
@@ -533,7 +573,11 @@ subagent_supervisor_get_n_queued (SubagentSupervisor *self)
  * subagent_supervisor_is_closed:
  * @self: a #SubagentSupervisor
  *
+ * Checks whether a shutdown began (new children are refused).
+ *
  * Returns: whether a shutdown began (new children are refused)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_supervisor_is_closed (SubagentSupervisor *self)
@@ -552,7 +596,11 @@ subagent_supervisor_is_closed (SubagentSupervisor *self)
  * @self: a #SubagentSupervisor
  * @run_id: a child's run id
  *
+ * Checks whether that child is queued or running.
+ *
  * Returns: whether that child is queued or running
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_supervisor_is_active (SubagentSupervisor *self,
@@ -637,10 +685,14 @@ subagent_supervisor_wait_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_wait_async().
+ *
  * Returns: (transfer full) (nullable): the child's result (whatever its
  *   status), or %NULL with @error set: %SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE
  *   for an unknown id, %SUBAGENT_SUPERVISOR_ERROR_CLOSED for a child a
  *   shutdown gave up on, %G_IO_ERROR_CANCELLED when the wait was cancelled
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_supervisor_wait_finish (SubagentSupervisor  *self,
@@ -710,8 +762,12 @@ subagent_supervisor_run_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_run_async().
+ *
  * Returns: (transfer full) (nullable): the child's result, or %NULL with
  *   @error set (a refusal of subagent_supervisor_spawn(), or a wait error)
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_supervisor_run_finish (SubagentSupervisor  *self,
@@ -729,7 +785,11 @@ subagent_supervisor_run_finish (SubagentSupervisor  *self,
  * @self: a #SubagentSupervisor
  * @run_id: a child's run id
  *
+ * Looks up the result of a child that ended.
+ *
  * Returns: (transfer full) (nullable): the result of a child that ended
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_supervisor_lookup_result (SubagentSupervisor *self,

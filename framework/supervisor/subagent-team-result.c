@@ -87,7 +87,11 @@ team_result_new (SubagentTeam      *team,
  * subagent_team_result_get_team:
  * @self: a #SubagentTeamResult
  *
+ * Gets the team.
+ *
  * Returns: (transfer none): the team
+ *
+ * Since: 0.2
  */
 SubagentTeam *
 subagent_team_result_get_team (SubagentTeamResult *self)
@@ -100,7 +104,11 @@ subagent_team_result_get_team (SubagentTeamResult *self)
  * subagent_team_result_get_member_results:
  * @self: a #SubagentTeamResult
  *
+ * Gets the members' results, in member order.
+ *
  * Returns: (transfer none) (element-type SubagentRunResult): the members' results, in member order
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_team_result_get_member_results (SubagentTeamResult *self)
@@ -113,7 +121,11 @@ subagent_team_result_get_member_results (SubagentTeamResult *self)
  * subagent_team_result_get_aggregate:
  * @self: a #SubagentTeamResult
  *
+ * Gets the aggregator's result.
+ *
  * Returns: (transfer none) (nullable): the aggregator's result
+ *
+ * Since: 0.2
  */
 SubagentRunResult *
 subagent_team_result_get_aggregate (SubagentTeamResult *self)
@@ -126,7 +138,11 @@ subagent_team_result_get_aggregate (SubagentTeamResult *self)
  * subagent_team_result_get_final_answer:
  * @self: a #SubagentTeamResult
  *
+ * Gets the team's answer.
+ *
  * Returns: (transfer none): the team's answer
+ *
+ * Since: 0.2
  */
 const char *
 subagent_team_result_get_final_answer (SubagentTeamResult *self)
@@ -139,8 +155,14 @@ subagent_team_result_get_final_answer (SubagentTeamResult *self)
  * subagent_team_result_to_json:
  * @self: a #SubagentTeamResult
  *
+ * Serializes @self to a JSON object: `{"team", "final_answer", "members":
+ * [results], "aggregate": result or null}`, results as
+ * subagent_run_result_to_json().
+ *
  * Returns: (transfer full): `{"team", "final_answer", "members": [results],
  *   "aggregate": result or null}`, results as subagent_run_result_to_json()
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_team_result_to_json (SubagentTeamResult *self)
@@ -318,9 +340,13 @@ subagent_supervisor_run_team_async (SubagentSupervisor  *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
+ * Finishes the operation started with subagent_supervisor_run_team_async().
+ *
  * Returns: (transfer full) (nullable): the team's result (members that
  *   failed are in it as failed results), or %NULL with @error set: an
  *   unknown team, an agent cap, a refused aggregator, a cancelled wait
+ *
+ * Since: 0.2
  */
 SubagentTeamResult *
 subagent_supervisor_run_team_finish (SubagentSupervisor  *self,

@@ -173,10 +173,14 @@ read_member (JsonNode    *node,
  * @source_path: (nullable): where they come from, for messages
  * @error: return location for a #GError
  *
+ * Creates a new #SubagentTeam.
+ *
  * Returns: (transfer full) (nullable): the team, or %NULL with a
  *   %SUBAGENT_DEF_ERROR set: `name` missing or not `[A-Za-z0-9_-]`,
  *   `members` missing or empty, a member or `aggregator` that cannot
  *   name a definition, or an unknown key
+ *
+ * Since: 0.2
  */
 SubagentTeam *
 subagent_team_new_from_json (JsonObject  *object,
@@ -250,7 +254,11 @@ subagent_team_new_from_json (JsonObject  *object,
  * @path: a team file (YAML)
  * @error: return location for a #GError
  *
+ * Loads the team, or %NULL with @error set.
+ *
  * Returns: (transfer full) (nullable): the team, or %NULL with @error set
+ *
+ * Since: 0.2
  */
 SubagentTeam *
 subagent_team_load_file (const char  *path,
@@ -373,8 +381,13 @@ fold_name (const char *name)
  * @name: a team name (any case; `-` and `_` alike)
  * @error: return location for a #GError
  *
+ * Looks up the team, or %NULL with %SUBAGENT_ERROR_NOT_FOUND (naming the
+ * files that did not load, if any).
+ *
  * Returns: (transfer full) (nullable): the team, or %NULL with
  *   %SUBAGENT_ERROR_NOT_FOUND (naming the files that did not load, if any)
+ *
+ * Since: 0.2
  */
 SubagentTeam *
 subagent_team_lookup (const char  *root,
@@ -414,7 +427,11 @@ subagent_team_lookup (const char  *root,
  * subagent_team_get_name:
  * @self: a #SubagentTeam
  *
+ * Gets the name.
+ *
  * Returns: (transfer none): the name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_team_get_name (SubagentTeam *self)
@@ -427,7 +444,11 @@ subagent_team_get_name (SubagentTeam *self)
  * subagent_team_get_description:
  * @self: a #SubagentTeam
  *
+ * Gets the description (`""` when none).
+ *
  * Returns: (transfer none): the description (`""` when none)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_team_get_description (SubagentTeam *self)
@@ -440,7 +461,11 @@ subagent_team_get_description (SubagentTeam *self)
  * subagent_team_get_members:
  * @self: a #SubagentTeam
  *
+ * Gets the members' definition names, in order.
+ *
  * Returns: (transfer none) (array zero-terminated=1): the members' definition names, in order
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_team_get_members (SubagentTeam *self)
@@ -453,7 +478,11 @@ subagent_team_get_members (SubagentTeam *self)
  * subagent_team_get_aggregator:
  * @self: a #SubagentTeam
  *
+ * Gets the aggregator's definition name.
+ *
  * Returns: (transfer none) (nullable): the aggregator's definition name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_team_get_aggregator (SubagentTeam *self)
@@ -466,7 +495,11 @@ subagent_team_get_aggregator (SubagentTeam *self)
  * subagent_team_get_source_path:
  * @self: a #SubagentTeam
  *
+ * Gets the file the team came from.
+ *
  * Returns: (transfer none) (nullable): the file the team came from
+ *
+ * Since: 0.2
  */
 const char *
 subagent_team_get_source_path (SubagentTeam *self)
@@ -480,8 +513,13 @@ subagent_team_get_source_path (SubagentTeam *self)
  * @self: a #SubagentTeam
  * @task: the team's task
  *
+ * Makes the batch items that run the members of the team on @task, in the
+ * order of the team file.
+ *
  * Returns: (transfer container) (element-type SubagentBatchItem): one batch
  *   item per member, all with @task
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_team_make_items (SubagentTeam *self,

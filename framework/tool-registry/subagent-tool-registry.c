@@ -123,7 +123,11 @@ subagent_tool_registry_lookup (SubagentToolRegistry *self,
  * @self: a #SubagentToolRegistry
  * @name: a tool name
  *
+ * Checks whether subagent_tool_registry_lookup() finds @name.
+ *
  * Returns: whether subagent_tool_registry_lookup() finds @name
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_tool_registry_has_tool (SubagentToolRegistry *self,
@@ -187,7 +191,11 @@ subagent_tool_registry_invoke (SubagentToolRegistry  *self,
  * subagent_tool_registry_list_names:
  * @self: a #SubagentToolRegistry
  *
+ * Lists the names of the tools, sorted.
+ *
  * Returns: (transfer full) (array zero-terminated=1): the names of the tools, sorted
+ *
+ * Since: 0.2
  */
 char **
 subagent_tool_registry_list_names (SubagentToolRegistry *self)
@@ -321,7 +329,11 @@ subagent_simple_tool_registry_init (SubagentSimpleToolRegistry *self)
 /**
  * subagent_simple_tool_registry_new:
  *
+ * Creates a new, empty #SubagentSimpleToolRegistry.
+ *
  * Returns: (transfer full): a new, empty #SubagentSimpleToolRegistry
+ *
+ * Since: 0.2
  */
 SubagentSimpleToolRegistry *
 subagent_simple_tool_registry_new (void)
@@ -356,7 +368,12 @@ subagent_simple_tool_registry_add (SubagentSimpleToolRegistry *self,
  * @self: a #SubagentSimpleToolRegistry
  * @name: the name of the tool to remove
  *
+ * Removes the tool named @name; children started afterwards no longer see
+ * it.
+ *
  * Returns: %TRUE if a tool of that name was removed
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_simple_tool_registry_remove (SubagentSimpleToolRegistry *self,
@@ -383,7 +400,8 @@ subagent_simple_tool_registry_remove (SubagentSimpleToolRegistry *self,
  *
  * A tool is visible when the parent has it, it is not a delegation tool (see
  * subagent_tool_name_is_delegation()), the whitelist is %NULL or names it
- * exactly, and the disallowed list does not name it. A whitelisted name the
+ * exactly, and the disallowed list does not name it in any letter case
+ * (as the delegation check matches; each rule errs on the side of hiding). A whitelisted name the
  * parent lacks is simply absent: a child can only narrow, never widen. Every
  * call goes through the parent's own lookup and invoke, so a child of a child
  * narrows further and tools the parent gains or loses show at once.
@@ -416,15 +434,29 @@ static void child_registry_iface_init (SubagentToolRegistryInterface *iface);
 G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentChildToolRegistry, subagent_child_tool_registry, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SUBAGENT_TYPE_TOOL_REGISTRY, child_registry_iface_init))
 
+/* Disallowed names match case-insensitively, as the delegation check does:
+ * `disallowed_tools: [bash]` must hide `Bash`. Each rule errs on the side
+ * of hiding. */
+static gboolean
+names_contain (const char * const *names,
+               const char         *name)
+{
+  for (guint i = 0; names[i] != NULL; i++)
+    if (g_ascii_strcasecmp (names[i], name) == 0)
+      return TRUE;
+  return FALSE;
+}
+
 static gboolean
 child_registry_allows (SubagentChildToolRegistry *self,
                        const char                *name)
 {
   if (subagent_tool_name_is_delegation (name))
     return FALSE;
+  /* A whitelist only narrows when exact: "read" must not also grant "Read". */
   if (self->whitelist != NULL && !g_strv_contains ((const char * const *) self->whitelist, name))
     return FALSE;
-  return !g_strv_contains ((const char * const *) self->disallowed, name);
+  return !names_contain ((const char * const *) self->disallowed, name);
 }
 
 static GPtrArray *
@@ -501,6 +533,17 @@ subagent_child_tool_registry_constructed (GObject *object)
     g_critical ("SubagentChildToolRegistry needs a parent registry");
   if (self->disallowed == NULL)
     self->disallowed = g_new0 (char *, 1);
+  if (self->parent != NULL)
+    {
+      g_auto(GStrv) names = subagent_tool_registry_list_names (self->parent);
+
+      /* A misspelt name hides nothing: say so. */
+      for (guint i = 0; self->disallowed[i] != NULL; i++)
+        if (!subagent_tool_name_is_delegation (self->disallowed[i]) &&
+            !names_contain ((const char * const *) names, self->disallowed[i]))
+          g_message ("disallowed tool “%s” matches no tool of the parent (names match case-insensitively)",
+                     self->disallowed[i]);
+    }
 }
 
 static void

@@ -255,7 +255,11 @@ subagent_tool_new (const char       *name,
  * subagent_tool_get_name:
  * @self: a #SubagentTool
  *
+ * Gets the tool's name.
+ *
  * Returns: the tool's name
+ *
+ * Since: 0.2
  */
 const char *
 subagent_tool_get_name (SubagentTool *self)
@@ -268,7 +272,11 @@ subagent_tool_get_name (SubagentTool *self)
  * subagent_tool_get_description:
  * @self: a #SubagentTool
  *
+ * Gets the tool's description, possibly empty.
+ *
  * Returns: the tool's description, possibly empty
+ *
+ * Since: 0.2
  */
 const char *
 subagent_tool_get_description (SubagentTool *self)
@@ -281,7 +289,11 @@ subagent_tool_get_description (SubagentTool *self)
  * subagent_tool_get_input_schema:
  * @self: a #SubagentTool
  *
+ * Gets the sealed JSON schema of the tool's arguments.
+ *
  * Returns: (transfer none): the sealed JSON schema of the tool's arguments
+ *
+ * Since: 0.2
  */
 JsonObject *
 subagent_tool_get_input_schema (SubagentTool *self)
@@ -294,7 +306,11 @@ subagent_tool_get_input_schema (SubagentTool *self)
  * subagent_tool_get_destructive:
  * @self: a #SubagentTool
  *
+ * Gets whether the tool is destructive.
+ *
  * Returns: whether the tool is destructive
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_tool_get_destructive (SubagentTool *self)

@@ -199,7 +199,7 @@ afs_document_parse (const char  *run_id,
   JsonArray *array;
   guint n;
 
-  if (!json_parser_load_from_data (parser, data, (gssize) length, &local_error))
+  if (!subagent_json_parser_load_bounded (parser, data, (gssize) length, &local_error))
     {
       g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
                    "the file is not valid JSON: %s", local_error->message);

@@ -96,7 +96,15 @@ afs_read (const char  *path,
   int fd;
 
   *contents = NULL;
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 && errno == ELOOP)
+    {
+      /* Planted, not written by a queue: untrusted, like invalid JSON, so
+       * one such file never blocks the others. */
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "%s is a symbolic link, not a queue file; remove it", path);
+      return FALSE;
+    }
   if (fd < 0)
     return errno == ENOENT ? TRUE : set_io_error (error, errno, "open", path);
 
@@ -110,7 +118,7 @@ afs_read (const char  *path,
   if (!S_ISREG (st.st_mode) || st.st_size > AFS_MAX_FILE_SIZE)
     {
       close (fd);
-      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
                    "%s is not a regular file of at most %d bytes; remove it", path, AFS_MAX_FILE_SIZE);
       return FALSE;
     }

@@ -187,6 +187,55 @@ cache_lookup (AfsStore   *self,
   return NULL;
 }
 
+/* The last version of the run's file this process trusted, whatever the
+ * file holds now; NULL when it has none. */
+static GPtrArray *
+cache_last_trusted (AfsStore   *self,
+                    const char *run_id)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CacheEntry *entry = g_hash_table_lookup (self->cache, run_id);
+
+  return entry != NULL ? g_ptr_array_ref (entry->requests) : NULL;
+}
+
+/* Moves an untrusted run file aside (`<run>.json.tampered-<ms>`, which no
+ * reader takes for a queue), so a person can look at it and the keyed host
+ * can write the version it trusts. Call with the run's lock held. */
+static char *
+quarantine (AfsStore   *self,
+            const char *run_id)
+{
+  g_autofree char *path = afs_run_file_path (self->dir, run_id);
+  char *aside = g_strdup_printf ("%s.tampered-%" G_GINT64_FORMAT, path, g_get_real_time () / 1000);
+
+  if (g_rename (path, aside) != 0)
+    {
+      g_warning ("Could not move the untrusted approval file %s aside: %s", path, g_strerror (errno));
+      g_clear_pointer (&aside, g_free);
+    }
+  return aside;
+}
+
+/* Whether the run's file on disk carries a signature. */
+static gboolean
+file_is_signed (AfsStore   *self,
+                const char *run_id)
+{
+  g_autofree char *path = afs_run_file_path (self->dir, run_id);
+  g_autoptr(GBytes) contents = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  gsize length = 0;
+  const char *data;
+
+  if (!afs_read (path, &contents, NULL) || contents == NULL)
+    return FALSE;
+  data = g_bytes_get_data (contents, &length);
+  return subagent_json_parser_load_bounded (parser, data, (gssize) length, NULL) &&
+         JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)) &&
+         json_object_has_member (json_node_get_object (json_parser_get_root (parser)), "signature");
+}
+
 /* The requests in the run's file, shared with the cache: never change the
  * array or its elements. Empty when there is no file; NULL with an error
  * otherwise (SUBAGENT_APPROVAL_ERROR_INTEGRITY: the file cannot be trusted).
@@ -232,6 +281,23 @@ write_requests (AfsStore    *self,
 {
   g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
 
+  /* Unsigned, it would lock the keyed host out of its own queue. */
+  if (self->key == NULL && file_is_signed (self, run_id))
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "The approval queue of run %s is signed: a writer without the HMAC key cannot change it; "
+                   "set SUBAGENT_APPROVAL_HMAC_KEY or approval-file.key_file to the key its host uses", run_id);
+      return FALSE;
+    }
+  /* Never a file its readers would refuse as too big. */
+  if (g_bytes_get_size (contents) > AFS_MAX_FILE_SIZE)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "The approval queue of run %s would grow to %" G_GSIZE_FORMAT " bytes, past the %d a reader "
+                   "accepts; decide or prune its requests first", run_id, g_bytes_get_size (contents),
+                   AFS_MAX_FILE_SIZE);
+      return FALSE;
+    }
   if (!afs_commit (self->dir, run_id, contents, error))
     return FALSE;
   cache_store (self, run_id, contents, requests);
@@ -591,6 +657,23 @@ write_batch (AfsStore   *self,
     }
   if (stored != NULL)
     working = share_requests (stored);
+  else if (self->key != NULL)
+    {
+      /* A file that fails its signature must not hide the requests this
+       * host knows are pending: it goes aside, the last trusted version
+       * comes back, and the approver is told. */
+      g_autoptr(GPtrArray) trusted = cache_last_trusted (self, run_id);
+      g_autofree char *aside = quarantine (self, run_id);
+
+      if (aside != NULL)
+        g_prefix_error (&read_error, "moved aside to %s: ", aside);
+      report_integrity (self, run_id, read_error);
+      if (trusted != NULL)
+        {
+          working = share_requests (trusted);
+          changed = TRUE;
+        }
+    }
 
   /* Operations that join while these are applied come after them, in
    * their order, on the same version. They missed settle_lost_updates(),

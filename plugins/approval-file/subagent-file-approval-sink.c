@@ -69,8 +69,6 @@ resolve_key (SubagentFileApprovalSink  *self,
              GBytes                   **key,
              GError                   **error)
 {
-  const char *env = g_getenv (HMAC_KEY_ENV);
-
   *key = NULL;
   if (self->hmac_key != NULL)
     {
@@ -87,10 +85,13 @@ resolve_key (SubagentFileApprovalSink  *self,
       /* A key file that cannot be used fails every operation: never fall
        * back to writing unsigned files. */
       *key = afs_read_key_file (self->key_file, error);
+      if (*key != NULL)
+        subagent_secrets_protect_process ();
       return *key != NULL;
     }
-  else if (env != NULL && env[0] != '\0')
-    *key = g_bytes_new (env, strlen (env));
+  else
+    /* Read once, then erased from the environment /proc shows. */
+    *key = subagent_approval_key_from_environment ();
   return TRUE;
 }
 
@@ -245,7 +246,7 @@ sink_list_options (SubagentConfigurable *configurable)
 {
   GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
 
-  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "string", NULL,
+  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "secret-file", NULL,
                                                         "A file (mode 0600) whose secret signs the approval files "
                                                         "(relative to the root); default: $" HMAC_KEY_ENV ", else unsigned",
                                                         NULL));

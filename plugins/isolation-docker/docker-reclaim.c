@@ -189,15 +189,17 @@ reclaim_container_workspace (gboolean     dry_run,
     return SUBAGENT_RECLAIM_REMOVED;
   if (!g_path_is_absolute (workspace))
     {
-      *reason = g_strdup ("container removed; its workspace is not an absolute path, left alone");
+      /* A dry run removed nothing: it says what it would do (issue 18). */
+      *reason = g_strdup_printf ("%s; its workspace is not an absolute path, left alone",
+                                 dry_run ? "container would be removed" : "container removed");
       return SUBAGENT_RECLAIM_SKIPPED;
     }
   if (lstat (workspace, &st) != 0 && errno == ENOENT)
     return SUBAGENT_RECLAIM_REMOVED;
   if (!S_ISDIR (st.st_mode) || !subagent_owner_marker_matches (workspace, DOCKER_MARKER, key))
     {
-      *reason = g_strdup_printf ("container removed; %s has no workspace marker for this session, left alone",
-                                 workspace);
+      *reason = g_strdup_printf ("%s; %s has no workspace marker for this session, left alone",
+                                 dry_run ? "container would be removed" : "container removed", workspace);
       return SUBAGENT_RECLAIM_SKIPPED;
     }
   if (dry_run)

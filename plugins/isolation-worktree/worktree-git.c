@@ -251,54 +251,36 @@ wt_ensure_dir (const char *path,
   return TRUE;
 }
 
-/* Adds `.subagent/` to `info/exclude` of the common dir, once, so the
- * parent's `git status` never shows our state. Atomic replace: git may be
- * reading the file concurrently. Call under the repository lock. */
-gboolean
-wt_ensure_excluded (const char *common_dir,
-                    GError    **error)
-{
-  g_autofree char *info = g_build_filename (common_dir, "info", NULL);
-  g_autofree char *path = g_build_filename (info, "exclude", NULL);
-  g_autofree char *contents = NULL;
-  g_autoptr(GString) updated = NULL;
-  g_auto(GStrv) lines = NULL;
-  g_autoptr(GError) local_error = NULL;
+/* What `.subagent/.gitignore` says: runtime state stays out of git, the
+ * user's definitions, teams and configuration can be committed. The file
+ * ignores itself, so a run leaves `git status` as it was (`git add -f` it
+ * to share it). Written when missing; an existing file is the user's. */
+#define STATE_GITIGNORE \
+  "# Written by libsubagent: runtime state (approvals, sessions, worktrees,\n" \
+  "# reviews, audit and event logs, owner records) stays out of git;\n" \
+  "# agents/, teams/ and config.yaml can be committed.\n" \
+  "/*\n" \
+  "!/agents/\n" \
+  "!/teams/\n" \
+  "!/config.yaml\n"
 
-  if (g_mkdir_with_parents (info, 0755) < 0)
-    {
-      int saved = errno;
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                   "Could not create %s: %s", info, g_strerror (saved));
-      return FALSE;
-    }
-  if (!g_file_get_contents (path, &contents, NULL, &local_error))
-    {
-      if (!g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
-        {
-          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                       "Could not read %s: %s", path, local_error->message);
-          return FALSE;
-        }
-      contents = g_strdup ("");
-    }
-  lines = g_strsplit (contents, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    {
-      const char *l = g_strstrip (lines[i]);
-      if (g_str_equal (l, ".subagent/") || g_str_equal (l, "/.subagent/") ||
-          g_str_equal (l, ".subagent") || g_str_equal (l, "/.subagent"))
-        return TRUE;
-    }
-  updated = g_string_new (contents);
-  if (updated->len > 0 && updated->str[updated->len - 1] != '\n')
-    g_string_append_c (updated, '\n');
-  g_string_append (updated, ".subagent/\n");
-  if (!g_file_set_contents_full (path, updated->str, updated->len,
-                                 G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))
+/* Makes `<state_dir>/.gitignore` so the parent's `git status` never shows
+ * our state, without touching `.git/info/exclude` (users must be able to
+ * commit their definitions). Atomic: git may read it meanwhile. */
+gboolean
+wt_ensure_state_ignored (const char *state_dir,
+                         GError    **error)
+{
+  g_autofree char *path = g_build_filename (state_dir, ".gitignore", NULL);
+  g_autoptr(GError) local_error = NULL;
+  struct stat st;
+
+  if (lstat (path, &st) == 0)
+    return TRUE;
+  if (!g_file_set_contents_full (path, STATE_GITIGNORE, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, &local_error))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                   "Could not add .subagent/ to %s: %s", path, local_error->message);
+                   "Could not write %s: %s", path, local_error->message);
       return FALSE;
     }
   return TRUE;

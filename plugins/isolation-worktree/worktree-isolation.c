@@ -492,7 +492,7 @@ worktree_prepare (SubagentIsolationProvider  *provider,
    * that cleanup just freed, and pay for each of them (docs/performance.md). */
   subagent_tree_spread_subdirectories (plan->worktrees_dir);
   lock = wt_repo_lock_acquire (common_dir, error);
-  if (lock == NULL || !wt_ensure_excluded (common_dir, error))
+  if (lock == NULL || !wt_ensure_state_ignored (state_dir, error))
     return NULL;
   g_clear_pointer (&lock, wt_repo_lock_release);
 

@@ -79,6 +79,8 @@ pool_state_open (const char *worktrees_dir)
 {
   g_autofree char *lock_path = g_build_filename (worktrees_dir, POOL_LOCK, NULL);
   g_autofree char *state_path = g_build_filename (worktrees_dir, POOL_STATE, NULL);
+  g_autofree char *state_text = NULL;
+  gsize state_length = 0;
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(PoolState) state = g_new0 (PoolState, 1);
   JsonNode *root;
@@ -96,7 +98,8 @@ pool_state_open (const char *worktrees_dir)
         g_message ("Worktree pool disabled: could not lock %s: %s", lock_path, g_strerror (errno));
         return NULL;
       }
-  if (json_parser_load_from_file (parser, state_path, NULL) &&
+  if (g_file_get_contents (state_path, &state_text, &state_length, NULL) &&
+      subagent_json_parser_load_bounded (parser, state_text, (gssize) state_length, NULL) &&
       (root = json_parser_get_root (parser)) != NULL &&
       JSON_NODE_HOLDS_OBJECT (root) &&
       json_object_has_member (json_node_get_object (root), "entries") &&

@@ -51,7 +51,7 @@ int        wt_rm_rf_at            (int          dirfd,
                                    const char  *name);
 gboolean   wt_ensure_dir          (const char  *path,
                                    GError     **error);
-gboolean   wt_ensure_excluded     (const char  *common_dir,
+gboolean   wt_ensure_state_ignored (const char  *state_dir,
                                    GError     **error);
 GPtrArray *wt_dirty_paths         (git_repository *repo,
                                    gboolean        recurse,

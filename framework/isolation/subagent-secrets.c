@@ -1,0 +1,191 @@
+/* subagent-secrets.c: what must not reach a child.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "subagent.h"
+
+/**
+ * SECTION:subagent-secrets
+ * @title: Secrets
+ * @short_description: the approval key and secret files, kept from children
+ *
+ * The approval HMAC key signs verdicts; a child that could read it could
+ * forge them. A host reads it from `SUBAGENT_APPROVAL_HMAC_KEY` once,
+ * through subagent_approval_key_from_environment(), which erases it from
+ * the process's original environment block (what `/proc/<pid>/environ`
+ * shows, which unsetenv() does not change) and marks the process
+ * non-dumpable, so that a process of the same user without
+ * `CAP_SYS_PTRACE` cannot read its memory or environment.
+ *
+ * Copied workspaces (snapshots, containers) leave out the files
+ * subagent_secret_path_is_excluded() matches.
+ */
+
+static const char * const secret_defaults[] = {
+  ".env", ".env.*", "*.pem", "*.key", "id_rsa*", ".ssh/", "credentials.json", ".netrc", NULL,
+};
+
+/**
+ * subagent_secret_exclude_defaults:
+ *
+ * The patterns of files a copied workspace (a snapshot, a container's
+ * `/workspace`) leaves out by default, because they usually hold secrets:
+ * `.env`, `.env.*`, `*.pem`, `*.key`, `id_rsa*`, `.ssh/`,
+ * `credentials.json`, `.netrc`. A pattern matches a path component (a
+ * trailing `/` only a directory's); see subagent_secret_path_is_excluded().
+ * Configuration (`exclude:`) replaces the list.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the patterns
+ */
+const char * const *
+subagent_secret_exclude_defaults (void)
+{
+  return secret_defaults;
+}
+
+/**
+ * subagent_secret_path_is_excluded:
+ * @patterns: (nullable) (array zero-terminated=1): glob patterns; %NULL for
+ *   subagent_secret_exclude_defaults()
+ * @relative_path: a path relative to the workspace root, `/`-separated
+ *
+ * Whether @relative_path, or a directory it lies in, matches one of
+ * @patterns. Patterns are shell globs (`*`, `?`) over one path component,
+ * like `.gitignore` patterns without a slash; one ending in `/` matches
+ * directories only (any component but the last, or the last when
+ * @relative_path ends in `/`).
+ *
+ * Returns: %TRUE if the path is to be left out
+ */
+gboolean
+subagent_secret_path_is_excluded (const char * const *patterns,
+                                  const char         *relative_path)
+{
+  g_auto(GStrv) parts = NULL;
+  guint n;
+
+  g_return_val_if_fail (relative_path != NULL, FALSE);
+
+  if (patterns == NULL)
+    patterns = secret_defaults;
+  parts = g_strsplit (relative_path, "/", -1);
+  n = g_strv_length (parts);
+  for (guint i = 0; i < n; i++)
+    {
+      gboolean is_dir = i + 1 < n;
+
+      if (*parts[i] == '\0')
+        continue;
+      if (i + 2 == n && *parts[i + 1] == '\0')
+        is_dir = TRUE;
+      for (guint p = 0; patterns[p] != NULL; p++)
+        {
+          gsize len = strlen (patterns[p]);
+
+          if (len > 1 && patterns[p][len - 1] == '/')
+            {
+              g_autofree char *dir_pattern = g_strndup (patterns[p], len - 1);
+
+              if (is_dir && g_pattern_match_simple (dir_pattern, parts[i]))
+                return TRUE;
+            }
+          else if (len > 0 && g_pattern_match_simple (patterns[p], parts[i]))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+
+static GMutex key_lock;
+static GBytes *env_key;
+static gboolean env_key_read;
+
+/* Overwrites @name's value in the block the kernel shows as
+ * /proc/self/environ (fields 48 and 49 of /proc/self/stat bound it). */
+static void
+scrub_original_environment (const char *name)
+{
+  g_autofree char *stat = NULL;
+  g_auto(GStrv) fields = NULL;
+  const char *p;
+  guint64 start, end;
+  gsize name_len = strlen (name);
+
+  if (!g_file_get_contents ("/proc/self/stat", &stat, NULL, NULL) || (p = strrchr (stat, ')')) == NULL)
+    return;
+  fields = g_strsplit (p + 2, " ", -1);
+  /* Field 3 is fields[0]; env_start and env_end are fields 48 and 49. */
+  if (g_strv_length (fields) < 47)
+    return;
+  start = g_ascii_strtoull (fields[45], NULL, 10);
+  end = g_ascii_strtoull (fields[46], NULL, 10);
+  if (start == 0 || end <= start)
+    return;
+  for (char *entry = (char *) (gsize) start; entry < (char *) (gsize) end; entry += strlen (entry) + 1)
+    if (strncmp (entry, name, name_len) == 0 && entry[name_len] == '=')
+      memset (entry + name_len + 1, 0, strlen (entry + name_len + 1));
+}
+
+/**
+ * subagent_secrets_protect_process:
+ *
+ * Marks the calling process non-dumpable (`PR_SET_DUMPABLE`), as a process
+ * holding an approval key should be: processes of the same user without
+ * `CAP_SYS_PTRACE` can then neither trace it nor read its
+ * `/proc/<pid>/mem` and `/proc/<pid>/environ`. Also erases
+ * `SUBAGENT_APPROVAL_HMAC_KEY` from the environment (after
+ * subagent_approval_key_from_environment() has kept its value).
+ */
+void
+subagent_secrets_protect_process (void)
+{
+  g_bytes_unref (subagent_approval_key_from_environment ());
+  prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+/**
+ * subagent_approval_key_from_environment:
+ *
+ * The approval HMAC key from `SUBAGENT_APPROVAL_HMAC_KEY`, read on the
+ * first call and kept for the process's lifetime; the variable is then
+ * removed from the environment and its value erased from the original
+ * environment block, and the process marked non-dumpable.
+ *
+ * Returns: (transfer full) (nullable): the key, or %NULL when the variable
+ *   was unset or empty
+ */
+GBytes *
+subagent_approval_key_from_environment (void)
+{
+  GBytes *key;
+
+  g_mutex_lock (&key_lock);
+  if (!env_key_read)
+    {
+      const char *value = g_getenv (SUBAGENT_APPROVAL_HMAC_KEY_ENV);
+
+      env_key_read = TRUE;
+      if (value != NULL && *value != '\0')
+        {
+          env_key = g_bytes_new (value, strlen (value));
+          prctl (PR_SET_DUMPABLE, 0, 0, 0, 0);
+        }
+      if (value != NULL)
+        {
+          /* The copy setenv() may have made, then the original block. */
+          memset ((char *) value, 0, strlen (value));
+          g_unsetenv (SUBAGENT_APPROVAL_HMAC_KEY_ENV);
+          scrub_original_environment (SUBAGENT_APPROVAL_HMAC_KEY_ENV);
+        }
+    }
+  key = env_key != NULL ? g_bytes_ref (env_key) : NULL;
+  g_mutex_unlock (&key_lock);
+  return key;
+}

@@ -1,0 +1,812 @@
+/* approval-pg-store.c: the approval queues of a PostgreSQL database, one row
+ * per request in <schema>.approval_requests.
+ *
+ * Every write is one statement, so the server's row locks do what the file
+ * store's flock does: save is an INSERT … ON CONFLICT that only replaces a
+ * pending row (a stored verdict always wins), and a verdict is one UPDATE
+ * from pending at the version read, which sends pg_notify only when it
+ * won (delivered at commit). A statement whose reply is lost with its
+ * connection is run again on a new one, so each is safe to repeat: save
+ * writes the same rows again (or nothing), and a verdict carries a random
+ * token, stored with it, by which a repeat recognises its own win.
+ *
+ * Rows are signed one by one (approval-pg-sign.c); a run with any row that
+ * does not verify loads as empty, as an untrusted file does.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "approval-pg-conn.h"
+#include "approval-pg-schema.h"
+#include "approval-pg-sign.h"
+#include "approval-pg-store.h"
+
+#define CACHE_MAX_RUNS 32
+
+/* What load() parsed last per run: a row whose text, signature and status
+ * are unchanged is not parsed, verified and hashed again. */
+typedef struct {
+  char *document;
+  char *signature;         /* nullable */
+  char *status;
+  char *version;
+  SubagentApprovalRequest *request;   /* shared, never changed */
+} CachedRow;
+
+static void
+cached_row_free (gpointer data)
+{
+  CachedRow *row = data;
+
+  g_free (row->document);
+  g_free (row->signature);
+  g_free (row->status);
+  g_free (row->version);
+  g_object_unref (row->request);
+  g_free (row);
+}
+
+struct _ApgStore
+{
+  char *schema;
+  char *channel;
+  GBytes *key;             /* nullable */
+  ApgIntegrityFunc report;
+  gpointer report_data;
+  ApgPool *pool;
+  char *conninfo;
+  GMutex mutex;
+  gboolean schema_ready;   /* guarded by mutex */
+  GHashTable *cache;       /* run id → (request id → CachedRow); guarded by mutex */
+  /* The statements, with the schema in them. */
+  char *sql_load;
+  char *sql_save;
+  char *sql_read_one;
+  char *sql_decide;
+  char *sql_list;
+  char *sql_prunable;
+  char *sql_prune;
+};
+
+gboolean
+apg_schema_name_is_valid (const char *schema)
+{
+  if (schema == NULL || !(g_ascii_isalpha (schema[0]) || schema[0] == '_') || strlen (schema) > 48)
+    return FALSE;
+  for (const char *p = schema; *p != '\0'; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_')
+      return FALSE;
+  return TRUE;
+}
+
+
+ApgStore *
+apg_store_new (const char       *conninfo,
+               const char       *schema,
+               GBytes           *key,
+               guint             max_connections,
+               ApgIntegrityFunc  report,
+               gpointer          report_data)
+{
+  ApgStore *self = g_new0 (ApgStore, 1);
+
+  g_return_val_if_fail (apg_schema_name_is_valid (schema), NULL);
+
+  self->schema = g_strdup (schema);
+  self->channel = g_strconcat ("subagent_approvals:", schema, NULL);
+  self->key = key ? g_bytes_ref (key) : NULL;
+  self->report = report;
+  self->report_data = report_data;
+  self->conninfo = g_strdup (conninfo);
+  self->pool = apg_pool_new (conninfo, max_connections);
+  g_mutex_init (&self->mutex);
+  self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
+
+  self->sql_load = apg_with_schema (schema,
+    "SELECT request_id, status, document::text, signature, version FROM @S@.approval_requests "
+    "WHERE run_id = $1 ORDER BY id");
+  /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
+   * g: signature}, $3 the channel. Returns how many rows were written. */
+  self->sql_save = apg_with_schema (schema,
+    "WITH input AS ("
+    "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature, n"
+    "  FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, n)),"
+    " written AS ("
+    "  INSERT INTO @S@.approval_requests AS t (run_id, request_id, status, document, signature)"
+    "  SELECT $1, request_id, status, document, signature FROM input ORDER BY n"
+    "  ON CONFLICT (run_id, request_id) DO UPDATE"
+    "   SET status = excluded.status, document = excluded.document, signature = excluded.signature,"
+    "       version = t.version + 1, updated_at = now()"
+    "   WHERE t.status = 'pending'"
+    "     AND (t.document, t.signature) IS DISTINCT FROM (excluded.document, excluded.signature)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM written),"
+    "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM written LIMIT 1) w) n)");
+  self->sql_read_one = apg_with_schema (schema,
+    "SELECT status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
+    "WHERE run_id = $1 AND request_id = $2");
+  /* $1 run, $2 request, $3 status, $4 document, $5 signature, $6 token,
+   * $7 the version read, $8 the channel. Returns 1 row when it won. */
+  self->sql_decide = apg_with_schema (schema,
+    "WITH won AS ("
+    "  UPDATE @S@.approval_requests"
+    "  SET status = $3, document = $4::jsonb, signature = $5, verdict_token = $6,"
+    "      version = version + 1, updated_at = now()"
+    "  WHERE run_id = $1 AND request_id = $2 AND status = 'pending' AND version = $7::bigint"
+    "  RETURNING run_id)"
+    " SELECT 1 FROM won, LATERAL (SELECT pg_notify($8, won.run_id)) n");
+  self->sql_list = apg_with_schema (schema,
+    "SELECT run_id FROM @S@.approval_requests GROUP BY run_id ORDER BY run_id COLLATE \"C\"");
+  /* $1 the age in microseconds. The server's clock, shared by every host. */
+  self->sql_prunable = apg_with_schema (schema,
+    "SELECT run_id FROM @S@.approval_requests GROUP BY run_id"
+    " HAVING bool_and(status <> 'pending') AND max(updated_at) <= now() - $1::bigint * interval '1 microsecond'"
+    " ORDER BY run_id COLLATE \"C\"");
+  /* $1 run, $2 age, $3 channel: rechecked in the statement, so a request
+   * added or a row touched since the run was looked at keeps it. */
+  self->sql_prune = apg_with_schema (schema,
+    "WITH gone AS ("
+    "  DELETE FROM @S@.approval_requests WHERE run_id = $1 AND NOT EXISTS ("
+    "   SELECT 1 FROM @S@.approval_requests WHERE run_id = $1"
+    "   AND (status = 'pending' OR updated_at > now() - $2::bigint * interval '1 microsecond'))"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM gone),"
+    "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM gone LIMIT 1) g) n)");
+  return self;
+}
+
+void
+apg_store_free (ApgStore *self)
+{
+  apg_pool_free (self->pool);
+  memset (self->conninfo, 0, strlen (self->conninfo));
+  g_free (self->conninfo);
+  g_hash_table_unref (self->cache);
+  g_mutex_clear (&self->mutex);
+  g_clear_pointer (&self->key, g_bytes_unref);
+  g_free (self->schema);
+  g_free (self->channel);
+  g_free (self->sql_load);
+  g_free (self->sql_save);
+  g_free (self->sql_read_one);
+  g_free (self->sql_decide);
+  g_free (self->sql_list);
+  g_free (self->sql_prunable);
+  g_free (self->sql_prune);
+  g_free (self);
+}
+
+const char *
+apg_store_get_conninfo (ApgStore *self)
+{
+  return self->conninfo;
+}
+
+const char *
+apg_store_get_channel (ApgStore *self)
+{
+  return self->channel;
+}
+
+/* The outcome of one attempt of an operation on one connection. */
+typedef enum {
+  STEP_DONE,
+  STEP_FAILED,
+  STEP_LOST,               /* the connection went: try again on a new one */
+} Step;
+
+typedef Step (*StoreOp) (ApgStore  *self,
+                         PGconn    *conn,
+                         gpointer   data,
+                         GError   **error);
+
+/* Runs @sql; NULL with *step set when it did not give @expect. */
+static PGresult *
+exec (PGconn             *conn,
+      const char         *sql,
+      int                 n_params,
+      const char * const *params,
+      const char         *what,
+      Step               *step,
+      GError            **error)
+{
+  PGresult *result = PQexecParams (conn, sql, n_params, NULL, params, NULL, NULL, 0);
+  ExecStatusType status = result ? PQresultStatus (result) : PGRES_FATAL_ERROR;
+
+  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
+    return result;
+  if (apg_connection_lost (conn, result))
+    *step = STEP_LOST;
+  else
+    *step = STEP_FAILED;
+  apg_set_error (error, conn, result, what);
+  PQclear (result);
+  return NULL;
+}
+
+/* Runs @op on a pooled connection, and again on a new one while the server
+ * is away, with backoff, until APG_RECONNECT_DEADLINE_US. */
+static gboolean
+run_op (ApgStore  *self,
+        StoreOp    op,
+        gpointer   data,
+        GError   **error)
+{
+  gint64 deadline = g_get_monotonic_time () + APG_RECONNECT_DEADLINE_US;
+  gint64 delay = APG_BACKOFF_FIRST_US;
+
+  for (;;)
+    {
+      g_autoptr(GError) local_error = NULL;
+      PGconn *conn = apg_pool_acquire (self->pool, error);
+      gboolean ready;
+      Step step;
+
+      if (conn == NULL)
+        return FALSE;
+      g_mutex_lock (&self->mutex);
+      ready = self->schema_ready;
+      g_mutex_unlock (&self->mutex);
+      if (!ready)
+        {
+          gboolean lost = FALSE;
+
+          step = apg_schema_migrate (conn, self->schema, &lost, &local_error) ? STEP_DONE
+                 : lost ? STEP_LOST : STEP_FAILED;
+        }
+      else
+        step = STEP_DONE;
+      if (step == STEP_DONE)
+        {
+          g_mutex_lock (&self->mutex);
+          self->schema_ready = TRUE;
+          g_mutex_unlock (&self->mutex);
+          step = op (self, conn, data, &local_error);
+        }
+      apg_pool_release (self->pool, conn, step == STEP_LOST);
+      if (step == STEP_DONE)
+        return TRUE;
+      if (step == STEP_FAILED || g_get_monotonic_time () + delay > deadline)
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+      g_debug ("Approvals database connection lost, retrying: %s", local_error->message);
+      g_usleep (delay);
+      delay = apg_backoff_next (delay);
+    }
+}
+
+static void
+report_integrity (ApgStore     *self,
+                  const char   *run_id,
+                  const GError *error)
+{
+  self->report (run_id, error, self->report_data);
+}
+
+/* The request a row holds, if it verifies: its signature (with a key), its
+ * action digest, and that it names the row's run, request and status. */
+static SubagentApprovalRequest *
+verify_row (ApgStore    *self,
+            const char  *run_id,
+            const char  *request_id,
+            const char  *status,
+            const char  *document,
+            const char  *signature,
+            GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(SubagentApprovalRequest) request = NULL;
+  g_autoptr(GError) local_error = NULL;
+  JsonNode *root;
+
+  if (!json_parser_load_from_data (parser, document, -1, &local_error)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "request %s: the document is not a JSON object", request_id);
+      return NULL;
+    }
+  root = json_parser_get_root (parser);
+  if (self->key != NULL)
+    {
+      g_autofree char *canonical = subagent_json_to_canonical_string (root);
+
+      if (signature == NULL)
+        {
+          g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                       "request %s is not signed but an HMAC key is set", request_id);
+          return NULL;
+        }
+      if (!apg_verify (self->key, canonical, signature))
+        {
+          g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                       "the signature of request %s does not match (row modified, or signed with another key)",
+                       request_id);
+          return NULL;
+        }
+    }
+  request = subagent_approval_request_new_from_json (json_node_get_object (root), &local_error);
+  if (request == NULL)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "request %s: %s", request_id, local_error->message);
+      return NULL;
+    }
+  if (g_strcmp0 (subagent_approval_request_get_parent_run_id (request), run_id) != 0
+      || g_strcmp0 (subagent_approval_request_get_request_id (request), request_id) != 0
+      || g_strcmp0 (subagent_approval_status_to_string (subagent_approval_request_get_status (request)), status) != 0)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "the row of request %s names another run, request or status than its document", request_id);
+      return NULL;
+    }
+  return g_steal_pointer (&request);
+}
+
+/* load */
+
+typedef struct {
+  const char *run_id;
+  GPtrArray *requests;     /* shared requests (from the cache), out */
+} LoadOp;
+
+static GHashTable *
+cache_rows_of (ApgStore   *self,
+               const char *run_id)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  GHashTable *rows = g_hash_table_lookup (self->cache, run_id);
+
+  return rows ? g_hash_table_ref (rows) : NULL;
+}
+
+static void
+cache_store_rows (ApgStore   *self,
+                  const char *run_id,
+                  GHashTable *rows)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+
+  if (g_hash_table_size (self->cache) >= CACHE_MAX_RUNS && !g_hash_table_contains (self->cache, run_id))
+    g_hash_table_remove_all (self->cache);
+  g_hash_table_insert (self->cache, g_strdup (run_id), g_hash_table_ref (rows));
+}
+
+static Step
+load_op (ApgStore  *self,
+         PGconn    *conn,
+         gpointer   data,
+         GError   **error)
+{
+  LoadOp *op = data;
+  const char *params[] = { op->run_id };
+  g_autoptr(GHashTable) cached = cache_rows_of (self, op->run_id);
+  g_autoptr(GHashTable) rows = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+  Step step = STEP_FAILED;
+  PGresult *result;
+  int n;
+
+  result = exec (conn, self->sql_load, 1, params, "Reading the approval queue", &step, error);
+  if (result == NULL)
+    return step;
+  n = PQntuples (result);
+  rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_free);
+  requests = g_ptr_array_new_full (n + 1, g_object_unref);
+  for (int i = 0; i < n; i++)
+    {
+      const char *request_id = PQgetvalue (result, i, 0);
+      const char *status = PQgetvalue (result, i, 1);
+      const char *document = PQgetvalue (result, i, 2);
+      const char *signature = PQgetisnull (result, i, 3) ? NULL : PQgetvalue (result, i, 3);
+      CachedRow *old = cached ? g_hash_table_lookup (cached, request_id) : NULL;
+      CachedRow *row = g_new0 (CachedRow, 1);
+
+      if (old != NULL && g_str_equal (old->document, document) && g_str_equal (old->status, status)
+          && g_strcmp0 (old->signature, signature) == 0)
+        row->request = g_object_ref (old->request);
+      else
+        row->request = verify_row (self, op->run_id, request_id, status, document, signature, error);
+      if (row->request == NULL)
+        {
+          /* Nothing of an untrusted run is kept, not even what verified
+           * before: a verdict is never written from a stale guess over it. */
+          g_mutex_lock (&self->mutex);
+          g_hash_table_remove (self->cache, op->run_id);
+          g_mutex_unlock (&self->mutex);
+          g_free (row);
+          PQclear (result);
+          return STEP_FAILED;
+        }
+      row->document = g_strdup (document);
+      row->signature = g_strdup (signature);
+      row->status = g_strdup (status);
+      row->version = g_strdup (PQgetvalue (result, i, 4));
+      g_ptr_array_add (requests, g_object_ref (row->request));
+      g_hash_table_replace (rows, g_strdup (request_id), row);
+    }
+  PQclear (result);
+  cache_store_rows (self, op->run_id, rows);
+  op->requests = g_steal_pointer (&requests);
+  return STEP_DONE;
+}
+
+/* The run's requests as stored, shared with the cache (do not change them);
+ * NULL with SUBAGENT_APPROVAL_ERROR_INTEGRITY when a row does not verify. */
+static GPtrArray *
+read_run (ApgStore    *self,
+          const char  *run_id,
+          GError     **error)
+{
+  LoadOp op = { run_id, NULL };
+
+  if (!run_op (self, load_op, &op, error))
+    return NULL;
+  return op.requests;
+}
+
+GPtrArray *
+apg_store_load (ApgStore    *self,
+                const char  *parent_run_id,
+                GError     **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autoptr(GPtrArray) requests = read_run (self, parent_run_id, &local_error);
+  GPtrArray *copy;
+
+  if (requests == NULL)
+    {
+      if (!g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+      report_integrity (self, parent_run_id, local_error);
+      return g_ptr_array_new_with_free_func (g_object_unref);
+    }
+  /* Callers may change what they get; the cache's objects stay as read. */
+  copy = g_ptr_array_new_full (requests->len + 1, g_object_unref);
+  for (guint i = 0; i < requests->len; i++)
+    g_ptr_array_add (copy, subagent_approval_request_copy (requests->pdata[i]));
+  return copy;
+}
+
+/* save */
+
+typedef struct {
+  const char *run_id;
+  const char *batch;       /* the JSON array of rows */
+} SaveOp;
+
+static Step
+save_op (ApgStore  *self,
+         PGconn    *conn,
+         gpointer   data,
+         GError   **error)
+{
+  SaveOp *op = data;
+  const char *params[] = { op->run_id, op->batch, self->channel };
+  Step step = STEP_FAILED;
+  PGresult *result = exec (conn, self->sql_save, 3, params, "Saving approval requests", &step, error);
+
+  if (result == NULL)
+    return step;
+  PQclear (result);
+  return STEP_DONE;
+}
+
+gboolean
+apg_store_save (ApgStore    *self,
+                const char  *parent_run_id,
+                GPtrArray   *requests,
+                GError     **error)
+{
+  g_autoptr(JsonBuilder) builder = json_builder_new ();
+  g_autoptr(GHashTable) last = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(JsonNode) batch = NULL;
+  g_autofree char *text = NULL;
+  SaveOp op;
+
+  if (requests->len == 0)
+    return TRUE;
+  /* One row per request id: the last given wins, as in a merge one by one. */
+  for (guint i = 0; i < requests->len; i++)
+    g_hash_table_insert (last, (gpointer) subagent_approval_request_get_request_id (requests->pdata[i]),
+                         GUINT_TO_POINTER (i));
+
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalRequest *request = requests->pdata[i];
+      const char *request_id = subagent_approval_request_get_request_id (request);
+      g_autoptr(JsonNode) document = json_node_new (JSON_NODE_OBJECT);
+
+      if (GPOINTER_TO_UINT (g_hash_table_lookup (last, request_id)) != i)
+        continue;
+      json_node_take_object (document, subagent_approval_request_to_json (request));
+      json_builder_begin_object (builder);
+      json_builder_set_member_name (builder, "r");
+      json_builder_add_string_value (builder, request_id);
+      json_builder_set_member_name (builder, "s");
+      json_builder_add_string_value (builder,
+                                     subagent_approval_status_to_string (subagent_approval_request_get_status (request)));
+      json_builder_set_member_name (builder, "d");
+      json_builder_add_value (builder, json_node_ref (document));
+      if (self->key != NULL)
+        {
+          g_autofree char *canonical = subagent_json_to_canonical_string (document);
+          g_autofree char *signature = apg_sign (self->key, canonical);
+
+          json_builder_set_member_name (builder, "g");
+          json_builder_add_string_value (builder, signature);
+        }
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  batch = json_builder_get_root (builder);
+  text = json_to_string (batch, FALSE);
+
+  op = (SaveOp) { parent_run_id, text };
+  return run_op (self, save_op, &op, error);
+}
+
+/* update_status */
+
+typedef struct {
+  const char *run_id;
+  const char *request_id;
+  SubagentApprovalStatus status;
+  const char *reason;
+  const char *actor;
+  char token[37];          /* this verdict's, stored with it when it wins */
+  gboolean won;
+} DecideOp;
+
+/* One compare-and-set round: read the row, and if it is pending, write the
+ * verdict at the version read. A save that replaced the pending row in
+ * between makes the write miss; the next round reads the new one. */
+/* The request and row version the last load() saw, if it was pending. */
+static SubagentApprovalRequest *
+cached_pending (ApgStore    *self,
+                const char  *run_id,
+                const char  *request_id,
+                char       **version)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  GHashTable *rows = g_hash_table_lookup (self->cache, run_id);
+  CachedRow *row = rows ? g_hash_table_lookup (rows, request_id) : NULL;
+
+  if (row == NULL || !g_str_equal (row->status, "pending"))
+    return NULL;
+  *version = g_strdup (row->version);
+  return g_object_ref (row->request);
+}
+
+static Step
+decide_op (ApgStore  *self,
+           PGconn    *conn,
+           gpointer   data,
+           GError   **error)
+{
+  DecideOp *op = data;
+  /* An approver has usually just loaded what it decides: the first round
+   * then writes at the version it saw, without reading the row again (a
+   * round trip less). A stale guess only misses; the next round reads. */
+  gboolean guess = TRUE;
+
+  for (;;)
+    {
+      const char *read_params[] = { op->run_id, op->request_id };
+      g_autoptr(SubagentApprovalRequest) stored = NULL;
+      g_autoptr(SubagentApprovalRequest) decided = NULL;
+      g_autoptr(JsonNode) document = json_node_new (JSON_NODE_OBJECT);
+      g_autofree char *text = NULL;
+      g_autofree char *signature = NULL;
+      g_autofree char *version = NULL;
+      const char *status_name = subagent_approval_status_to_string (op->status);
+      Step step = STEP_FAILED;
+      PGresult *result;
+      gboolean ours;
+
+      if (guess)
+        stored = cached_pending (self, op->run_id, op->request_id, &version);
+      guess = FALSE;
+      if (stored == NULL)
+        {
+          result = exec (conn, self->sql_read_one, 2, read_params, "Reading an approval request", &step, error);
+          if (result == NULL)
+            return step;
+          if (PQntuples (result) == 0)
+            {
+              PQclear (result);
+              op->won = FALSE;
+              return STEP_DONE;
+            }
+          /* A repeat after a lost reply: the verdict that won may be ours. */
+          ours = !PQgetisnull (result, 0, 4) && g_str_equal (PQgetvalue (result, 0, 4), op->token);
+          stored = verify_row (self, op->run_id, op->request_id, PQgetvalue (result, 0, 0), PQgetvalue (result, 0, 1),
+                               PQgetisnull (result, 0, 2) ? NULL : PQgetvalue (result, 0, 2), error);
+          version = g_strdup (PQgetvalue (result, 0, 3));
+          PQclear (result);
+          if (stored == NULL)
+            return STEP_FAILED;
+          if (ours || subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
+            {
+              op->won = ours;
+              return STEP_DONE;
+            }
+        }
+
+      decided = subagent_approval_request_copy (stored);
+      if (!subagent_approval_request_transition (decided, op->status, op->reason, op->actor))
+        {
+          op->won = FALSE;
+          return STEP_DONE;
+        }
+      json_node_take_object (document, subagent_approval_request_to_json (decided));
+      text = json_to_string (document, FALSE);
+      if (self->key != NULL)
+        {
+          g_autofree char *canonical = subagent_json_to_canonical_string (document);
+
+          signature = apg_sign (self->key, canonical);
+        }
+      {
+        const char *params[] = { op->run_id, op->request_id, status_name, text, signature, op->token,
+                                 version, self->channel };
+
+        result = exec (conn, self->sql_decide, 8, params, "Recording a verdict", &step, error);
+      }
+      if (result == NULL)
+        return step;
+      op->won = PQntuples (result) > 0;
+      PQclear (result);
+      if (op->won)
+        return STEP_DONE;
+    }
+}
+
+gboolean
+apg_store_update_status (ApgStore                *self,
+                         const char              *parent_run_id,
+                         const char              *request_id,
+                         SubagentApprovalStatus   status,
+                         const char              *reason,
+                         const char              *actor,
+                         GError                 **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *token = g_uuid_string_random ();
+  DecideOp op = { parent_run_id, request_id, status, reason, actor, "", FALSE };
+
+  g_strlcpy (op.token, token, sizeof op.token);
+  if (!run_op (self, decide_op, &op, &local_error))
+    {
+      if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+        report_integrity (self, parent_run_id, local_error);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  return op.won;
+}
+
+/* list_runs */
+
+typedef struct {
+  const char *sql;
+  const char *param;
+  GStrv runs;
+} ListOp;
+
+static Step
+list_op (ApgStore  *self,
+         PGconn    *conn,
+         gpointer   data,
+         GError   **error)
+{
+  ListOp *op = data;
+  const char *params[] = { op->param };
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  Step step = STEP_FAILED;
+  PGresult *result = exec (conn, op->sql, op->param ? 1 : 0, params, "Listing approval queues", &step, error);
+
+  if (result == NULL)
+    return step;
+  for (int i = 0; i < PQntuples (result); i++)
+    g_strv_builder_add (builder, PQgetvalue (result, i, 0));
+  PQclear (result);
+  g_strfreev (op->runs);
+  op->runs = g_strv_builder_end (builder);
+  return STEP_DONE;
+}
+
+GStrv
+apg_store_list_runs (ApgStore  *self,
+                     GError   **error)
+{
+  ListOp op = { self->sql_list, NULL, NULL };
+
+  if (!run_op (self, list_op, &op, error))
+    return NULL;
+  return op.runs;
+}
+
+/* prune_stale */
+
+typedef struct {
+  const char *run_id;
+  const char *age;
+  gboolean removed;
+} PruneOp;
+
+static Step
+prune_op (ApgStore  *self,
+          PGconn    *conn,
+          gpointer   data,
+          GError   **error)
+{
+  PruneOp *op = data;
+  const char *params[] = { op->run_id, op->age, self->channel };
+  Step step = STEP_FAILED;
+  PGresult *result = exec (conn, self->sql_prune, 3, params, "Pruning an approval queue", &step, error);
+
+  if (result == NULL)
+    return step;
+  op->removed = atoi (PQgetvalue (result, 0, 0)) > 0;
+  PQclear (result);
+  return STEP_DONE;
+}
+
+guint
+apg_store_prune (ApgStore   *self,
+                 GTimeSpan   max_age,
+                 GError    **error)
+{
+  g_autofree char *age = g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) max_age);
+  ListOp candidates = { self->sql_prunable, age, NULL };
+  guint removed = 0;
+
+  if (!run_op (self, list_op, &candidates, error))
+    return 0;
+  for (guint i = 0; candidates.runs[i] != NULL; i++)
+    {
+      const char *run_id = candidates.runs[i];
+      g_autoptr(GPtrArray) requests = NULL;
+      g_autoptr(GError) local_error = NULL;
+      PruneOp op = { run_id, age, FALSE };
+
+      /* A run that does not verify is kept, for a person to look at. */
+      requests = read_run (self, run_id, &local_error);
+      if (requests == NULL)
+        {
+          if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+            {
+              report_integrity (self, run_id, local_error);
+              continue;
+            }
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          g_strfreev (candidates.runs);
+          return 0;
+        }
+      if (!run_op (self, prune_op, &op, error))
+        {
+          g_strfreev (candidates.runs);
+          return 0;
+        }
+      if (op.removed)
+        {
+          g_mutex_lock (&self->mutex);
+          g_hash_table_remove (self->cache, run_id);
+          g_mutex_unlock (&self->mutex);
+          removed++;
+        }
+    }
+  g_strfreev (candidates.runs);
+  return removed;
+}
