@@ -285,12 +285,13 @@ test_spawn_runs_inside (gconstpointer data)
   g_assert_true (g_str_has_suffix (lines[3], "|has-path|unset"));
   g_assert_cmpstr (lines[4], ==, "from stdin");
 
-  /* The write landed in the workspace on the host, made by the container's user. */
+  /* The write landed in the workspace on the host: made by the container's
+   * user (bind), or copied back when the process ended (copy). */
   written_path = g_build_filename (subagent_isolation_context_get_child_root (context), "made-inside.txt", NULL);
   g_assert_true (g_file_get_contents (written_path, &written, NULL, NULL));
   g_assert_cmpstr (written, ==, "written inside\n");
   g_assert_cmpint (g_stat (written_path, &st), ==, 0);
-  g_assert_cmpuint (st.st_uid, ==, 65534);
+  g_assert_cmpuint (st.st_uid, ==, g_str_equal (e->transfer, "bind") ? 65534 : getuid ());
 
   subagent_isolation_context_cleanup (context);
   g_assert_false (g_file_test (written_path, G_FILE_TEST_EXISTS));
@@ -637,11 +638,15 @@ test_worktree_context (gconstpointer data)
   g_autofree char *out = NULL;
   g_autofree char *real_root = realpath (root, NULL);
   const char *base_commit = NULL, *common_dir = NULL;
+  g_autofree char *git_file = NULL;
+  g_autofree char *git_before = NULL;
+  g_autofree char *git_after = NULL;
   GVariant *backend;
   int status = -1;
 
   context = dts_prepare (request, &error);
   g_assert_no_error (error);
+  git_file = g_build_filename (subagent_isolation_context_get_child_root (context), ".git", NULL);
   g_assert_true (g_str_has_prefix (subagent_isolation_context_get_child_root (context), real_root));
   g_assert_nonnull (strstr (subagent_isolation_context_get_child_root (context), "/.subagent/worktrees/"));
   backend = subagent_isolation_context_get_backend_data (context);
@@ -650,7 +655,9 @@ test_worktree_context (gconstpointer data)
   g_assert_true (g_variant_lookup (backend, "common-dir", "&s", &common_dir));
   g_assert_true (g_str_has_prefix (common_dir, real_root));
   /* The child writes its worktree but not the `.git` file of the host's
-   * review; git's own files are not mounted. */
+   * review (bind: mounted read-only; copy: never copied in nor back);
+   * git's own files are not there. */
+  g_assert_true (g_file_get_contents (git_file, &git_before, NULL, NULL));
   out = dts_run_in (context, NULL, NULL, &status,
                     "id -u; echo made > /workspace/made.txt && cat /workspace/existing.txt; "
                     "if echo 'gitdir: /tmp' > /workspace/.git; then echo git-file-writable; fi; "
@@ -658,8 +665,13 @@ test_worktree_context (gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "65534"));
   g_assert_nonnull (strstr (out, "first line"));
-  g_assert_null (strstr (out, "git-file-writable"));
-  g_assert_nonnull (strstr (out, "no-git-dir"));
+  if (g_str_equal (e->transfer, "bind"))
+    {
+      g_assert_null (strstr (out, "git-file-writable"));
+      g_assert_nonnull (strstr (out, "no-git-dir"));
+    }
+  g_assert_true (g_file_get_contents (git_file, &git_after, NULL, NULL));
+  g_assert_cmpstr (git_after, ==, git_before);
   g_assert_true (dts_file_exists (subagent_isolation_context_get_child_root (context), "made.txt"));
   g_assert_false (dts_file_exists (root, "made.txt"));
 

@@ -581,6 +581,7 @@ typedef struct {
   const char *nonce;
   char *container_id;
   char *bind_refusal;       /* why the engine cannot bind the tree */
+  char *ulimit_refusal;     /* why the engine would not set ulimits */
   GError *error;
 } StartJob;
 
@@ -601,7 +602,10 @@ start_in_thread (gpointer data)
   DockerSpec spec;
   g_autoptr(GError) local_error = NULL;
 
+retry:
   fill_spec (plan, &spec, job->bind);
+  if (job->ulimit_refusal != NULL)
+    spec.nofile = spec.nproc = 0;
   job->container_id = docker_container_create (plan->engine, &spec, job->cancellable, &local_error);
   if (job->container_id == NULL)
     {
@@ -614,8 +618,23 @@ start_in_thread (gpointer data)
       job->error = g_steal_pointer (&local_error);
       return NULL;
     }
-  if (!docker_container_start (plan->engine, job->container_id, job->cancellable, &job->error))
-    return NULL;
+  if (!docker_container_start (plan->engine, job->container_id, job->cancellable, &local_error))
+    {
+      /* Ulimits only where the engine may set them (a rootless or
+       * confined engine may not raise one): without them, and say so. */
+      if (job->ulimit_refusal == NULL && (spec.nofile > 0 || spec.nproc > 0) &&
+          strstr (local_error->message, "rlimit") != NULL)
+        {
+          job->ulimit_refusal = g_strdup (local_error->message);
+          g_clear_error (&local_error);
+          g_clear_pointer (&job->container_id, g_free);
+          if (!docker_container_remove (plan->engine, plan->name, &job->error))
+            return NULL;
+          goto retry;
+        }
+      job->error = g_steal_pointer (&local_error);
+      return NULL;
+    }
   if (job->bind &&
       !docker_container_probe (plan->engine, job->container_id, job->probe_name, job->nonce, job->cancellable,
                                &local_error))
@@ -851,6 +870,9 @@ docker_prepare (SubagentIsolationProvider  *provider,
   if (worktree != NULL)
     for (const char * const *w = subagent_isolation_context_get_warnings (worktree); *w != NULL; w++)
       g_ptr_array_add (warnings, g_strdup (*w));
+  if (job.ulimit_refusal != NULL)
+    g_ptr_array_add (warnings, g_strdup_printf ("The engine would not set the nofile/nproc ulimits (%s); the "
+                                                "container runs with the engine's defaults", job.ulimit_refusal));
   if (world_writable)
     g_ptr_array_add (warnings, g_strdup_printf ("The workspace %s is writable for everyone on the host: "
                                                 "user “%s” could not be given it by id", plan.tree, plan.user));
@@ -875,6 +897,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
                              g_variant_new_string (subagent_copy_strategy_to_string (copy_used)));
       g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
     }
+  g_free (job.ulimit_refusal);
   g_debug ("Container %s (%s) of %s ready on %s, workspace %s (%s)", plan.name, container_id, plan.parent,
            described, plan.tree, job.bind ? "bind" : "copy");
 
@@ -917,6 +940,7 @@ start_failed:
         }
     }
 failed:
+  g_free (job.ulimit_refusal);
   undo_prepare (&plan, started, worktree);
   docker_error_to_isolation (&local_error, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
   if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
