@@ -71,11 +71,13 @@ G_DEFINE_FINAL_TYPE (SubagentConfig, subagent_config, G_TYPE_OBJECT)
 static const struct {
   const char *section;
   const char *backend;
-  const char * const keys[8];
+  const char * const keys[20];
 } backend_sections[] = {
   { "worktree", "worktree", { "pool_size", "keep_branch", "include_dirty", NULL } },
   { "snapshot", "directory-snapshot", { "strategy", "snapshot_dir", NULL } },
-  { "docker", "docker", { "image", "binary", "network", "user", "workspace", "host", NULL } },
+  { "docker", "docker", { "image", "binary", "network", "user", "workspace", "host", "context", "transfer",
+                          "transfer_max_file", "pids_limit", "nofile", "nproc", "workspace_dir",
+                          "keep_branch", "include_dirty", "pool_size", NULL } },
 };
 
 static void
