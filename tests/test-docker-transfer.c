@@ -113,6 +113,7 @@ test_bind_forced_on_blind_engine_is_an_error (gconstpointer data)
   g_assert_nonnull (strstr (error->message, "cannot see the host directory"));
   g_assert_nonnull (strstr (error->message, "docker.transfer"));
   dts_assert_nothing_left (e, "io.subagent.session=blind-1", parent);
+  g_clear_error (&error);
 
   /* Through the manager: an error result, never `complete`. */
   root = dts_make_parent ();
@@ -120,8 +121,9 @@ test_bind_forced_on_blind_engine_is_an_error (gconstpointer data)
   manager = subagent_manager_new (root, &error);
   g_assert_no_error (error);
   result = dts_run_def (manager, "writer", NULL, NULL);
-  g_assert_cmpint (subagent_run_result_get_status (result), !=, SUBAGENT_RUN_STATUS_COMPLETE);
-  g_assert_cmpstr (subagent_run_result_get_stop_reason (result), ==, SUBAGENT_STOP_REASON_ERROR);
+  g_test_message ("status %d: %s", subagent_run_result_get_status (result), subagent_run_result_get_message (result));
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_ERROR);
+  g_assert_nonnull (strstr (subagent_run_result_get_message (result), "cannot see the host directory"));
   label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
   dts_assert_nothing_left (e, label, root);
   sat_rm_rf (root);
@@ -176,6 +178,7 @@ test_copy_round_trip (gconstpointer data)
                             "echo run > tool.sh; chmod 755 tool.sh; mkdir -p long; echo long > long/%s",
                             long_name);
   out = run_in (context, script, &status, &err);
+  g_test_message ("out: %s err: %s", out, err);
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "nested\n65534\ndrwx"));
 
@@ -452,8 +455,10 @@ test_issue18_engine_error_not_final_answer (gconstpointer data)
   g_test_message ("answer “%s”, message “%s”", answer, message);
   g_assert_cmpstr (subagent_run_result_get_stop_reason (result), ==, SUBAGENT_STOP_REASON_ERROR);
   g_assert_cmpstr (answer, ==, "");
-  g_assert_nonnull (strstr (message, "could not start"));
-  g_assert_nonnull (strstr (message, "/no/such/program"));
+  /* docker writes the engine's error into the stdout stream (the helper
+   * moves it), podman into stderr: both end in the message. */
+  g_assert_nonnull (strstr (message, "exec failed"));
+  g_assert_nonnull (strstr (message, "/no/such/program: no such file"));
   label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
   dts_assert_nothing_left (e, label, root);
   sat_rm_rf (root);

@@ -229,11 +229,10 @@ create_body (const DockerSpec *spec)
       json_builder_set_member_name (b, "MemorySwap");
       json_builder_add_int_value (b, spec->memory_bytes);
     }
-  if (spec->pids_limit > 0)
-    {
-      json_builder_set_member_name (b, "PidsLimit");
-      json_builder_add_int_value (b, spec->pids_limit);
-    }
+  /* 0 asks for none: -1, so an engine's own default (podman's 2048)
+   * does not apply either. */
+  json_builder_set_member_name (b, "PidsLimit");
+  json_builder_add_int_value (b, spec->pids_limit > 0 ? spec->pids_limit : -1);
   if (spec->nofile > 0 || spec->nproc > 0)
     {
       json_builder_set_member_name (b, "Ulimits");

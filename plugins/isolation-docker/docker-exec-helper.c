@@ -113,7 +113,7 @@ looks_like_engine_error (const char *data,
 {
   static const char * const prefixes[] = {
     "OCI runtime exec failed", "OCI runtime", "exec failed:", "runc:", "crun:", "Error: executable file",
-    "Error: crun", "Error: runc",
+    "Error: crun", "Error: runc", "Error: read unixpacket",
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (prefixes); i++)
@@ -174,6 +174,83 @@ inspect_exec (DockerEngine *engine,
   return end;
 }
 
+/* Runs a short command in the container; its stdout, or NULL. */
+static char *
+exec_capture (DockerEngine        *engine,
+              const char * const  *argv)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+  g_autoptr(JsonNode) config = NULL;
+  g_autoptr(JsonNode) created = NULL;
+  g_autoptr(DockerResponse) stream = NULL;
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_autofree char *path = g_strdup_printf ("/containers/%s/exec", container);
+  g_autofree char *start = NULL;
+  static const char start_body[] = "{\"Detach\":false,\"Tty\":false}";
+  g_autoptr(GBytes) body = g_bytes_new_static (start_body, sizeof start_body - 1);
+  const char *id;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "AttachStdout");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "Cmd");
+  json_builder_begin_array (b);
+  for (guint i = 0; argv[i] != NULL; i++)
+    json_builder_add_string_value (b, argv[i]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  config = json_builder_get_root (b);
+  if (!docker_engine_call (engine, "POST", path, config, NULL, &created, NULL, NULL) || created == NULL ||
+      !JSON_NODE_HOLDS_OBJECT (created) ||
+      (id = json_object_get_string_member_with_default (json_node_get_object (created), "Id", NULL)) == NULL)
+    return NULL;
+  start = g_strdup_printf ("/exec/%s/start", id);
+  stream = docker_engine_request (engine, "POST", start, "application/json", body, NULL, NULL, TRUE, NULL, NULL);
+  if (stream == NULL || (docker_response_get_status (stream) >= 300 && docker_response_get_status (stream) != 101))
+    return NULL;
+  for (;;)
+    {
+      guint8 head[8];
+      gsize got = 0;
+      guint32 size;
+      char buffer[4096];
+
+      if (!docker_response_read_fully (stream, head, sizeof head, &got, NULL, NULL) || got < sizeof head)
+        break;
+      size = ((guint32) head[4] << 24) | ((guint32) head[5] << 16) | ((guint32) head[6] << 8) | head[7];
+      while (size > 0)
+        {
+          gsize want = MIN (size, sizeof buffer);
+          if (!docker_response_read_fully (stream, buffer, want, &got, NULL, NULL) || got < want)
+            return g_string_free (g_steal_pointer (&out), FALSE);
+          if (head[0] == 1 && out->len < 65536)
+            g_string_append_len (out, buffer, got);
+          size -= got;
+        }
+    }
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+/* Whether the container's memory cgroup saw an OOM kill (v2
+ * memory.events, v1 memory.oom_control): the engine does not always say
+ * so when the victim was an exec'd process. */
+static gboolean
+cgroup_saw_oom_kill (DockerEngine *engine)
+{
+  const char * const argv[] = { "cat", "/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control",
+                                NULL };
+  g_autofree char *text = exec_capture (engine, argv);
+  g_auto(GStrv) lines = NULL;
+
+  if (text == NULL)
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "oom_kill ") && g_ascii_strtoull (lines[i] + 9, NULL, 10) > 0)
+      return TRUE;
+  return FALSE;
+}
+
 /* Why a process ended with 137 (SIGKILL): the container's state and the
  * engine's events tell the OOM killer, `docker kill` and a stop apart. */
 static char *
@@ -210,45 +287,64 @@ explain_kill (DockerEngine *engine,
 
   filters = g_strdup_printf ("{\"container\":[\"%s\"]}", container);
   escaped = g_uri_escape_string (filters, NULL, FALSE);
-  events_path = g_strdup_printf ("/events?since=%" G_GINT64_FORMAT "&until=%" G_GINT64_FORMAT "&filters=%s",
-                                 since, g_get_real_time () / G_USEC_PER_SEC + 1, escaped);
-  response = docker_engine_request (engine, "GET", events_path, NULL, NULL, NULL, NULL, FALSE, NULL, &error);
-  if (response != NULL && docker_response_get_status (response) == 200)
-    events = docker_response_read_all (response, 4 * 1024 * 1024, NULL, NULL);
-  if (events != NULL)
+  /* A stopped container's `stop` event may lag the end of its processes. */
+  for (guint attempt = 0; attempt < 15 && !oom && !stopped && !killed; attempt++)
     {
-      g_autofree char *text = g_strndup (g_bytes_get_data (events, NULL), g_bytes_get_size (events));
-      g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
-
-      for (guint i = 0; lines[i] != NULL; i++)
+      if (attempt > 0)
         {
-          g_autoptr(JsonParser) parser = json_parser_new ();
-          JsonObject *event, *actor, *attributes;
-          const char *action;
-
-          if (*g_strstrip (lines[i]) == '\0' || !json_parser_load_from_data (parser, lines[i], -1, NULL) ||
-              !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
-            continue;
-          event = json_node_get_object (json_parser_get_root (parser));
-          action = json_object_get_string_member_with_default (event, "Action",
-                     json_object_get_string_member_with_default (event, "status", ""));
-          if (g_str_equal (action, "oom"))
-            oom = TRUE;
-          else if (g_str_equal (action, "stop"))
-            stopped = TRUE;
-          else if (g_str_equal (action, "kill"))
-            {
-              killed = TRUE;
-              actor = json_object_get_object_member (event, "Actor");
-              attributes = actor ? json_object_get_object_member (actor, "Attributes") : NULL;
-              if (attributes != NULL && json_object_has_member (attributes, "signal"))
-                {
-                  g_free (kill_signal);
-                  kill_signal = g_strdup (json_object_get_string_member (attributes, "signal"));
-                }
-            }
+          if (running)
+            break;
+          g_usleep (200 * 1000);
         }
+      g_clear_pointer (&events_path, g_free);
+      g_clear_pointer (&response, docker_response_free);
+      g_clear_pointer (&events, g_bytes_unref);
+      g_clear_error (&error);
+      events_path = g_strdup_printf ("/events?since=%" G_GINT64_FORMAT "&until=%" G_GINT64_FORMAT "&filters=%s",
+                                     since, g_get_real_time () / G_USEC_PER_SEC + 1, escaped);
+      response = docker_engine_request (engine, "GET", events_path, NULL, NULL, NULL, NULL, FALSE, NULL, &error);
+      if (response != NULL && docker_response_get_status (response) == 200)
+        events = docker_response_read_all (response, 4 * 1024 * 1024, NULL, NULL);
+      if (events == NULL)
+        continue;
+      {
+        g_autofree char *text = g_strndup (g_bytes_get_data (events, NULL), g_bytes_get_size (events));
+        g_auto(GStrv) lines = g_strsplit (text, "\n", -1);
+
+        for (guint i = 0; lines[i] != NULL; i++)
+          {
+            g_autoptr(JsonParser) parser = json_parser_new ();
+            JsonObject *event, *actor, *attributes;
+            const char *action;
+
+            if (*g_strstrip (lines[i]) == '\0' || !json_parser_load_from_data (parser, lines[i], -1, NULL) ||
+                !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+              continue;
+            event = json_node_get_object (json_parser_get_root (parser));
+            action = json_object_get_string_member_with_default (event, "Action",
+                       json_object_get_string_member_with_default (event, "status", ""));
+            if (g_str_equal (action, "oom"))
+              oom = TRUE;
+            else if (g_str_equal (action, "stop"))
+              stopped = TRUE;
+            else if (g_str_equal (action, "kill"))
+              {
+                killed = TRUE;
+                actor = json_object_get_object_member (event, "Actor");
+                attributes = actor ? json_object_get_object_member (actor, "Attributes") : NULL;
+                if (attributes != NULL && json_object_has_member (attributes, "signal"))
+                  {
+                    g_free (kill_signal);
+                    kill_signal = g_strdup (json_object_get_string_member (attributes, "signal"));
+                  }
+              }
+          }
+      }
     }
+  /* A stop sends TERM, then KILL: a TERM kill is a stop's. */
+  if (killed && kill_signal != NULL && (g_str_equal (kill_signal, "15") || g_str_equal (kill_signal, "TERM") ||
+                                        g_str_equal (kill_signal, "SIGTERM")))
+    stopped = TRUE;
   if (oom)
     return g_strdup_printf ("the kernel's OOM killer ended it: container %s hit its memory limit%s%s%s (OOMKilled)",
                             container, memory ? " (" : "", memory ? memory : "", memory ? ")" : "");
@@ -257,8 +353,13 @@ explain_kill (DockerEngine *engine,
   if (killed)
     return g_strdup_printf ("container %s was killed (docker kill, signal %s)", container,
                             kill_signal ? kill_signal : "KILL");
+  /* Stopped with no kill on record (podman records none for a stop). */
   if (!running)
-    return g_strdup_printf ("container %s stopped under it", container);
+    return g_strdup_printf ("the engine stopped container %s (docker stop, or the engine shutting down)", container);
+  if (cgroup_saw_oom_kill (engine))
+    return g_strdup_printf ("the kernel's OOM killer ended it: container %s hit its memory limit%s%s%s "
+                            "(oom_kill in its memory cgroup)", container, memory ? " (" : "", memory ? memory : "",
+                            memory ? ")" : "");
   return g_strdup ("it was killed by SIGKILL inside the container (not by the engine, not for memory)");
 }
 
@@ -323,6 +424,7 @@ main (int   argc,
   guint64 max_file = DEFAULT_MAX_FILE;
   char **command = NULL;
   gboolean first_frame = TRUE, stream_failed = FALSE;
+  char buffer_raw[4096];
   StdinPump pump;
   ExecEnd end;
   int status;
@@ -430,14 +532,25 @@ main (int   argc,
           g_set_error (&error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT, "the stream ended inside a frame header");
           break;
         }
+      if (head[0] > 2 || head[1] != 0 || head[2] != 0 || head[3] != 0)
+        {
+          /* Not a frame: the engine's own words, unframed (podman writes
+           * its exec errors so). Keep them for after the end. */
+          if (held == NULL)
+            held = g_byte_array_new ();
+          g_byte_array_append (held, head, got);
+          for (;;)
+            {
+              gssize n = docker_response_read (stream, buffer_raw, sizeof buffer_raw, NULL, NULL);
+              if (n <= 0)
+                break;
+              if (held->len < HELD_MAX)
+                g_byte_array_append (held, (const guint8 *) buffer_raw, n);
+            }
+          break;
+        }
       size = ((guint32) head[4] << 24) | ((guint32) head[5] << 16) | ((guint32) head[6] << 8) | head[7];
       fd = head[0] == 2 ? STDERR_FILENO : STDOUT_FILENO;
-      if (held != NULL)
-        {
-          /* More came: what was held was the child's after all. */
-          write_fd (STDOUT_FILENO, (const char *) held->data, held->len);
-          g_clear_pointer (&held, g_byte_array_unref);
-        }
       while (size > 0)
         {
           gsize want = MIN (size, sizeof buffer);
@@ -448,6 +561,13 @@ main (int   argc,
               if (error == NULL)
                 g_set_error (&error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT, "the stream ended inside a frame");
               break;
+            }
+          /* More came after held words: the child's after all, unless the
+           * engine is still explaining (podman adds a line). */
+          if (held != NULL && want == size && !(fd == STDOUT_FILENO && looks_like_engine_error (buffer, got)))
+            {
+              write_fd (STDOUT_FILENO, (const char *) held->data, held->len);
+              g_clear_pointer (&held, g_byte_array_unref);
             }
           if (first_frame && fd == STDOUT_FILENO && looks_like_engine_error (buffer, got) && size <= HELD_MAX)
             {

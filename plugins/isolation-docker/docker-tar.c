@@ -301,6 +301,7 @@ docker_tar_write_tree (const char          *root,
   Writer w = { out, cancellable, uid, gid, g_malloc (BUFFER_SIZE) };
   static const char end[2 * BLOCK];
   int fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st;
   gboolean ok;
 
   if (fd < 0)
@@ -308,7 +309,11 @@ docker_tar_write_tree (const char          *root,
       g_free (w.buffer);
       return errno_error (error, errno, "open", root);
     }
-  ok = write_dir (&w, fd, "", exclude, error) &&
+  /* The top directory itself: docker keeps its own (the tmpfs volume's
+   * options make it the user's), podman takes this entry's owner. */
+  ok = fstat (fd, &st) == 0 &&
+       write_header (&w, "./", '5', (st.st_mode & 07777) | 0700, 0, st.st_mtime, NULL, error) &&
+       write_dir (&w, fd, "", exclude, error) &&
        g_output_stream_write_all (out, end, sizeof end, NULL, cancellable, error);
   close (fd);
   g_free (w.buffer);
