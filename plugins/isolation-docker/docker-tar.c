@@ -618,11 +618,13 @@ apply_file (Applier     *a,
             GError     **error)
 {
   struct stat st;
-  gboolean fresh = TRUE, comparing = FALSE;
-  guint64 offset = 0;
+  gboolean fresh = TRUE, comparing = FALSE, exists;
+  mode_t wanted = (mode & 0777) | 0600;
+  guint64 offset = 0, written_to = 0;
   int fd = -1;
 
-  if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode) && st.st_nlink == 1)
+  exists = fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (exists && S_ISREG (st.st_mode) && st.st_nlink == 1)
     {
       fd = openat (dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0)
@@ -635,15 +637,24 @@ apply_file (Applier     *a,
               close (fd);
               return errno_error (error, saved, "truncate", rel);
             }
+          if ((st.st_mode & 0777) != wanted && fchmod (fd, wanted) != 0)
+            {
+              int saved = errno;
+              close (fd);
+              return errno_error (error, saved, "chmod", rel);
+            }
         }
     }
   if (fd < 0)
     {
-      if (!remove_at (dir_fd, name, rel, error))
+      if (exists && !remove_at (dir_fd, name, rel, error))
         return FALSE;
-      fd = openat (dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd = openat (dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted);
       if (fd < 0)
         return errno_error (error, errno, "create", rel);
+      /* The umask (usually 022) may have taken write bits the archive gives. */
+      if ((wanted & 0022) != 0)
+        (void) fchmod (fd, wanted);
     }
 
   while (offset < size)
@@ -677,17 +688,14 @@ apply_file (Applier     *a,
                 }
               written += w;
             }
+          written_to = offset + n;
         }
       offset += n;
     }
-  if (fresh && ftruncate (fd, size) != 0)
+  /* A trailing run of zeros is a hole to the end. */
+  if (fresh && written_to != size && ftruncate (fd, size) != 0)
     {
       errno_error (error, errno, "size", rel);
-      goto failed;
-    }
-  if (fstat (fd, &st) == 0 && (st.st_mode & 0777) != (mode & 0777) && fchmod (fd, (mode & 0777) | 0600) != 0)
-    {
-      errno_error (error, errno, "chmod", rel);
       goto failed;
     }
   close (fd);
