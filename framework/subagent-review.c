@@ -526,6 +526,21 @@ subagent_review_capture (const char    *root,
                          GCancellable  *cancellable,
                          GError       **error)
 {
+  return _subagent_review_capture_full (root, session_key, base_dir, base_commit, base_git_dir, child_root,
+                                        FALSE, cancellable, error);
+}
+
+SubagentReview *
+_subagent_review_capture_full (const char    *root,
+                               const char    *session_key,
+                               const char    *base_dir,
+                               const char    *base_commit,
+                               const char    *base_git_dir,
+                               const char    *child_root,
+                               gboolean       untrusted_child,
+                               GCancellable  *cancellable,
+                               GError       **error)
+{
   g_autofree char *real_root = NULL;
   g_autofree char *real_child = NULL;
   g_autofree char *real_base = NULL;
@@ -570,7 +585,7 @@ subagent_review_capture (const char    *root,
         }
     }
 
-  if (!_subagent_review_diff (real_base, base_commit, base_git_dir, real_child,
+  if (!_subagent_review_diff (real_base, base_commit, base_git_dir, real_child, untrusted_child,
                               patch_text, status_text, counts, cancellable, error))
     return NULL;
 

@@ -464,6 +464,43 @@ test_issue18_engine_error_not_final_answer (gconstpointer data)
   sat_rm_rf (root);
 }
 
+/* workspace: worktree: what the child hides behind a .gitignore line it
+ * added, or in a directory it made a repository, is in the review, as in
+ * a snapshot's. */
+static void
+test_issue18_worktree_review_includes_ignored_and_nested (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = sat_make_git_repo ("existing.txt", "first line\n", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *label = NULL;
+  JsonObject *review;
+
+  dts_write_docker_def (e, root, "hider",
+                        "cd /workspace; echo hidden.txt >> .gitignore; echo hidden > hidden.txt; "
+                        "mkdir -p nested/.git; echo inner > nested/inner.txt; echo done",
+                        "workspace: worktree");
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "hider", NULL, NULL);
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  g_test_message ("%s", patch);
+  g_assert_nonnull (strstr (patch, "b/.gitignore"));
+  g_assert_nonnull (strstr (patch, "b/hidden.txt"));
+  g_assert_nonnull (strstr (patch, "+hidden"));
+  g_assert_nonnull (strstr (patch, "b/nested/inner.txt"));
+  g_assert_nonnull (strstr (patch, "+inner"));
+  label = g_strdup_printf ("io.subagent.parent-run=%s", subagent_manager_get_run_id (manager));
+  dts_assert_nothing_left (e, label, root);
+  sat_rm_rf (root);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 int
@@ -482,6 +519,8 @@ main (int argc, char *argv[])
     { "issue18-pids-limit-default-512", test_issue18_pids_limit_default_512, NULL },
     { "issue18-status-137-oom-kill-stop-told-apart", test_issue18_status_137_told_apart, NULL },
     { "issue18-engine-error-not-final-answer", test_issue18_engine_error_not_final_answer, NULL },
+    { "issue18-worktree-review-includes-gitignored-and-nested-git",
+      test_issue18_worktree_review_includes_ignored_and_nested, NULL },
   };
   int rc;
 
