@@ -149,15 +149,18 @@ measure_provider (const char *root, const char *backend, JsonObject *options, Sa
     }
 }
 
+/* git worktree add into parent, or into the repository's .subagent/ when
+ * NULL (where a user would put it: the parent's own layout). */
 static void
-measure_git_cli (const char *root, Samples *s)
+measure_git_cli (const char *root, const char *parent, Samples *s)
 {
   static int i = 0;
 
   for (i++; ; )
     {
       g_autofree char *branch = g_strdup_printf ("bench/cli-%d", i);
-      g_autofree char *path = g_strdup_printf ("%s/.subagent/cli-%d", root, i);
+      g_autofree char *path = parent != NULL ? g_strdup_printf ("%s/cli-%d", parent, i)
+                                             : g_strdup_printf ("%s/.subagent/cli-%d", root, i);
       double t0 = now_ms (), t1, t2;
 
       run_or_die (root, (const char *[]) { "git", "worktree", "add", "-q", "-b", branch, path, "HEAD", NULL });
@@ -269,8 +272,10 @@ main (int argc, char *argv[])
   g_autoptr(JsonObject) pooled = json_object_new ();
   g_autoptr(JsonObject) copy = json_object_new ();
   g_autoptr(JsonObject) overlay = json_object_new ();
-  Samples git_cli = samples_new (), ours_cold = samples_new (), ours_pooled = samples_new ();
+  g_autoptr(JsonObject) snap_pool = json_object_new ();
+  Samples git_cli = samples_new (), git_spread = samples_new (), ours_cold = samples_new (), ours_pooled = samples_new ();
   Samples cp = samples_new (), cp_spread = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
+  Samples snap_pooled = samples_new ();
   g_autofree char *spread_parent = NULL;
   double git_p, git_t, cp_p, cp_t;
 
@@ -283,31 +288,34 @@ main (int argc, char *argv[])
   do_snapshot = only == NULL || g_str_equal (only, "snapshot");
 
   root = make_repository ();
-  if (do_snapshot)
-    spread_parent = make_spread_parent ();
+  spread_parent = make_spread_parent ();
   printf ("repository: %d files in %s; %d rounds each, medians\n\n", n_files, root, rounds);
 
   json_object_set_int_member (pooled, "pool_size", 2);
   json_object_set_string_member (copy, "strategy", "copy");
   json_object_set_string_member (overlay, "strategy", "overlay");
+  json_object_set_string_member (snap_pool, "strategy", "copy");
+  json_object_set_int_member (snap_pool, "pool_size", 2);
 
   /* One warm-up round (it fills the pool), then rounds that interleave the
    * contenders, so drift in this machine's load hits them all alike. */
   for (int round = 0; round <= rounds; round++)
     {
       gboolean warm = round == 0;
-      Samples *dst[7] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread };
-      Samples scratch[7];
+      Samples *dst[9] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread, &git_spread, &snap_pooled };
+      Samples scratch[9];
 
       if (warm)
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < 9; i++)
           {
             scratch[i] = samples_new ();
             dst[i] = &scratch[i];
           }
       if (do_worktree)
         {
-          measure_git_cli (root, dst[0]);
+          measure_git_cli (root, NULL, dst[0]);
+          if (spread_parent != NULL)
+            measure_git_cli (root, spread_parent, dst[7]);
           measure_provider (root, "worktree", cold, dst[1], 0);
           measure_provider (root, "worktree", pooled, dst[2], warm ? 1 : 0);
         }
@@ -318,9 +326,10 @@ main (int argc, char *argv[])
             measure_cp (root, spread_parent, dst[6]);
           measure_provider (root, "directory-snapshot", copy, dst[4], 0);
           measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+          measure_provider (root, "directory-snapshot", snap_pool, dst[8], warm ? 1 : 0);
         }
       if (warm)
-        for (int i = 0; i < 7; i++)
+        for (int i = 0; i < 9; i++)
           {
             g_array_unref (scratch[i].prepare);
             g_array_unref (scratch[i].cleanup);
@@ -335,6 +344,8 @@ main (int argc, char *argv[])
       report ("git CLI", &git_cli, 0, 0, "");
       report ("libsubagent worktree, cold", &ours_cold, git_p, git_t, "of git");
       report ("libsubagent worktree, pooled", &ours_pooled, git_p, git_t, "of git");
+      if (spread_parent != NULL)
+        report ("git CLI, parent with chattr +T", &git_spread, git_p, git_t, "of git");
       printf ("  pooled prepare is %.1fx faster than git worktree add\n\n", git_p / median (ours_pooled.prepare));
     }
   if (do_snapshot)
@@ -347,9 +358,14 @@ main (int argc, char *argv[])
         report ("cp -a, parent with chattr +T", &cp_spread, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, copy", &snap_copy, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, overlay", &snap_overlay, cp_p, cp_t, "of cp -a");
+      report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a");
       if (spread_parent != NULL)
-        printf ("  snapshot copy prepare is %.2fx of cp -a into a parent with chattr +T\n",
-                median (snap_copy.prepare) / median (cp_spread.prepare));
+        {
+          printf ("  snapshot copy prepare is %.2fx of cp -a into a parent with chattr +T\n",
+                  median (snap_copy.prepare) / median (cp_spread.prepare));
+          printf ("  pooled snapshot prepare is %.1fx faster than cp -a into a parent with chattr +T\n",
+                  median (cp_spread.prepare) / median (snap_pooled.prepare));
+        }
     }
 
   if (spread_parent != NULL)

@@ -280,6 +280,153 @@ assert_cleaned (SubagentIsolationContext *context,
   g_assert_false (g_file_test (record, G_FILE_TEST_EXISTS));
 }
 
+static SubagentIsolationContext *
+prepare_pooled (const char *parent,
+                const char *key,
+                const char *snapshot_dir,
+                gint64      pool_size)
+{
+  g_autoptr(SubagentIsolationProvider) provider = snapshot_provider ();
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+  g_autoptr(JsonObject) options = json_object_new ();
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationContext *context;
+
+  json_object_set_string_member (options, "strategy", "copy");
+  json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
+  json_object_set_int_member (options, "pool_size", pool_size);
+  request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
+                          "parent-root", parent, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "session-key", key, "parent-run-id", "run-snap", "options", options, NULL);
+  context = subagent_isolation_provider_prepare (provider, request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (context);
+  return context;
+}
+
+static gboolean
+recycled (SubagentIsolationContext *context)
+{
+  gboolean value = FALSE;
+
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), "recycled", "b", &value));
+  return value;
+}
+
+/* Parked trees in snapshot_dir's pool, over all parents. */
+static guint
+pooled_trees (const char *snapshot_dir)
+{
+  g_autofree char *pool = g_build_filename (snapshot_dir, ".pool", NULL);
+  g_autoptr(GDir) parents = g_dir_open (pool, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (parents != NULL && (name = g_dir_read_name (parents)) != NULL)
+    {
+      g_autofree char *dir = g_build_filename (pool, name, NULL);
+      g_autoptr(GDir) entries = g_dir_open (dir, 0, NULL);
+      while (entries != NULL && g_dir_read_name (entries) != NULL)
+        n++;
+    }
+  return n;
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+/* A tree back from the pool is what a fresh copy of the parent is, after a
+ * child that edited files behind size and mtime (ctime gives it away),
+ * changed modes, types and links, and after the parent moved on. */
+static void
+test_pool_recycled_equals_fresh_copy (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *snapdir = sat_make_temp_dir ("snap-pool");
+  g_autoptr(SubagentIsolationContext) first = prepare_pooled (parent, "pool-1", snapdir, 1);
+  g_autoptr(SubagentIsolationContext) second = NULL;
+  g_autoptr(SubagentIsolationContext) fresh = NULL;
+  g_autofree char *first_base = snapshot_base (first);
+  g_autofree char *p = NULL;
+  const char *child = subagent_isolation_context_get_child_root (first);
+
+  g_assert_false (recycled (first));
+  assert_same_tree (parent, child, TRUE);
+
+#define AT(rel) path_in (&p, child, rel)
+  /* Same size, same mtime, other bytes. */
+  sat_write_file (child, "a.txt", "ALPHA\n");
+  set_times (AT ("a.txt"), 1234567890, 123456789);
+  g_assert_cmpint (chmod (AT ("exec.sh"), 0600), ==, 0);
+  sat_write_file (child, "new.txt", "made by the child\n");
+  sat_write_file (child, "newdir/x/y.txt", "deep\n");
+  g_assert_cmpint (g_unlink (AT ("sub/b.txt")), ==, 0);
+  g_assert_cmpint (g_unlink (AT ("link-to-a")), ==, 0);
+  sat_write_file (child, "link-to-a", "a file now\n");
+  g_assert_cmpint (g_unlink (AT ("sub/deep/blob.bin")), ==, 0);
+  g_assert_cmpint (g_mkdir (AT ("sub/deep/blob.bin"), 0755), ==, 0);
+  g_assert_cmpint (g_unlink (AT ("abs-link")), ==, 0);
+  g_assert_cmpint (symlink ("/etc/passwd", AT ("abs-link")), ==, 0);
+  g_assert_cmpint (mkfifo (AT ("child-pipe"), 0644), ==, 0);
+  g_assert_cmpint (chmod (AT ("sub/deep"), 0700), ==, 0);
+#undef AT
+
+  subagent_isolation_context_cleanup (first);
+  g_assert_false (g_file_test (first_base, G_FILE_TEST_EXISTS));
+  g_assert_false (record_exists (parent, "pool-1"));
+  g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+
+  /* The parent moves on, once behind size and mtime too. */
+  sat_write_file (parent, "sub/b.txt", "BRAVO\n");
+  path_in (&p, parent, "sub/b.txt");
+  set_times (p, 1111111111, 0);
+  sat_write_file (parent, "added.txt", "added\n");
+  g_assert_cmpint (g_unlink (path_in (&p, parent, "dangling")), ==, 0);
+
+  second = prepare_pooled (parent, "pool-2", snapdir, 1);
+  g_assert_true (recycled (second));
+  g_assert_cmpuint (pooled_trees (snapdir), ==, 0);
+  fresh = prepare_ok (parent, "pool-fresh", "copy", snapdir);
+  g_assert_false (recycled (fresh));
+  assert_same_tree (parent, subagent_isolation_context_get_child_root (second), TRUE);
+  assert_same_tree (subagent_isolation_context_get_child_root (fresh),
+                    subagent_isolation_context_get_child_root (second), FALSE);
+  {
+    g_autofree char *content = sat_read_file (subagent_isolation_context_get_child_root (second), "a.txt");
+    g_assert_cmpstr (content, ==, "alpha\n");
+  }
+
+  assert_cleaned (fresh, parent);
+  subagent_isolation_context_cleanup (second);
+  g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+  sat_rm_rf (snapdir);
+  sat_rm_rf (parent);
+}
+
+/* The pool keeps at most pool_size trees of a parent; the rest are removed. */
+static void
+test_pool_never_grows_past_its_size (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *snapdir = sat_make_temp_dir ("snap-pool");
+  SubagentIsolationContext *contexts[3];
+
+  for (guint i = 0; i < G_N_ELEMENTS (contexts); i++)
+    {
+      g_autofree char *key = g_strdup_printf ("bound-%u", i);
+      contexts[i] = prepare_pooled (parent, key, snapdir, 2);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (contexts); i++)
+    {
+      g_autofree char *base = snapshot_base (contexts[i]);
+      subagent_isolation_context_cleanup (contexts[i]);
+      g_assert_false (g_file_test (base, G_FILE_TEST_EXISTS));
+      g_object_unref (contexts[i]);
+    }
+  g_assert_cmpuint (pooled_trees (snapdir), ==, 2);
+  sat_rm_rf (snapdir);
+  sat_rm_rf (parent);
+}
+
 /* ---- the copy ------------------------------------------------------------ */
 
 static void
@@ -919,6 +1066,8 @@ main (int argc, char *argv[])
   registry = subagent_plugin_registry_new (NULL);
 
   g_test_add_func ("/snapshot/copy/preserves-content-modes-times-links", test_copy_preserves_tree);
+  g_test_add_func ("/snapshot/pool/recycled-equals-fresh-copy", test_pool_recycled_equals_fresh_copy);
+  g_test_add_func ("/snapshot/pool/never-grows-past-its-size", test_pool_never_grows_past_its_size);
   g_test_add_func ("/snapshot/copy/spawn-runs-in-child-root", test_copy_spawn_runs_in_child_root);
   g_test_add_func ("/snapshot/reflink/falls-back-to-copy-on-ext4-and-tmpfs", test_reflink_falls_back_to_copy);
   g_test_add_func ("/snapshot/copy/error-removes-partial-snapshot", test_copy_error_removes_partial_snapshot);

@@ -3,6 +3,10 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #include "test-worktree-helpers.h"
 
 /* ---- prepare ------------------------------------------------------------ */
@@ -305,6 +309,65 @@ test_large_tree_matches_parent (void)
   sat_write_file (child, "lib/sub1/extra/new.txt", "untracked\n");
   subagent_isolation_context_cleanup (c);
   assert_gone (repo, "lg");
+  sat_rm_rf (repo);
+}
+
+/* A cold worktree on a spread worktrees directory is the checkout git
+ * itself makes: same files, modes, links and index entries, and the
+ * parent's ignored files stay in the parent. */
+static void
+test_cold_checkout_equals_git (void)
+{
+  g_autofree char *repo = large_repo ();
+  g_autofree char *root = real (repo);
+  g_autofree char *git_tree = g_build_filename (root, ".subagent/by-git", NULL);
+  g_autofree char *worktrees = g_build_filename (root, ".subagent/worktrees", NULL);
+  g_autoptr(SubagentIsolationContext) c = NULL;
+  g_autofree char *ours_listing = NULL, *git_listing = NULL;
+  g_autofree char *ours_index = NULL, *git_index = NULL, *status = NULL;
+  const char *child;
+  int fd, flags = 0, root_flags = 0;
+
+  sat_write_file (root, ".gitignore", "*.log\n");
+  g_free (sat_run (root, FALSE, NULL, "git", "add", ".gitignore", NULL));
+  g_free (sat_run (root, FALSE, NULL, "git", "commit", "-q", "-m", "ignore logs", NULL));
+  sat_write_file (root, "build.log", "the parent's ignored file\n");
+
+  c = prepare_ok (root, "cold", NULL);
+  child = subagent_isolation_context_get_child_root (c);
+  g_free (sat_run (root, FALSE, NULL, "git", "worktree", "add", "-q", "--detach", git_tree, "HEAD", NULL));
+
+  ours_listing = tree_listing (child);
+  git_listing = tree_listing (git_tree);
+  g_assert_cmpstr (ours_listing, ==, git_listing);
+  ours_index = GIT (child, "ls-files", "--stage");
+  git_index = GIT (git_tree, "ls-files", "--stage");
+  g_assert_cmpstr (ours_index, ==, git_index);
+  status = GIT (child, "status", "--porcelain", "--ignored");
+  g_assert_cmpstr (status, ==, "");
+  g_assert_false (exists (child, "build.log"));
+  g_assert_true (exists (root, "build.log"));
+
+  /* Where the filesystem has the flag (ext2/3/4), the worktrees directory
+   * carries it, so each checkout gets a block group of its own. */
+  fd = open (root, O_RDONLY | O_DIRECTORY);
+  g_assert_cmpint (fd, >=, 0);
+  if (ioctl (fd, FS_IOC_GETFLAGS, &root_flags) == 0)
+    {
+      int wfd = open (worktrees, O_RDONLY | O_DIRECTORY);
+      g_assert_cmpint (wfd, >=, 0);
+      g_assert_cmpint (ioctl (wfd, FS_IOC_GETFLAGS, &flags), ==, 0);
+      g_assert_true (flags & FS_TOPDIR_FL);
+      close (wfd);
+    }
+  else
+    g_test_message ("no inode flags on this filesystem: placement not checked");
+  close (fd);
+
+  g_free (sat_run (root, FALSE, NULL, "git", "worktree", "remove", "--force", git_tree, NULL));
+  subagent_isolation_context_cleanup (c);
+  assert_gone (root, "cold");
+  g_assert_true (exists (root, "build.log"));
   sat_rm_rf (repo);
 }
 
@@ -751,6 +814,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/worktree/prepare/ten-concurrent-prepares", test_concurrent_prepares);
   g_test_add_func ("/worktree/prepare/applies-checkout-filters", test_checkout_filters);
   g_test_add_func ("/worktree/prepare/large-tree-matches-parent", test_large_tree_matches_parent);
+  g_test_add_func ("/worktree/prepare/cold-checkout-equals-git-worktree-add", test_cold_checkout_equals_git);
   g_test_add_func ("/worktree/cleanup/removes-everything", test_cleanup_removes_everything);
   g_test_add_func ("/worktree/cleanup/twice-is-harmless", test_cleanup_twice);
   g_test_add_func ("/worktree/cleanup/from-owner-record", test_cleanup_from_owner_record);

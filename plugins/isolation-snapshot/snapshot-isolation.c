@@ -15,6 +15,10 @@
  *    `reflink` on a filesystem without it copies and says so in a warning.
  *  - `snapshot_dir`: an absolute directory for snapshots; it must not lie
  *    inside the parent.
+ *  - `pool_size`: how many cleaned copied snapshots of each parent to keep
+ *    ready (default 0). Cleanup parks a copied tree instead of removing it;
+ *    prepare takes one and syncs it with the parent (snapshot-pool.c).
+ *    Overlays are never pooled: they cost nothing to make.
  *
  * prepare() marks snapshot_dir as the top of directory hierarchies (the
  * ext2/3/4 `T` attribute, `chattr +T`; other filesystems refuse it and
@@ -135,33 +139,6 @@ resolve_future_dir (const char *dir)
   return *rest ? g_build_filename (real, rest, NULL) : g_steal_pointer (&real);
 }
 
-/* Sets FS_TOPDIR_FL on snapshot_dir, so ext2/3/4 place each snapshot in
- * it (and everything under it) in a block group with few directories,
- * not in the group of the previous one. On ext4 without a journal, most
- * of a copy's time otherwise goes to creating files: a new inode skips,
- * one by one, the free inodes of its group freed in the last minutes
- * (recently_deleted() in the kernel), and a snapshot cleaned up right
- * before the next leaves thousands of them in the very group the next one
- * would use. Best effort: other filesystems, or a directory we do not
- * own, keep their layout. */
-static void
-spread_snapshots (const char *snapshot_dir)
-{
-  int fd = open (snapshot_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  int flags = 0;
-
-  if (fd < 0)
-    return;
-  if (ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_TOPDIR_FL) == 0)
-    {
-      flags |= FS_TOPDIR_FL;
-      if (ioctl (fd, FS_IOC_SETFLAGS, &flags) != 0)
-        g_debug ("Snapshots in %s stay packed: cannot set its top-directory flag: %s",
-                 snapshot_dir, g_strerror (errno));
-    }
-  close (fd);
-}
-
 static gboolean
 write_marker (const char  *base,
               const char  *session_key,
@@ -221,6 +198,9 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
+  gint64 pool_size = subagent_isolation_request_get_option_int (request, "pool_size", 0);
+  gint64 sync_started = 0;
+  gboolean recycled = FALSE;
   const char *used = NULL;
   GVariantBuilder data;
   Strategy strategy;
@@ -236,6 +216,12 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
                    "Unknown snapshot strategy “%s”: use auto, overlay, reflink or copy",
                    strategy_text ? strategy_text : "");
+      return NULL;
+    }
+  if (pool_size < 0 || pool_size > 64)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Option pool_size %" G_GINT64_FORMAT " is out of range: use 0 to 64", pool_size);
       return NULL;
     }
   if (parent_option == NULL || (parent = resolve_dir (parent_option)) == NULL)
@@ -274,7 +260,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       return NULL;
     }
 
-  spread_snapshots (snapshot_dir);
+  subagent_tree_spread_subdirectories (snapshot_dir);
   base = g_build_filename (snapshot_dir, key, NULL);
   tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
   if (mkdir (base, 0700) != 0)
@@ -322,8 +308,30 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
         }
     }
 
+  if (used == NULL && pool_size > 0 && strategy != STRATEGY_REFLINK)
+    {
+      SnapshotSyncStats stats;
+
+      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names, &stats, &local_error))
+        {
+          used = "copy";
+          recycled = TRUE;
+          sync_started = stats.sync_started;
+          g_debug ("Snapshot %s from the pool: %u copied again, %u removed", key, stats.copied, stats.removed);
+        }
+      else if (local_error != NULL)
+        {
+          /* A tree taken but not synced is not the parent's: start over. */
+          g_debug ("Snapshot %s: pooled tree not usable (%s); copying", key, local_error->message);
+          g_clear_error (&local_error);
+          if (!subagent_tree_remove (tree, NULL, &local_error))
+            goto failed;
+        }
+    }
+
   if (used == NULL)
     {
+      sync_started = snapshot_pool_clock_now ();
       if (!subagent_tree_copy (parent, tree,
                                strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY : SUBAGENT_COPY_STRATEGY_AUTO,
                                excluded_names, &copy_used, cancellable, &local_error))
@@ -339,6 +347,15 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
   g_variant_builder_add (&data, "{sv}", "snapshot-base", g_variant_new_string (base));
   g_variant_builder_add (&data, "{sv}", "strategy", g_variant_new_string (used));
+  if (pool_size > 0 && !g_str_equal (used, "overlay"))
+    {
+      /* What the pool needs at cleanup to trust this tree later. */
+      g_variant_builder_add (&data, "{sv}", "pool-size", g_variant_new_uint32 (pool_size));
+      g_variant_builder_add (&data, "{sv}", "sync-started", g_variant_new_int64 (sync_started));
+      g_variant_builder_add (&data, "{sv}", "handed-out", g_variant_new_int64 (snapshot_pool_clock_now ()));
+      g_variant_builder_add (&data, "{sv}", "snapshot-dir", g_variant_new_string (snapshot_dir));
+    }
+  g_variant_builder_add (&data, "{sv}", "recycled", g_variant_new_boolean (recycled));
   g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
@@ -381,6 +398,30 @@ base_of_context (SubagentIsolationContext *context)
   return g_path_get_dirname (child_root);
 }
 
+/* Moves a copied tree into the pool, when the context asked for one and it
+ * has room; the rest of the snapshot is removed as usual. */
+static void
+park_tree (SubagentIsolationContext *context,
+           const char               *base)
+{
+  GVariant *data = subagent_isolation_context_get_backend_data (context);
+  const char *parent = subagent_isolation_context_get_parent_root (context);
+  const char *snapshot_dir = NULL;
+  g_autofree char *tree = NULL;
+  guint32 pool_size = 0;
+  gint64 sync_started = 0, handed_out = 0;
+
+  if (data == NULL || parent == NULL ||
+      !g_variant_lookup (data, "pool-size", "u", &pool_size) ||
+      !g_variant_lookup (data, "sync-started", "x", &sync_started) ||
+      !g_variant_lookup (data, "handed-out", "x", &handed_out) ||
+      !g_variant_lookup (data, "snapshot-dir", "&s", &snapshot_dir))
+    return;
+  tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
+  if (snapshot_pool_park (snapshot_dir, parent, tree, pool_size, sync_started, handed_out))
+    g_debug ("Snapshot %s parked in the pool", base);
+}
+
 static void
 snapshot_cleanup (SubagentIsolationProvider *provider,
                   SubagentIsolationContext  *context)
@@ -398,6 +439,7 @@ snapshot_cleanup (SubagentIsolationProvider *provider,
           g_message ("Not removing %s: it has no snapshot marker for session %s", base, key);
           return;
         }
+      park_tree (context, base);
       remove_snapshot (base, parent, key);
     }
   else if (parent != NULL)

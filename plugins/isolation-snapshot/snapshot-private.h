@@ -27,4 +27,32 @@ gboolean snapshot_overlay_mount   (const char         *lower,
 gboolean snapshot_unmount_tree    (const char         *base,
                                    GError            **error);
 
+/* snapshot-pool.c */
+typedef struct {
+  guint copied;         /* files and links copied again */
+  guint removed;        /* entries removed from the tree */
+  gint64 sync_started;  /* coarse real time (ns) when the sync began */
+} SnapshotSyncStats;
+
+gint64   snapshot_pool_clock_now (void);
+gboolean snapshot_tree_sync      (const char         *source,
+                                  const char         *dest,
+                                  const char * const *exclude_top_level,
+                                  gint64              parent_since,
+                                  gint64              child_since,
+                                  SnapshotSyncStats  *stats,
+                                  GError            **error);
+gboolean snapshot_pool_take      (const char         *snapshot_dir,
+                                  const char         *parent,
+                                  const char         *tree,
+                                  const char * const *exclude_top_level,
+                                  SnapshotSyncStats  *stats,
+                                  GError            **error);
+gboolean snapshot_pool_park      (const char         *snapshot_dir,
+                                  const char         *parent,
+                                  const char         *tree,
+                                  guint               pool_size,
+                                  gint64              sync_started,
+                                  gint64              handed_out);
+
 G_END_DECLS

@@ -482,6 +482,9 @@ worktree_prepare (SubagentIsolationProvider  *provider,
   state_dir = g_build_filename (plan->root, WT_STATE_DIR, NULL);
   if (!wt_ensure_dir (state_dir, error) || !wt_ensure_dir (plan->worktrees_dir, error))
     return NULL;
+  /* A checkout right after a cleanup would otherwise land among the inodes
+   * that cleanup just freed, and pay for each of them (docs/performance.md). */
+  subagent_tree_spread_subdirectories (plan->worktrees_dir);
   lock = wt_repo_lock_acquire (common_dir, error);
   if (lock == NULL || !wt_ensure_excluded (common_dir, error))
     return NULL;

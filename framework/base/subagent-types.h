@@ -1,0 +1,150 @@
+/* subagent-types.h: enumerations shared across libsubagent.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#if !defined(SUBAGENT_INSIDE) && !defined(SUBAGENT_COMPILATION)
+#error "Only <subagent.h> can be included directly."
+#endif
+
+#include "subagent-version.h"
+
+#include <glib-object.h>
+
+G_BEGIN_DECLS
+
+/**
+ * SubagentPermissionMode:
+ * @SUBAGENT_PERMISSION_MODE_INHERIT: take the parent's mode (the default of a definition)
+ * @SUBAGENT_PERMISSION_MODE_READ_ONLY: destructive tools are refused
+ * @SUBAGENT_PERMISSION_MODE_PROMPT: every destructive tool call needs an approval
+ * @SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE: destructive calls inside the workspace run; others need an approval
+ * @SUBAGENT_PERMISSION_MODE_ALLOW: destructive calls run without approval, inside the isolation
+ * @SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS: everything runs, nothing is asked
+ *
+ * How a run treats destructive tool calls. The values are ordered from the
+ * strictest (%SUBAGENT_PERMISSION_MODE_READ_ONLY) to the loosest; a child's
+ * mode is never looser than its parent's.
+ */
+typedef enum {
+  SUBAGENT_PERMISSION_MODE_INHERIT,
+  SUBAGENT_PERMISSION_MODE_READ_ONLY,
+  SUBAGENT_PERMISSION_MODE_PROMPT,
+  SUBAGENT_PERMISSION_MODE_WORKSPACE_WRITE,
+  SUBAGENT_PERMISSION_MODE_ALLOW,
+  SUBAGENT_PERMISSION_MODE_DANGER_FULL_ACCESS,
+} SubagentPermissionMode;
+
+/**
+ * SubagentRunStatus:
+ * @SUBAGENT_RUN_STATUS_COMPLETE: the child finished its task
+ * @SUBAGENT_RUN_STATUS_PARTIAL: the child stopped early (limits, budget, cancelled after producing output)
+ * @SUBAGENT_RUN_STATUS_CANCELLED: the child was cancelled before producing anything
+ * @SUBAGENT_RUN_STATUS_FAILED: the child failed
+ * @SUBAGENT_RUN_STATUS_ERROR: the run could not start (depth, isolation, bad input)
+ *
+ * The terminal status of a child run.
+ */
+typedef enum {
+  SUBAGENT_RUN_STATUS_COMPLETE,
+  SUBAGENT_RUN_STATUS_PARTIAL,
+  SUBAGENT_RUN_STATUS_CANCELLED,
+  SUBAGENT_RUN_STATUS_FAILED,
+  SUBAGENT_RUN_STATUS_ERROR,
+} SubagentRunStatus;
+
+/**
+ * SubagentApprovalStatus:
+ * @SUBAGENT_APPROVAL_STATUS_PENDING: waiting for a verdict
+ * @SUBAGENT_APPROVAL_STATUS_APPROVED: approved (terminal)
+ * @SUBAGENT_APPROVAL_STATUS_DENIED: denied (terminal)
+ * @SUBAGENT_APPROVAL_STATUS_TIMEOUT: nobody answered in time (terminal)
+ * @SUBAGENT_APPROVAL_STATUS_CANCELLED: the child ended first (terminal)
+ *
+ * The state of an approval request. Only %SUBAGENT_APPROVAL_STATUS_PENDING
+ * ever changes.
+ */
+typedef enum {
+  SUBAGENT_APPROVAL_STATUS_PENDING,
+  SUBAGENT_APPROVAL_STATUS_APPROVED,
+  SUBAGENT_APPROVAL_STATUS_DENIED,
+  SUBAGENT_APPROVAL_STATUS_TIMEOUT,
+  SUBAGENT_APPROVAL_STATUS_CANCELLED,
+} SubagentApprovalStatus;
+
+/**
+ * SubagentCancelCause:
+ * @SUBAGENT_CANCEL_CAUSE_USER: a person asked for it
+ * @SUBAGENT_CANCEL_CAUSE_SYSTEM: the host did (shutdown, budget, phase end)
+ *
+ * Why a child was cancelled.
+ */
+typedef enum {
+  SUBAGENT_CANCEL_CAUSE_USER,
+  SUBAGENT_CANCEL_CAUSE_SYSTEM,
+} SubagentCancelCause;
+
+/**
+ * subagent_permission_mode_from_string:
+ * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
+ * @mode: (out): where to store the mode
+ *
+ * Returns: %TRUE if @text names a mode; %NULL or "" give %SUBAGENT_PERMISSION_MODE_INHERIT.
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+gboolean subagent_permission_mode_from_string (const char             *text,
+                                               SubagentPermissionMode *mode);
+
+/**
+ * subagent_permission_mode_to_string:
+ * @mode: a mode
+ *
+ * Returns: (transfer none): the mode's canonical name, such as `workspace-write`
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+const char *subagent_permission_mode_to_string (SubagentPermissionMode mode);
+
+/**
+ * subagent_permission_mode_clamp:
+ * @parent: the parent's effective mode
+ * @requested: what the child asks for (may be %SUBAGENT_PERMISSION_MODE_INHERIT)
+ *
+ * A child can only be as strict as or stricter than its parent.
+ *
+ * Returns: the stricter of @parent and @requested
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+SubagentPermissionMode subagent_permission_mode_clamp (SubagentPermissionMode parent,
+                                                       SubagentPermissionMode requested);
+
+/**
+ * subagent_run_status_to_string:
+ * @status: a status
+ *
+ * Returns: (transfer none): `complete`, `partial`, `cancelled`, `failed` or `error`
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+const char *subagent_run_status_to_string (SubagentRunStatus status);
+
+/**
+ * subagent_approval_status_to_string:
+ * @status: a status
+ *
+ * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+const char *subagent_approval_status_to_string (SubagentApprovalStatus status);
+
+/**
+ * subagent_approval_status_from_string:
+ * @text: a status name
+ * @status: (out): where to store it
+ *
+ * Returns: %TRUE if @text names a status
+ */
+SUBAGENT_AVAILABLE_IN_ALL
+gboolean subagent_approval_status_from_string (const char             *text,
+                                               SubagentApprovalStatus *status);
+
+G_END_DECLS
