@@ -305,7 +305,7 @@ explain_kill (DockerEngine *engine,
       response = docker_engine_request (engine, "GET", events_path, NULL, NULL, NULL, NULL, FALSE, NULL, &error);
       if (response != NULL && docker_response_get_status (response) == 200)
         events = docker_response_read_all (response, 4 * 1024 * 1024, NULL, NULL);
-      if (events == NULL)
+      if (events == NULL || g_bytes_get_size (events) == 0)
         continue;
       {
         g_autofree char *text = g_strndup (g_bytes_get_data (events, NULL), g_bytes_get_size (events));
@@ -336,15 +336,15 @@ explain_kill (DockerEngine *engine,
                   {
                     g_free (kill_signal);
                     kill_signal = g_strdup (json_object_get_string_member (attributes, "signal"));
+                    /* A stop sends TERM first, then KILL: any TERM is a stop's. */
+                    if (g_str_equal (kill_signal, "15") || g_str_equal (kill_signal, "TERM") ||
+                        g_str_equal (kill_signal, "SIGTERM"))
+                      stopped = TRUE;
                   }
               }
           }
       }
     }
-  /* A stop sends TERM, then KILL: a TERM kill is a stop's. */
-  if (killed && kill_signal != NULL && (g_str_equal (kill_signal, "15") || g_str_equal (kill_signal, "TERM") ||
-                                        g_str_equal (kill_signal, "SIGTERM")))
-    stopped = TRUE;
   if (oom)
     return g_strdup_printf ("the kernel's OOM killer ended it: container %s hit its memory limit%s%s%s (OOMKilled)",
                             container, memory ? " (" : "", memory ? memory : "", memory ? ")" : "");

@@ -171,7 +171,9 @@ stop_podman_service () {
   [[ -n "${PODMAN_DIR:-}" && -f "$PODMAN_DIR/service.pid" ]] || return 0
   local pid
   pid=$(cat "$PODMAN_DIR/service.pid")
-  podman --storage-driver vfs --runtime runc rm -f -v -t 0 -a >/dev/null 2>&1 || true
+  # Only what the suite made (podman storage is shared by the machine).
+  podman --storage-driver vfs --runtime runc ps -aq --filter label=io.subagent.session 2>/dev/null |
+    xargs -r podman --storage-driver vfs --runtime runc rm -f -v -t 0 >/dev/null 2>&1 || true
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 1 20); do
     kill -0 "$pid" 2>/dev/null || break
