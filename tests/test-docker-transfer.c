@@ -234,6 +234,55 @@ test_copy_review_has_deletions (gconstpointer data)
   sat_rm_rf (root);
 }
 
+/* A docker context names the engine as the CLI reads it: DOCKER_CONFIG's
+ * contexts/meta/<sha256 of the name>/meta.json. */
+static void
+test_context_names_the_engine (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autofree char *config = sat_make_temp_dir ("docker-config");
+  g_autofree char *digest = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "subagent-test-ctx", -1);
+  g_autofree char *meta_rel = g_build_filename ("contexts", "meta", digest, "meta.json", NULL);
+  g_autofree char *meta = g_strdup_printf ("{\"Name\":\"subagent-test-ctx\",\"Metadata\":{},"
+                                           "\"Endpoints\":{\"docker\":{\"Host\":\"%s\",\"SkipTLSVerify\":false}}}",
+                                           e->host);
+  g_autofree char *old_config = g_strdup (g_getenv ("DOCKER_CONFIG"));
+  g_autofree char *old_host = g_strdup (g_getenv ("DOCKER_HOST"));
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+  g_autoptr(SubagentIsolationRequest) unknown = NULL;
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *host = NULL;
+
+  sat_write_file (config, meta_rel, meta);
+  g_setenv ("DOCKER_CONFIG", config, TRUE);
+  g_unsetenv ("DOCKER_HOST");
+  request = dts_make_request (e, parent, "ctx-1", 0, NULL, "host", NULL, "context", "subagent-test-ctx", NULL);
+  context = dts_prepare (request, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), "engine-host", "&s", &host));
+  g_assert_cmpstr (host, ==, e->host);
+  subagent_isolation_context_cleanup (context);
+
+  unknown = dts_make_request (e, parent, "ctx-2", 0, NULL, "host", NULL, "context", "no-such-ctx", NULL);
+  g_clear_object (&context);
+  context = dts_prepare (unknown, &error);
+  g_assert_null (context);
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+  g_assert_nonnull (strstr (error->message, "“no-such-ctx” is unknown"));
+
+  if (old_config != NULL)
+    g_setenv ("DOCKER_CONFIG", old_config, TRUE);
+  else
+    g_unsetenv ("DOCKER_CONFIG");
+  if (old_host != NULL)
+    g_setenv ("DOCKER_HOST", old_host, TRUE);
+  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  sat_rm_rf (config);
+  sat_rm_rf (parent);
+}
+
 /* ---- issue 18 -------------------------------------------------------------- */
 
 /* `truncate -s 200G` in a copy-mode child: the copy-back refuses the file
@@ -512,6 +561,7 @@ main (int argc, char *argv[])
     const char *only;   /* NULL: every engine; else engines of that transfer */
   } tests[] = {
     { "auto-chooses-by-probe", test_auto_chooses_by_probe, NULL },
+    { "context-names-the-engine", test_context_names_the_engine, NULL },
     { "bind-forced-on-blind-engine-is-an-error", test_bind_forced_on_blind_engine_is_an_error, "copy" },
     { "copy-round-trip-with-deletions-links-modes", test_copy_round_trip, NULL },
     { "copy-review-has-deletions", test_copy_review_has_deletions, NULL },
