@@ -23,6 +23,8 @@
 #include "subagent-owner.h"
 #include "subagent-review.h"
 #include "subagent-plugin.h"
+#include "subagent-plugin-option.h"
+#include "subagent-configurable.h"
 #include "subagent-plugin-info.h"
 #include "subagent-plugin-registry.h"
 #include "subagent-lineage.h"

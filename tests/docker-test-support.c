@@ -197,7 +197,7 @@ dts_provider (void)
 {
   g_autoptr(GError) error = NULL;
   SubagentIsolationProvider *provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_DOCKER, &error);
+    subagent_plugin_registry_get_isolation_provider (registry, "docker", &error);
 
   g_assert_no_error (error);
   return provider;
@@ -229,7 +229,7 @@ dts_make_request (DtsEngine  *e,
     }
   va_end (ap);
   return g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                       "parent-root", parent, "isolation", SUBAGENT_ISOLATION_DOCKER, "session-key", key,
+                       "parent-root", parent, "isolation", "docker", "session-key", key,
                        "parent-run-id", "run-docker-test", "cpu-quota", cpus, "memory-limit", memory,
                        "options", options, NULL);
 }
@@ -376,7 +376,7 @@ dts_forge_dead_record (DtsEngine  *e,
   json_object_set_string_member (extra, "binary", "docker");
   json_object_set_array_member (extra, "global_args", json_array_ref (global));
   json_object_set_string_member (extra, "host", e->host);
-  g_assert_true (subagent_owner_record_save (root, key, SUBAGENT_OWNER_KIND_CONTAINER, container,
+  g_assert_true (subagent_owner_record_save (root, key, "container", container,
                                              "run", extra, &error));
   g_assert_no_error (error);
   record = subagent_owner_record_load (root, key, &error);

@@ -240,7 +240,7 @@ test_items_from_json (void)
   } bad[] = {
     { "[{\"task\": \"x\", \"command\": \"rm\"}]", "unknown member “command”" },
     { "[{\"task\": \"   \"}]", "non-empty" },
-    { "[{\"task\": \"x\"}, {\"task\": \"y\", \"isolation\": \"moon\"}]", "Batch item 1" },
+    { "[{\"task\": \"x\"}, {\"task\": \"y\", \"isolation\": \"the moon\"}]", "Batch item 1" },
     { "[{\"task\": \"x\", \"max_iterations\": 0}]", "≥ 1" },
     { "[{\"task\": \"x\", \"def_name\": \"../evil\"}]", "cannot name a definition" },
     { "[42]", "not an object" },

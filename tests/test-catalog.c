@@ -330,7 +330,7 @@ test_broken_files_become_diagnostics (void)
   assert_diagnostic (find_diagnostic (catalog, "/unknown-key.yaml", SUBAGENT_DEF_ERROR_UNKNOWN_KEY),
                      3, 1, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING, "“colour” is not a definition field; ignored");
   assert_diagnostic (find_diagnostic (catalog, "/old-isolation.yaml", SUBAGENT_DEF_ERROR_DEPRECATED),
-                     2, 1, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING, "*directory-snapshot*");
+                     2, 1, SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING, "*container*deprecated*Aliases=*");
 
   /* sorted by file name, so .claude comes first */
   for (guint i = 1; i < diagnostics->len; i++)

@@ -306,15 +306,30 @@ test_system_prompt_prefix (Fixture       *f,
 }
 
 static void
+record_usage (SubagentRunContext *context,
+              guint               iterations,
+              guint               tool_calls,
+              double              cost_cents,
+              GString            *reports)
+{
+  g_string_append_printf (reports, "%u/%u/%.2f;", iterations, tool_calls, cost_cents);
+}
+
+static void
 test_json_usage_and_final (Fixture       *f,
                            gconstpointer  data)
 {
   g_autoptr(SubagentDef) def = new_def ("protocol", "protocol.sh", NULL, NULL);
   g_autoptr(SubagentRunContext) context = new_context (f, def, "go", 0, 0);
   g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentRunOutcome) outcome = run_and_wait (f, context, NULL, &error);
+  g_autoptr(GString) reports = g_string_new (NULL);
+  g_autoptr(SubagentRunOutcome) outcome = NULL;
 
+  /* Running totals are reported as they come. */
+  g_signal_connect (context, "usage", G_CALLBACK (record_usage), reports);
+  outcome = run_and_wait (f, context, NULL, &error);
   g_assert_no_error (error);
+  g_assert_cmpstr (reports->str, ==, "1/1/0.50;2/3/1.50;");
   g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
   g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, "the answer");
   g_assert_cmpuint (subagent_run_outcome_get_iterations (outcome), ==, 2);

@@ -270,7 +270,7 @@ static const BadCase bad_cases[] = {
   { "{\"name\": \"x\", \"tools\": \"Read\", \"tool_whitelist\": \"Grep\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "tool_whitelist", "/tool_whitelist" },
   { "{\"name\": \"x\", \"disallowedTools\": {\"a\": 1}}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "disallowedTools", "/disallowedTools" },
   { "{\"name\": \"x\", \"max_depth\": 0}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "max_depth", "/max_depth" },
-  { "{\"name\": \"x\", \"isolation\": \"vm\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "isolation", "/isolation" },
+  { "{\"name\": \"x\", \"isolation\": \"no/such mode\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "isolation", "/isolation" },
   { "{\"name\": \"x\", \"background\": \"yes\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "background", "/background" },
   { "{\"name\": \"x\", \"effort\": false}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "effort", "/effort" },
   { "{\"name\": \"x\", \"command\": \"\"}", SUBAGENT_DEF_ERROR_INVALID_VALUE, "command", "/command" },

@@ -90,8 +90,14 @@ assert_shared_inputs (JsonObject *properties)
                    ==, "integer");
   g_assert_cmpstr (json_object_get_string_member (json_object_get_object_member (properties, "max_tool_calls"), "type"),
                    ==, "integer");
+  /* The live list: the built-in modes, then what the plugins of the
+   * search path provide (the tests' path: worktree, snapshot, docker). */
   g_assert_cmpuint (json_array_get_length (modes), ==, 5);
-  g_assert_cmpstr (json_array_get_string_element (modes, 1), ==, "worktree");
+  g_assert_cmpstr (json_array_get_string_element (modes, 0), ==, "shared");
+  g_assert_cmpstr (json_array_get_string_element (modes, 1), ==, "auto");
+  g_assert_cmpstr (json_array_get_string_element (modes, 2), ==, "worktree");
+  g_assert_cmpstr (json_array_get_string_element (modes, 3), ==, "directory-snapshot");
+  g_assert_cmpstr (json_array_get_string_element (modes, 4), ==, "docker");
 }
 
 static void

@@ -200,7 +200,7 @@ test_prepare_locked_down (gconstpointer data)
   context = dts_prepare (request, &error);
   g_assert_no_error (error);
   child_root = subagent_isolation_context_get_child_root (context);
-  g_assert_cmpstr (subagent_isolation_context_get_isolation (context), ==, SUBAGENT_ISOLATION_DOCKER);
+  g_assert_cmpstr (subagent_isolation_context_get_isolation (context), ==, "docker");
   g_assert_cmpstr (subagent_isolation_context_get_container_path (context), ==, child_root);
   g_assert_nonnull (subagent_isolation_context_get_container_id (context));
   g_assert_true (g_str_has_prefix (child_root, dts_cache_home ()));
@@ -225,7 +225,7 @@ test_prepare_locked_down (gconstpointer data)
 
   record = subagent_owner_record_load (parent, "locked-1", &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (json_object_get_string_member (record, "kind"), ==, SUBAGENT_OWNER_KIND_CONTAINER);
+  g_assert_cmpstr (json_object_get_string_member (record, "kind"), ==, "container");
   g_assert_cmpstr (json_object_get_string_member (record, "resource"), ==, "subagent-locked-1");
   extra = json_object_get_object_member (record, "extra");
   g_assert_cmpstr (json_object_get_string_member (extra, "binary"), ==, "docker");
@@ -422,7 +422,7 @@ test_cleanup_engine_unreachable (gconstpointer data)
                            "provider", subagent_isolation_context_get_provider (context),
                            "parent-root", subagent_isolation_context_get_parent_root (context),
                            "child-root", subagent_isolation_context_get_child_root (context),
-                           "isolation", SUBAGENT_ISOLATION_DOCKER,
+                           "isolation", "docker",
                            "session-key", "unreach-1",
                            "container-id", subagent_isolation_context_get_container_id (context),
                            "backend-data", data_dead, NULL);
@@ -773,7 +773,7 @@ test_prune_after_sigkill (gconstpointer data)
       else
         {
           g_assert_cmpstr (action, ==, "removed");
-          g_assert_cmpstr (json_object_get_string_member (entry, "kind"), ==, SUBAGENT_OWNER_KIND_CONTAINER);
+          g_assert_cmpstr (json_object_get_string_member (entry, "kind"), ==, "container");
           removed++;
         }
     }

@@ -96,7 +96,7 @@ prepare_snapshot (const char *root,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentIsolationProvider) provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT, &error);
+    subagent_plugin_registry_get_isolation_provider (registry, "directory-snapshot", &error);
   g_autoptr(JsonObject) options = json_object_new ();
   g_autoptr(SubagentIsolationRequest) request = NULL;
   SubagentIsolationContext *context;
@@ -105,7 +105,7 @@ prepare_snapshot (const char *root,
   json_object_set_string_member (options, "strategy", strategy);
   json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                          "parent-root", root, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "parent-root", root, "isolation", "directory-snapshot",
                           "session-key", key, "parent-run-id", "run-prune", "options", options, NULL);
   context = subagent_isolation_provider_prepare (provider, request, NULL, &error);
   g_assert_no_error (error);
@@ -233,7 +233,7 @@ test_record_refuses_bad_input (void)
   g_assert_false (subagent_owner_record_save (root, "../escape", "snapshot", "/x", NULL, NULL, &error));
   g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  g_assert_false (subagent_owner_record_save (root, "k-1", "vm", "/x", NULL, NULL, &error));
+  g_assert_false (subagent_owner_record_save (root, "k-1", "Not a kind", "/x", NULL, NULL, &error));
   g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
   g_assert_false (subagent_owner_record_save (missing, "k-1", "snapshot", "/x", NULL, NULL, &error));

@@ -36,7 +36,7 @@ snapshot_provider (void)
 {
   g_autoptr(GError) error = NULL;
   SubagentIsolationProvider *provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT, &error);
+    subagent_plugin_registry_get_isolation_provider (registry, "directory-snapshot", &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (provider);
@@ -60,7 +60,7 @@ try_prepare (const char    *parent,
   if (snapshot_dir != NULL)
     json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                          "parent-root", parent, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "parent-root", parent, "isolation", "directory-snapshot",
                           "session-key", key, "parent-run-id", "run-snap", "options", options, NULL);
   return subagent_isolation_provider_prepare (provider, request, cancellable, error);
 }
@@ -296,7 +296,7 @@ prepare_pooled (const char *parent,
   json_object_set_string_member (options, "snapshot_dir", snapshot_dir);
   json_object_set_int_member (options, "pool_size", pool_size);
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                          "parent-root", parent, "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                          "parent-root", parent, "isolation", "directory-snapshot",
                           "session-key", key, "parent-run-id", "run-snap", "options", options, NULL);
   context = subagent_isolation_provider_prepare (provider, request, NULL, &error);
   g_assert_no_error (error);

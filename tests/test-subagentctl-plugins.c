@@ -193,6 +193,28 @@ test_ctl_inspect_docker_json (void)
   /* main() points DOCKER_HOST at a dead socket: the reason names it. */
   g_assert_false (json_object_get_boolean_member (backend, "available"));
   assert_contains (json_object_get_string_member (backend, "unavailable_reason"), DEAD_DOCKER_HOST);
+  /* The options its descriptor declares, and who reclaims its leftovers. */
+  g_assert_cmpstr (json_object_get_string_member (root, "section"), ==, "docker");
+  g_assert_cmpstr (json_array_get_string_element (json_object_get_array_member (root, "leftovers"), 0), ==, "container");
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (json_object_get_array_member (root, "options"), 0),
+                                                  "name"), ==, "image");
+}
+
+static void
+test_ctl_inspect_prints_options (void)
+{
+  int status = -1;
+  g_autofree char *err = NULL;
+  g_autofree char *out = run_ctl (g_getenv ("SUBAGENT_PLUGIN_PATH"), FALSE, &status, &err,
+                                  "plugins", "inspect", "isolation-worktree", NULL);
+
+  g_assert_cmpint (status, ==, 0);
+  assert_contains (out, "    implements: SubagentIsolationProvider, SubagentConfigurable\n");
+  assert_contains (out, "Leftovers:   worktree (reclaimed by `subagentctl prune`)\n");
+  assert_contains (out, "Options:     config.yaml section “worktree”\n");
+  assert_contains (out, "  pool_size (integer, default 0): ");
+  assert_contains (out, "  keep_branch (boolean, default false): ");
+  g_assert_null (strstr (out, "MISMATCH"));
 }
 
 static void
@@ -246,6 +268,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/subagentctl/plugins/list-json", test_ctl_list_json);
   g_test_add_func ("/subagentctl/plugins/inspect-good", test_ctl_inspect_good);
   g_test_add_func ("/subagentctl/plugins/inspect-docker-json", test_ctl_inspect_docker_json);
+  g_test_add_func ("/subagentctl/plugins/inspect-prints-options", test_ctl_inspect_prints_options);
   g_test_add_func ("/subagentctl/plugins/inspect-crash-survives", test_ctl_inspect_crash_survives);
   g_test_add_func ("/subagentctl/plugins/inspect-errors", test_ctl_inspect_errors);
 

@@ -20,7 +20,7 @@ worktree_provider (void)
 {
   g_autoptr(GError) error = NULL;
   SubagentIsolationProvider *provider =
-    subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_WORKTREE, &error);
+    subagent_plugin_registry_get_isolation_provider (registry, "worktree", &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (provider);
@@ -43,7 +43,7 @@ make_request (const char *root,
       options = json_node_get_object (node);
     }
   return g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
-                       "parent-root", root, "isolation", SUBAGENT_ISOLATION_WORKTREE,
+                       "parent-root", root, "isolation", "worktree",
                        "session-key", key, "parent-run-id", "run-1", "options", options, NULL);
 }
 

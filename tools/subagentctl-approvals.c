@@ -47,36 +47,24 @@ open_sink (const char  *root,
            GError     **error)
 {
   g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
-  g_autoptr(GObject) sink = NULL;
-  const char *backend, *key_file;
+  const char *backend;
 
   if (config == NULL)
     return NULL;
   backend = subagent_config_get_approval_sink (config);
   if (backend == NULL || backend[0] == '\0')
     backend = DEFAULT_SINK;
-  sink = subagent_plugin_registry_create (subagent_plugin_registry_get_default (),
-                                          SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL)
-    return NULL;
-  if (g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "root") == NULL)
+  if (g_str_equal (backend, "memory") || g_str_equal (backend, "none"))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                   "The approval sink “%s” keeps no queues on disk (it has no “root”); nothing to manage from here",
+                   "The approval sink “%s” keeps no queues another process can see; nothing to manage from here",
                    backend);
       return NULL;
     }
-  g_object_set (sink, "root", root, NULL);
-
-  key_file = subagent_config_get_hmac_key_file (config);
-  if (key_file != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (sink), "key-file") != NULL)
-    {
-      g_autofree char *path = g_path_is_absolute (key_file) ? g_strdup (key_file)
-                                                            : g_build_filename (root, key_file, NULL);
-
-      g_object_set (sink, "key-file", path, NULL);
-    }
-  return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
+  /* The one configure call every plugin gets: root and its config section. */
+  return SUBAGENT_APPROVAL_SINK (subagent_plugin_registry_create_configured (subagent_plugin_registry_get_default (),
+                                                                             config, SUBAGENT_TYPE_APPROVAL_SINK,
+                                                                             backend, root, error));
 }
 
 /* The runs to look at: --run, or every run of the store. */

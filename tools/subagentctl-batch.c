@@ -274,7 +274,7 @@ sactl_cmd_batch (int    argc,
 
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
-    "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"worktree\", "
+    "Each item: {\"task\": \"...\", \"def_name\"?: \"...\", \"isolation\"?: \"MODE\", "
     "\"max_iterations\"?: N, \"max_tool_calls\"?: N}.\n"
     "A live view (queued / running / done, costs) goes to stderr.");
   if (!g_option_context_parse (context, &argc, &argv, &error))

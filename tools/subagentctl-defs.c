@@ -83,6 +83,37 @@ definitions_json (GPtrArray *defs)
   return node;
 }
 
+/* Whether each definition's isolation mode exists on this host: the
+ * catalog only checks its spelling (it must not depend on the installed
+ * plugins); the registry of the workspace's configuration knows. */
+static GPtrArray *
+check_isolation (const char  *root,
+                 GPtrArray   *defs,
+                 GError     **error)
+{
+  g_autoptr(SubagentConfig) config = subagent_config_load_for_root (root, error);
+  g_autoptr(SubagentPluginRegistry) registry = NULL;
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_diagnostic_unref);
+
+  if (config == NULL)
+    return NULL;
+  registry = subagent_plugin_registry_new_for_config (config);
+  for (guint i = 0; i < defs->len; i++)
+    {
+      const char *isolation = subagent_def_get_isolation (defs->pdata[i]);
+      const char *file = subagent_def_get_source_path (defs->pdata[i]);
+      g_autoptr(GError) mode_error = NULL;
+
+      if (g_str_equal (isolation, SUBAGENT_DEF_DEFAULT_ISOLATION) ||
+          subagent_plugin_registry_resolve_isolation (registry, isolation, NULL, &mode_error) != NULL)
+        continue;
+      g_ptr_array_add (problems, subagent_diagnostic_new (file ? file : subagent_def_get_name (defs->pdata[i]), 0, 0,
+                                                          SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR,
+                                                          SUBAGENT_DEF_ERROR_INVALID_VALUE, mode_error->message));
+    }
+  return g_steal_pointer (&problems);
+}
+
 int
 sactl_cmd_defs (int    argc,
                 char **argv)
@@ -102,6 +133,7 @@ sactl_cmd_defs (int    argc,
   g_autoptr(GPtrArray) defs = NULL;
   g_autofree char *root = NULL;
   GPtrArray *diagnostics;
+  g_autoptr(GPtrArray) isolation_problems = NULL;
   gboolean has_errors;
 
   g_option_context_add_main_entries (context, entries, NULL);
@@ -130,6 +162,13 @@ sactl_cmd_defs (int    argc,
   defs = subagent_catalog_list (catalog);
   diagnostics = subagent_catalog_get_diagnostics (catalog);
   has_errors = subagent_catalog_has_errors (catalog);
+  if (check)
+    {
+      isolation_problems = check_isolation (root, defs, &error);
+      if (isolation_problems == NULL)
+        return sactl_fail (error);
+      has_errors = has_errors || isolation_problems->len > 0;
+    }
 
   if (json)
     {
@@ -142,6 +181,9 @@ sactl_cmd_defs (int    argc,
 
           json_object_set_member (object, "definitions", g_steal_pointer (&node));
           json_object_set_member (object, "diagnostics", subagent_catalog_diagnostics_to_json (catalog));
+          for (guint i = 0; i < isolation_problems->len; i++)
+            json_array_add_object_element (json_object_get_array_member (object, "diagnostics"),
+                                           subagent_diagnostic_to_json (isolation_problems->pdata[i]));
           wrapper = json_node_init_object (json_node_alloc (), object);
           sactl_print_json (wrapper);
         }
@@ -162,10 +204,16 @@ sactl_cmd_defs (int    argc,
           if (subagent_diagnostic_get_severity (diagnostics->pdata[i]) == SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR)
             n_errors++;
         }
+      for (guint i = 0; i < isolation_problems->len; i++)
+        {
+          g_autofree char *line = subagent_diagnostic_to_string (isolation_problems->pdata[i], root);
+
+          printf ("%s\n", line);
+        }
       fflush (stdout);
       fprintf (stderr, "%u definition%s, %u error%s, %u warning%s\n",
                defs->len, defs->len == 1 ? "" : "s",
-               n_errors, n_errors == 1 ? "" : "s",
+               n_errors + isolation_problems->len, n_errors + isolation_problems->len == 1 ? "" : "s",
                diagnostics->len - n_errors, diagnostics->len - n_errors == 1 ? "" : "s");
       return has_errors ? 1 : 0;
     }

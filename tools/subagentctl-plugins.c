@@ -20,6 +20,87 @@ print_diagnostics (GPtrArray *diagnostics)
     fprintf (stderr, "subagentctl: skipped: %s\n", ((GError *) g_ptr_array_index (diagnostics, i))->message);
 }
 
+static void
+print_option_names (SubagentPluginInfo *info)
+{
+  g_autoptr(GPtrArray) options = subagent_plugin_info_get_options (info);
+  GString *names = g_string_new (NULL);
+
+  for (guint i = 0; i < options->len; i++)
+    g_string_append_printf (names, "%s%s", i ? ", " : "",
+                            subagent_plugin_option_get_name (g_ptr_array_index (options, i)));
+  if (names->len > 0)
+    printf ("  options:     %s (config.yaml section “%s”)\n", names->str, subagent_plugin_info_get_section (info));
+  g_string_free (names, TRUE);
+}
+
+/* `Options:` of inspect: what the descriptor declares, one per line. */
+static void
+print_options (SubagentPluginInfo *info)
+{
+  g_autoptr(GPtrArray) options = subagent_plugin_info_get_options (info);
+  const char * const *aliases = subagent_plugin_info_get_aliases (info);
+  const char * const *leftovers = subagent_plugin_info_get_leftovers (info);
+
+  if (aliases[0] != NULL)
+    {
+      g_autofree char *list = g_strjoinv (", ", (char **) aliases);
+      printf ("Aliases:     %s (deprecated)\n", list);
+    }
+  if (subagent_plugin_info_get_auto (info) != NULL)
+    printf ("Auto:        chosen by `auto` %s\n",
+            g_str_equal (subagent_plugin_info_get_auto (info), "git") ? "inside a git work tree" : "outside git");
+  if (leftovers[0] != NULL)
+    {
+      g_autofree char *list = g_strjoinv (", ", (char **) leftovers);
+      printf ("Leftovers:   %s (reclaimed by `subagentctl prune`)\n", list);
+    }
+  printf ("Options:     config.yaml section “%s”%s\n", subagent_plugin_info_get_section (info),
+          options->len == 0 ? ": none" : "");
+  for (guint i = 0; i < options->len; i++)
+    {
+      SubagentPluginOption *option = g_ptr_array_index (options, i);
+      const char *value = subagent_plugin_option_get_default (option);
+      const char *doc = subagent_plugin_option_get_description (option);
+
+      printf ("  %s (%s, default %s)%s%s\n", subagent_plugin_option_get_name (option),
+              subagent_plugin_option_get_value_type (option), value ? value : "none",
+              doc ? ": " : "", doc ? doc : "");
+    }
+}
+
+/* The loaded type's own list must agree with the descriptor's, which is
+ * what validation without loading relies on. */
+static char *
+check_type_options (SubagentPluginInfo *info,
+                    GType               type)
+{
+  g_autoptr(GObject) object = NULL;
+  g_autoptr(GPtrArray) declared = NULL;
+  g_autoptr(GPtrArray) listed = NULL;
+
+  if (!g_type_is_a (type, SUBAGENT_TYPE_CONFIGURABLE))
+    return NULL;
+  object = g_object_new (type, NULL);
+  declared = subagent_plugin_info_get_options (info);
+  listed = subagent_configurable_list_options (SUBAGENT_CONFIGURABLE (object));
+  for (guint i = 0; i < listed->len; i++)
+    {
+      SubagentPluginOption *mine = g_ptr_array_index (listed, i);
+      SubagentPluginOption *theirs = subagent_plugin_options_find (declared, subagent_plugin_option_get_name (mine));
+
+      if (theirs == NULL)
+        return g_strdup_printf ("%s lists option “%s”, which %s does not declare", g_type_name (type),
+                                subagent_plugin_option_get_name (mine), subagent_plugin_info_get_descriptor_path (info));
+      if (!g_str_equal (subagent_plugin_option_get_value_type (mine), subagent_plugin_option_get_value_type (theirs)))
+        return g_strdup_printf ("%s says option “%s” is %s, %s says %s", g_type_name (type),
+                                subagent_plugin_option_get_name (mine), subagent_plugin_option_get_value_type (mine),
+                                subagent_plugin_info_get_descriptor_path (info),
+                                subagent_plugin_option_get_value_type (theirs));
+    }
+  return NULL;
+}
+
 static int
 list_plugins (gboolean json)
 {
@@ -70,6 +151,7 @@ list_plugins (gboolean json)
       printf ("  module:      %s\n", subagent_plugin_info_get_module_path (info));
       if (description != NULL)
         printf ("  description: %s\n", description);
+      print_option_names (info);
     }
   fflush (stdout);
   print_diagnostics (diagnostics);
@@ -83,6 +165,7 @@ typedef struct {
   gboolean is_provider;
   gboolean available;
   GError *unavailable;
+  char *options_mismatch;
 } BackendReport;
 
 static void
@@ -90,10 +173,12 @@ backend_report_clear (BackendReport *report)
 {
   g_strfreev (report->interfaces);
   g_clear_error (&report->unavailable);
+  g_free (report->options_mismatch);
 }
 
 static void
-describe_backend (SubagentPluginModule *module,
+describe_backend (SubagentPluginInfo   *info,
+                  SubagentPluginModule *module,
                   const char           *backend,
                   BackendReport        *report)
 {
@@ -107,6 +192,7 @@ describe_backend (SubagentPluginModule *module,
   for (guint i = 0; i < n_interfaces; i++)
     report->interfaces[i] = g_strdup (g_type_name (interfaces[i]));
 
+  report->options_mismatch = check_type_options (info, report->type);
   report->is_provider = g_type_is_a (report->type, SUBAGENT_TYPE_ISOLATION_PROVIDER);
   if (report->is_provider)
     {
@@ -153,6 +239,8 @@ print_inspect_json (SubagentPluginInfo             *info,
         json_object_set_null_member (entry, "available");
       if (reports[i].unavailable != NULL)
         json_object_set_string_member (entry, "unavailable_reason", reports[i].unavailable->message);
+      if (reports[i].options_mismatch != NULL)
+        json_object_set_string_member (entry, "options_mismatch", reports[i].options_mismatch);
       json_array_add_object_element (backends, entry);
     }
   json_object_set_array_member (root, "backends", backends);
@@ -187,7 +275,10 @@ print_inspect_text (SubagentPluginInfo             *info,
         printf ("    available:  yes\n");
       else if (reports[i].is_provider)
         printf ("    available:  no (%s)\n", reports[i].unavailable->message);
+      if (reports[i].options_mismatch != NULL)
+        printf ("    options:    MISMATCH: %s\n", reports[i].options_mismatch);
     }
+  print_options (info);
   fflush (stdout);
 }
 
@@ -213,7 +304,7 @@ inspect_in_process (const char *name,
   n = g_strv_length (backends);
   reports = g_new0 (BackendReport, n);
   for (guint i = 0; i < n; i++)
-    describe_backend (module, backends[i], &reports[i]);
+    describe_backend (info, module, backends[i], &reports[i]);
 
   if (json)
     print_inspect_json (info, subagent_plugin_module_get_descriptor (module), reports, n);

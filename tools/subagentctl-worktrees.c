@@ -3,10 +3,11 @@
  *
  * "Ours" means: listed by git (`git worktree list`), directly inside
  * ROOT/.subagent/worktrees, named by a session key, and on a `subagent/`
- * branch. Prune removes only such a worktree, through the worktree plugin's
- * own cleanup on a context rebuilt from what git and the owner record say,
- * so the removal logic lives in one place. A directory git does not list
- * (a crash during provisioning) is never touched: it must go by hand.
+ * branch. Prune removes only such a worktree, through the reclaim of the
+ * plugin whose descriptor lists owner-record kind `worktree` in Leftovers=
+ * (subagent_isolation_provider_reclaim(), the same call `subagentctl prune`
+ * makes), so the removal logic lives in the plugin. A directory git does not
+ * list (a crash during provisioning) is never touched: it must go by hand.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -19,6 +20,8 @@
 #include "subagentctl.h"
 
 #define BRANCH_REF_PREFIX "ref: refs/heads/"
+/* The owner-record kind of the worktrees this command lists. */
+#define WORKTREE_OWNER_KIND "worktree"
 #define OUR_BRANCH_PREFIX "subagent/"
 
 typedef struct {
@@ -90,7 +93,7 @@ find_owner (GPtrArray  *records,
       JsonObject *record = records->pdata[i];
 
       if (g_strcmp0 (json_object_get_string_member_with_default (record, "session_key", NULL), key) == 0 &&
-          g_strcmp0 (json_object_get_string_member_with_default (record, "kind", NULL), SUBAGENT_OWNER_KIND_WORKTREE) == 0)
+          g_strcmp0 (json_object_get_string_member_with_default (record, "kind", NULL), WORKTREE_OWNER_KIND) == 0)
         return json_object_ref (record);
     }
   return NULL;
@@ -282,10 +285,14 @@ worktrees_prune (const char *root,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) entries = NULL;
+  g_autoptr(SubagentConfig) config = NULL;
   g_autoptr(SubagentPluginRegistry) registry = NULL;
-  g_autoptr(SubagentIsolationProvider) provider = NULL;
-  g_autoptr(SubagentIsolationContext) context = NULL;
-  GVariantBuilder data;
+  g_autoptr(SubagentPluginInfo) info = NULL;
+  g_autoptr(GObject) provider = NULL;
+  g_autoptr(JsonObject) record = NULL;
+  g_autoptr(JsonObject) options = json_object_new ();
+  g_autofree char *reason = NULL;
+  SubagentReclaimOutcome outcome;
   WorktreeEntry *entry = NULL;
 
   if (!subagent_isolation_session_key_is_valid (key))
@@ -305,24 +312,53 @@ worktrees_prune (const char *root,
                                ", which is still running; stop it, or pass --force to remove the worktree anyway",
                                key, json_object_get_int_member_with_default (entry->owner, "pid", 0));
 
-  registry = subagent_plugin_registry_new (NULL);
-  provider = subagent_plugin_registry_get_isolation_provider (registry, SUBAGENT_ISOLATION_WORKTREE, &error);
+  config = subagent_config_load_for_root (root, &error);
+  if (config == NULL)
+    return sactl_fail (error);
+  registry = subagent_plugin_registry_new_for_config (config);
+  info = subagent_plugin_registry_find_for_leftovers (registry, WORKTREE_OWNER_KIND, &error);
+  if (info == NULL)
+    return sactl_fail (error);
+  provider = subagent_plugin_registry_create (registry, SUBAGENT_TYPE_ISOLATION_PROVIDER,
+                                              subagent_plugin_info_get_provides (info)[0], &error);
   if (provider == NULL)
     return sactl_fail (error);
-  g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
-  g_variant_builder_add (&data, "{sv}", "admin-name", g_variant_new_string (entry->admin_name));
-  g_variant_builder_add (&data, "{sv}", "keep-branch", g_variant_new_boolean (keep_branch));
-  context = g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
-                          "provider", provider,
-                          "isolation", SUBAGENT_ISOLATION_WORKTREE,
-                          "parent-root", root,
-                          "child-root", entry->path,
-                          "session-key", entry->key,
-                          "worktree-path", entry->path,
-                          "branch", entry->branch,
-                          "backend-data", g_variant_builder_end (&data),
-                          NULL);
-  subagent_isolation_context_cleanup (context);
+  /* The plugin's own section, with this command's --keep-branch on top. */
+  if (subagent_config_get_section (config, subagent_plugin_info_get_section (info)) != NULL)
+    {
+      JsonObjectIter iter;
+      const char *member;
+      JsonNode *value;
+
+      json_object_iter_init (&iter, subagent_config_get_section (config, subagent_plugin_info_get_section (info)));
+      while (json_object_iter_next (&iter, &member, &value))
+        json_object_set_member (options, member, json_node_copy (value));
+    }
+  if (keep_branch)
+    json_object_set_boolean_member (options, "keep_branch", TRUE);
+  if (!subagent_plugin_configure (provider, root, options, &error))
+    return sactl_fail (error);
+
+  /* A worktree without a record (its run never wrote one) is described
+   * the way the plugin wrote it. */
+  if (entry->owner != NULL)
+    record = json_object_ref (entry->owner);
+  else
+    {
+      JsonObject *extra = json_object_new ();
+
+      record = json_object_new ();
+      json_object_set_string_member (record, "kind", WORKTREE_OWNER_KIND);
+      json_object_set_string_member (record, "resource", entry->path);
+      json_object_set_string_member (record, "session_key", entry->key);
+      json_object_set_string_member (extra, "branch", entry->branch);
+      json_object_set_object_member (record, "extra", extra);
+    }
+  outcome = subagent_isolation_provider_reclaim (SUBAGENT_ISOLATION_PROVIDER (provider), root, record,
+                                                 SUBAGENT_RECLAIM_FLAGS_NONE, &reason);
+  if (outcome != SUBAGENT_RECLAIM_REMOVED)
+    return sactl_fail_message ("worktrees prune: %s was not removed: %s", entry->path, reason);
+  subagent_owner_record_remove (root, entry->key);
 
   if (g_file_test (entry->path, G_FILE_TEST_EXISTS))
     return sactl_fail_message ("worktrees prune: %s could not be removed completely; see the messages above",

@@ -20,13 +20,14 @@ static const SactlCommand commands[] = {
   { "run", sactl_cmd_run, "run a program as a child agent in an isolated workspace" },
   { "defs", sactl_cmd_defs, "list subagent definitions (--check shows files that were skipped)" },
   { "plugins", sactl_cmd_plugins, "list plugins without loading them; `plugins inspect NAME` loads one" },
-  { "prune", sactl_cmd_prune, "remove the snapshots, worktrees and containers of dead runs (owner records)" },
+  { "prune", sactl_cmd_prune, "remove what dead runs left behind (each backend reclaims its own, from owner records)" },
   { "worktrees", sactl_cmd_worktrees, "list the git worktrees of subagent runs; `worktrees prune KEY` removes one" },
   { "approvals", sactl_cmd_approvals, "list, approve, deny and watch the approval requests of subagents; prune old queues" },
   { "batch", sactl_cmd_batch, "run a JSON array of tasks as parallel children; live progress on stderr" },
   { "team", sactl_cmd_team, "run a team of .subagent/teams/ on a task (members, then the aggregator)" },
   { "sessions", sactl_cmd_sessions, "list the kept session records of child runs" },
   { "follow-up", sactl_cmd_follow_up, "resume a finished child's session with a new task" },
+  { "mcp", sactl_cmd_mcp, "serve the delegation tools to MCP clients over stdio (docs/mcp.md)" },
   { "--events", sactl_cmd_events, "print .subagent/events.jsonl; `--events batch|team|follow-up ...` streams them" },
 };
 

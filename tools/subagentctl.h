@@ -47,5 +47,6 @@ int sactl_cmd_team      (int argc, char **argv);
 int sactl_cmd_sessions  (int argc, char **argv);
 int sactl_cmd_follow_up (int argc, char **argv);
 int sactl_cmd_events    (int argc, char **argv);
+int sactl_cmd_mcp       (int argc, char **argv);
 
 G_END_DECLS

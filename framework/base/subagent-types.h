@@ -86,6 +86,33 @@ typedef enum {
 } SubagentCancelCause;
 
 /**
+ * SubagentReclaimOutcome:
+ * @SUBAGENT_RECLAIM_REMOVED: the leftover is gone (removed now, or already gone); its owner record may go
+ * @SUBAGENT_RECLAIM_SKIPPED: not verifiably the record's resource: left alone, record kept
+ * @SUBAGENT_RECLAIM_FAILED: it is ours but could not be removed
+ *
+ * What reclaiming a dead owner's workspace came to (see
+ * subagent_isolation_provider_reclaim()).
+ */
+typedef enum {
+  SUBAGENT_RECLAIM_REMOVED,
+  SUBAGENT_RECLAIM_SKIPPED,
+  SUBAGENT_RECLAIM_FAILED,
+} SubagentReclaimOutcome;
+
+/**
+ * SubagentReclaimFlags:
+ * @SUBAGENT_RECLAIM_FLAGS_NONE: remove what is verifiably ours
+ * @SUBAGENT_RECLAIM_FLAGS_DRY_RUN: only check and say what would be removed
+ *
+ * How subagent_isolation_provider_reclaim() works.
+ */
+typedef enum /*< flags >*/ {
+  SUBAGENT_RECLAIM_FLAGS_NONE = 0,
+  SUBAGENT_RECLAIM_FLAGS_DRY_RUN = 1 << 0,
+} SubagentReclaimFlags;
+
+/**
  * subagent_permission_mode_from_string:
  * @text: (nullable): a mode name such as `read-only` (`_` and `-` alike, any case)
  * @mode: (out): where to store the mode

@@ -318,9 +318,10 @@ read_definition (FileCtx *ctx)
       file_diagnostic (ctx, pointer, SUBAGENT_DIAGNOSTIC_SEVERITY_ERROR, error->code, reason);
       return NULL;
     }
-  if (g_str_equal (subagent_def_get_isolation (def), "container"))
+  if (g_str_equal (subagent_def_get_isolation (def), SUBAGENT_ISOLATION_CONTAINER_ALIAS))
     file_diagnostic (ctx, "/isolation", SUBAGENT_DIAGNOSTIC_SEVERITY_WARNING, SUBAGENT_DEF_ERROR_DEPRECATED,
-                     "isolation “container” is deprecated; write “directory-snapshot”");
+                     "isolation “container” is deprecated; write the backend it stands for "
+                     "(the plugin whose descriptor lists it in Aliases=, see `subagentctl plugins`)");
   return def;
 }
 

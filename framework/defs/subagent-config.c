@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "subagent.h"
 #include "subagent-yaml-private.h"
@@ -30,15 +32,22 @@
  * budget:
  *   max_cost_cents: 500           # per parent run
  * approvals:
- *   sink: file                    # file | memory | none
+ *   sink: file                    # file | memory | none | a sink plugin's backend
  *   timeout_seconds: 180
- *   hmac_key_file: /etc/subagent/approval.key
- * worktree: { pool_size: 2, keep_branch: false, include_dirty: false }
- * snapshot: { strategy: auto, snapshot_dir: /var/cache/subagent }
- * docker:   { image: busybox-local, binary: docker, network: none, user: "65534:65534" }
+ * auto_isolation:                 # what `auto` picks (default: the descriptors' Auto=)
+ *   git: worktree                 #   inside a git work tree
+ *   other: directory-snapshot     #   anywhere else
+ * worktree: { pool_size: 2 }      # a plugin's section: passed through as written
  * ```
  *
- * Unknown keys are reported with a warning (and kept in
+ * Every other top-level mapping is a plugin's section (the `Section=` of its
+ * descriptor, by default its name): it is kept untouched for the plugin
+ * (subagent_config_get_section()), and the plugin registry checks it against
+ * the options the plugin declares
+ * (subagent_plugin_registry_validate_config()). The framework itself names
+ * no plugin option.
+ *
+ * Unknown framework keys are reported with a warning (and kept in
  * subagent_config_get_warnings()); values of the wrong type or range are
  * %SUBAGENT_CONFIG_ERROR_INVALID_VALUE errors naming the key and the file.
  * The object is immutable once loaded.
@@ -52,7 +61,10 @@ struct _SubagentConfig
   SubagentPermissionMode permission_mode;
   GHashTable *backend_plugins;   /* backend → plugin name */
   GStrv plugin_path;
-  GHashTable *backend_options;   /* backend → JsonObject */
+  GHashTable *sections;          /* plugin section name → JsonObject, as written */
+  GHashTable *lines;             /* "section/key" (or "section") → line (GUINT_TO_POINTER) */
+  char *auto_git;
+  char *auto_other;
   GStrv runner_command;
   guint runner_timeout;
   guint max_parallel;
@@ -60,25 +72,10 @@ struct _SubagentConfig
   double max_cost_cents;
   char *approval_sink;
   guint approval_timeout;
-  char *hmac_key_file;
   GPtrArray *warnings;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentConfig, subagent_config, G_TYPE_OBJECT)
-
-/* Config sections named after a backend's option set; `snapshot` serves the
- * directory-snapshot backend. */
-static const struct {
-  const char *section;
-  const char *backend;
-  const char * const keys[20];
-} backend_sections[] = {
-  { "worktree", "worktree", { "pool_size", "keep_branch", "include_dirty", NULL } },
-  { "snapshot", "directory-snapshot", { "strategy", "snapshot_dir", NULL } },
-  { "docker", "docker", { "image", "binary", "network", "user", "workspace", "host", "context", "transfer",
-                          "transfer_max_file", "pids_limit", "nofile", "nproc", "workspace_dir",
-                          "keep_branch", "include_dirty", "pool_size", NULL } },
-};
 
 static void
 subagent_config_finalize (GObject *object)
@@ -89,10 +86,12 @@ subagent_config_finalize (GObject *object)
   g_free (self->default_isolation);
   g_hash_table_unref (self->backend_plugins);
   g_strfreev (self->plugin_path);
-  g_hash_table_unref (self->backend_options);
+  g_hash_table_unref (self->sections);
+  g_hash_table_unref (self->lines);
+  g_free (self->auto_git);
+  g_free (self->auto_other);
   g_strfreev (self->runner_command);
   g_free (self->approval_sink);
-  g_free (self->hmac_key_file);
   g_ptr_array_unref (self->warnings);
   G_OBJECT_CLASS (subagent_config_parent_class)->finalize (object);
 }
@@ -110,8 +109,9 @@ subagent_config_init (SubagentConfig *self)
   self->permission_mode = SUBAGENT_PERMISSION_MODE_PROMPT;
   self->backend_plugins = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->plugin_path = g_new0 (char *, 1);
-  self->backend_options = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                 (GDestroyNotify) json_object_unref);
+  self->sections = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) json_object_unref);
+  self->lines = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->runner_command = g_new0 (char *, 1);
   self->max_parallel = SUBAGENT_DEFAULT_MAX_PARALLEL;
   self->max_agents = SUBAGENT_DEFAULT_MAX_AGENTS;
@@ -119,6 +119,13 @@ subagent_config_init (SubagentConfig *self)
   self->approval_timeout = SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS;
   self->warnings = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (self->warnings, NULL);
+}
+
+static int
+g_strcmp0_ptr (const void *a,
+               const void *b)
+{
+  return g_strcmp0 (*(const char * const *) a, *(const char * const *) b);
 }
 
 static void
@@ -322,7 +329,7 @@ load_plugins (SubagentConfig *self, JsonObject *root, const char *source, GError
 static gboolean
 load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "sink", "timeout_seconds", "hmac_key_file", NULL };
+  static const char * const known[] = { "sink", "timeout_seconds", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *approvals = section (self, root, "approvals", source, &local_error);
 
@@ -332,8 +339,7 @@ load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GErr
     return TRUE;
   warn_unknown_keys (self, approvals, "approvals", known, source);
   if (!read_string (approvals, "sink", "approvals.sink", source, &self->approval_sink, error) ||
-      !read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error) ||
-      !read_string (approvals, "hmac_key_file", "approvals.hmac_key_file", source, &self->hmac_key_file, error))
+      !read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error))
     return FALSE;
   if (self->approval_timeout == 0)
     return invalid (error, source, "approvals.timeout_seconds", "at least 1");
@@ -364,23 +370,96 @@ load_budget (SubagentConfig *self, JsonObject *root, const char *source, GError 
   return TRUE;
 }
 
+/* A mode name as written (the registry knows which exist). */
 static gboolean
-load_backend_sections (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+read_mode (JsonObject  *object,
+           const char  *member,
+           const char  *key,
+           const char  *source,
+           char       **out,
+           GError     **error)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (backend_sections); i++)
-    {
-      g_autoptr(GError) local_error = NULL;
-      JsonObject *object = section (self, root, backend_sections[i].section, source, &local_error);
+  g_autofree char *text = NULL;
+  const char *normalized;
 
-      if (local_error != NULL)
-        return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
-      if (object == NULL)
-        continue;
-      warn_unknown_keys (self, object, backend_sections[i].section, backend_sections[i].keys, source);
-      g_hash_table_replace (self->backend_options, g_strdup (backend_sections[i].backend),
-                            json_object_ref (object));
-    }
+  if (!read_string (object, member, key, source, &text, error))
+    return FALSE;
+  if (text == NULL)
+    return TRUE;
+  normalized = subagent_isolation_normalize (text, NULL);
+  if (normalized == NULL)
+    return invalid (error, source, key, "an isolation mode name (letters, digits, ‘-’ and ‘_’)");
+  g_free (*out);
+  *out = g_strdup (normalized);
   return TRUE;
+}
+
+static gboolean
+load_auto (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
+{
+  static const char * const known[] = { "git", "other", NULL };
+  g_autoptr(GError) local_error = NULL;
+  JsonObject *object = section (self, root, "auto_isolation", source, &local_error);
+
+  if (local_error != NULL)
+    return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
+  if (object == NULL)
+    return TRUE;
+  warn_unknown_keys (self, object, "auto_isolation", known, source);
+  if (!read_mode (object, "git", "auto_isolation.git", source, &self->auto_git, error) ||
+      !read_mode (object, "other", "auto_isolation.other", source, &self->auto_other, error))
+    return FALSE;
+  if (g_strcmp0 (self->auto_git, SUBAGENT_ISOLATION_AUTO) == 0 || g_strcmp0 (self->auto_other, SUBAGENT_ISOLATION_AUTO) == 0)
+    return invalid (error, source, "auto_isolation", "backends other than auto itself");
+  return TRUE;
+}
+
+static void
+remember_line (SubagentConfig              *self,
+               const SubagentYamlParseInfo *info,
+               const char                  *section_name,
+               const char                  *key)
+{
+  g_autofree char *escaped_section = subagent_yaml_pointer_escape (section_name);
+  g_autofree char *escaped_key = key ? subagent_yaml_pointer_escape (key) : NULL;
+  g_autofree char *pointer = g_strconcat ("/", escaped_section, key ? "/" : NULL, escaped_key, NULL);
+  SubagentYamlMark mark;
+
+  if (subagent_yaml_parse_info_get_mark (info, pointer, &mark) && mark.line > 0)
+    g_hash_table_replace (self->lines, key ? g_strconcat (section_name, "/", key, NULL) : g_strdup (section_name),
+                          GUINT_TO_POINTER (mark.line));
+}
+
+/* Every top-level mapping the framework does not know is a plugin's section. */
+static void
+keep_plugin_sections (SubagentConfig              *self,
+                      JsonObject                  *root,
+                      const char * const          *known,
+                      const SubagentYamlParseInfo *info)
+{
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *node;
+
+  json_object_iter_init (&iter, root);
+  while (json_object_iter_next (&iter, &name, &node))
+    {
+      g_autoptr(GList) members = NULL;
+
+      if (g_strv_contains (known, name))
+        continue;
+      if (!JSON_NODE_HOLDS_OBJECT (node))
+        {
+          add_warning (self, "%s: unknown key “%s” ignored (a plugin's section must be a mapping)",
+                       self->source, name);
+          continue;
+        }
+      g_hash_table_replace (self->sections, g_strdup (name), json_object_ref (json_node_get_object (node)));
+      remember_line (self, info, name, NULL);
+      members = json_object_get_members (json_node_get_object (node));
+      for (GList *l = members; l != NULL; l = l->next)
+        remember_line (self, info, name, l->data);
+    }
 }
 
 /**
@@ -394,6 +473,11 @@ subagent_config_new (void)
 {
   return g_object_new (SUBAGENT_TYPE_CONFIG, NULL);
 }
+
+static SubagentConfig *config_from_json (JsonObject                  *object,
+                                         const char                  *source,
+                                         const SubagentYamlParseInfo *info,
+                                         GError                     **error);
 
 /**
  * subagent_config_new_from_json:
@@ -409,37 +493,29 @@ subagent_config_new_from_json (JsonObject  *object,
                                const char  *source,
                                GError     **error)
 {
-  static const char * const known[] = {
-    "isolation", "permission_mode", "plugins", "runner", "budget", "approvals",
-    "worktree", "snapshot", "docker", NULL
-  };
-  g_autoptr(SubagentConfig) self = subagent_config_new ();
-  g_autofree char *isolation = NULL;
-  g_autofree char *mode = NULL;
-
   g_return_val_if_fail (object != NULL, NULL);
 
+  return config_from_json (object, source, NULL, error);
+}
+
+static SubagentConfig *
+config_from_json (JsonObject                  *object,
+                  const char                  *source,
+                  const SubagentYamlParseInfo *info,
+                  GError                     **error)
+{
+  static const char * const known[] = {
+    "isolation", "permission_mode", "plugins", "runner", "budget", "approvals", "auto_isolation", NULL
+  };
+  g_autoptr(SubagentConfig) self = subagent_config_new ();
+  g_autofree char *mode = NULL;
+
   self->source = g_strdup (source ? source : "configuration");
-  warn_unknown_keys (self, object, NULL, known, self->source);
+  keep_plugin_sections (self, object, known, info);
 
-  if (!read_string (object, "isolation", "isolation", self->source, &isolation, error))
+  /* Spelling only: which modes exist is the plugin registry's to say. */
+  if (!read_mode (object, "isolation", "isolation", self->source, &self->default_isolation, error))
     return NULL;
-  if (isolation != NULL)
-    {
-      gboolean deprecated = FALSE;
-      const char *normalized = subagent_isolation_normalize (isolation, &deprecated);
-
-      if (normalized == NULL)
-        {
-          invalid (error, self->source, "isolation",
-                   "one of shared, worktree, directory-snapshot, docker, auto");
-          return NULL;
-        }
-      if (deprecated)
-        subagent_isolation_warn_deprecated_alias (isolation);
-      g_free (self->default_isolation);
-      self->default_isolation = g_strdup (normalized);
-    }
   if (!read_string (object, "permission_mode", "permission_mode", self->source, &mode, error))
     return NULL;
   if (mode != NULL &&
@@ -455,7 +531,7 @@ subagent_config_new_from_json (JsonObject  *object,
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
-      !load_backend_sections (self, object, self->source, error))
+      !load_auto (self, object, self->source, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -474,10 +550,11 @@ subagent_config_load_file (const char  *path,
 {
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) local_error = NULL;
+  g_auto(SubagentYamlParseInfo) info = { .want_marks = TRUE };
 
   g_return_val_if_fail (path != NULL, NULL);
 
-  node = subagent_yaml_parse_file (path, NULL, &local_error);
+  node = subagent_yaml_parse_file (path, &info, &local_error);
   if (node == NULL)
     {
       g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_PARSE,
@@ -496,7 +573,7 @@ subagent_config_load_file (const char  *path,
                    "%s: the configuration must be a mapping of keys to values", path);
       return NULL;
     }
-  return subagent_config_new_from_json (json_node_get_object (node), path, error);
+  return config_from_json (json_node_get_object (node), path, &info, error);
 }
 
 /**
@@ -600,18 +677,79 @@ subagent_config_get_plugin_path (SubagentConfig *self)
 }
 
 /**
- * subagent_config_get_backend_options:
+ * subagent_config_get_section:
  * @self: a #SubagentConfig
- * @backend: a backend name such as `worktree` or `directory-snapshot`
+ * @name: a plugin's section name (its descriptor's `Section=`)
  *
- * Returns: (transfer none) (nullable): the backend's options section
+ * Returns: (transfer none) (nullable): the section as written, or %NULL
  */
 JsonObject *
-subagent_config_get_backend_options (SubagentConfig *self,
-                                     const char     *backend)
+subagent_config_get_section (SubagentConfig *self,
+                             const char     *name)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
-  return g_hash_table_lookup (self->backend_options, backend);
+  g_return_val_if_fail (name != NULL, NULL);
+  return g_hash_table_lookup (self->sections, name);
+}
+
+/**
+ * subagent_config_list_sections:
+ * @self: a #SubagentConfig
+ *
+ * Returns: (transfer full): the plugin sections of the file, sorted
+ */
+GStrv
+subagent_config_list_sections (SubagentConfig *self)
+{
+  g_autofree const char **names = NULL;
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  guint n = 0;
+
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+
+  names = (const char **) g_hash_table_get_keys_as_array (self->sections, &n);
+  qsort (names, n, sizeof (char *), g_strcmp0_ptr);
+  for (guint i = 0; i < n; i++)
+    g_strv_builder_add (builder, names[i]);
+  return g_strv_builder_end (builder);
+}
+
+/**
+ * subagent_config_get_line:
+ * @self: a #SubagentConfig
+ * @section: a plugin section
+ * @key: (nullable): a key of it, or %NULL for the section itself
+ *
+ * Returns: the 1-based line of @section (or its @key) in the file, 0 when unknown
+ */
+guint
+subagent_config_get_line (SubagentConfig *self,
+                          const char     *section,
+                          const char     *key)
+{
+  g_autofree char *id = NULL;
+
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), 0);
+  g_return_val_if_fail (section != NULL, 0);
+
+  id = key ? g_strconcat (section, "/", key, NULL) : g_strdup (section);
+  return GPOINTER_TO_UINT (g_hash_table_lookup (self->lines, id));
+}
+
+/**
+ * subagent_config_get_auto_isolation:
+ * @self: a #SubagentConfig
+ * @git_work_tree: which choice: inside a git work tree, or anywhere else
+ *
+ * Returns: (transfer none) (nullable): the backend `auto_isolation.git` (or
+ *   `.other`) names, or %NULL to take the descriptors' `Auto=`
+ */
+const char *
+subagent_config_get_auto_isolation (SubagentConfig *self,
+                                    gboolean        git_work_tree)
+{
+  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
+  return git_work_tree ? self->auto_git : self->auto_other;
 }
 
 /**
@@ -704,19 +842,6 @@ subagent_config_get_approval_timeout (SubagentConfig *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), SUBAGENT_DEFAULT_APPROVAL_TIMEOUT_SECONDS);
   return self->approval_timeout;
-}
-
-/**
- * subagent_config_get_hmac_key_file:
- * @self: a #SubagentConfig
- *
- * Returns: (transfer none) (nullable): a key file (mode 0600) that signs approval files
- */
-const char *
-subagent_config_get_hmac_key_file (SubagentConfig *self)
-{
-  g_return_val_if_fail (SUBAGENT_IS_CONFIG (self), NULL);
-  return self->hmac_key_file;
 }
 
 /**

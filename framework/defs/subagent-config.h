@@ -48,9 +48,18 @@ const char            *subagent_config_get_plugin_for_backend (SubagentConfig *s
                                                                const char     *backend);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_plugin_path        (SubagentConfig *self);
-SUBAGENT_AVAILABLE_IN_ALL
-JsonObject            *subagent_config_get_backend_options    (SubagentConfig *self,
-                                                               const char     *backend);
+SUBAGENT_AVAILABLE_IN_0_2
+JsonObject            *subagent_config_get_section            (SubagentConfig *self,
+                                                               const char     *name);
+SUBAGENT_AVAILABLE_IN_0_2
+GStrv                  subagent_config_list_sections          (SubagentConfig *self);
+SUBAGENT_AVAILABLE_IN_0_2
+guint                  subagent_config_get_line               (SubagentConfig *self,
+                                                               const char     *section,
+                                                               const char     *key);
+SUBAGENT_AVAILABLE_IN_0_2
+const char            *subagent_config_get_auto_isolation     (SubagentConfig *self,
+                                                               gboolean        git_work_tree);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_runner_command     (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
@@ -65,8 +74,6 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char            *subagent_config_get_approval_sink      (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 guint                  subagent_config_get_approval_timeout   (SubagentConfig *self);
-SUBAGENT_AVAILABLE_IN_ALL
-const char            *subagent_config_get_hmac_key_file      (SubagentConfig *self);
 SUBAGENT_AVAILABLE_IN_ALL
 const char * const    *subagent_config_get_warnings           (SubagentConfig *self);
 

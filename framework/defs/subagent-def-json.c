@@ -435,8 +435,8 @@ parse_field (const Field *field,
         if (holds (node, G_TYPE_STRING))
           mode = g_strstrip (g_ascii_strdown (json_node_get_string (node), -1));
         if (mode == NULL || !subagent_def_isolation_is_known (*mode ? mode : SUBAGENT_DEF_DEFAULT_ISOLATION))
-          return fail (problem, NULL, "field “%s” must be one of shared, worktree, directory-snapshot, docker, "
-                       "auto (or the deprecated container); not %s", key, what);
+          return fail (problem, NULL, "field “%s” must name an isolation mode: shared, auto, or a backend "
+                       "an installed plugin provides (letters, digits, ‘-’ and ‘_’); not %s", key, what);
         g_value_init (value, G_TYPE_STRING);
         g_value_set_string (value, mode);
         return TRUE;

@@ -24,7 +24,8 @@ SubagentDef *subagent_def_new_from_json_full (JsonObject  *object,
 
 /* The keys subagent_def_new_from_json_full() reads. */
 gboolean     subagent_def_json_is_known_key  (const char *key);
-/* shared, worktree, directory-snapshot, docker, auto, container. */
+/* Whether @mode is spelled as a mode name (subagent_isolation_normalize()'s
+ * form); which modes exist is the plugin registry's to say. */
 gboolean     subagent_def_isolation_is_known (const char *mode);
 
 G_END_DECLS

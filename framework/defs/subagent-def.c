@@ -83,10 +83,6 @@ static GParamSpec *properties[N_PROPS];
 
 #define NAME_MAX_LEN 128
 
-static const char * const isolation_modes[] = {
-  "shared", "worktree", "directory-snapshot", "docker", "auto", "container", NULL
-};
-
 static void
 subagent_def_finalize (GObject *object)
 {
@@ -120,8 +116,8 @@ subagent_def_constructed (GObject *object)
     g_critical ("SubagentDef: name “%s” is not valid; use 1 to %d of [A-Za-z0-9_-]",
                 self->name ? self->name : "(null)", NAME_MAX_LEN);
   if (!subagent_def_isolation_is_known (self->isolation))
-    g_critical ("SubagentDef “%s”: isolation “%s” is not one of shared, worktree, "
-                "directory-snapshot, docker, auto, container", self->name, self->isolation);
+    g_critical ("SubagentDef “%s”: isolation “%s” cannot name a mode: use letters, digits, "
+                "‘-’ and ‘_’", self->name, self->isolation);
 }
 
 static void
@@ -299,8 +295,9 @@ subagent_def_class_init (SubagentDefClass *klass)
   /**
    * SubagentDef:isolation:
    *
-   * The workspace isolation: `shared`, `worktree`, `directory-snapshot`,
-   * `docker`, `auto`, or the deprecated `container`.
+   * The workspace isolation: `shared`, `auto`, or a backend an installed
+   * plugin provides (its descriptor's `Provides=`), as spelled here; which
+   * exist is checked when the definition runs (and by `subagentctl defs --check`).
    */
   properties[PROP_ISOLATION] =
     g_param_spec_string ("isolation", NULL, NULL, SUBAGENT_DEF_DEFAULT_ISOLATION, CONSTRUCT_FLAGS);
@@ -384,12 +381,15 @@ subagent_def_init (SubagentDef *self)
 {
 }
 
-/* A static list on purpose: the catalog must not depend on which isolation
- * plugins are installed. */
+/* Spelling only, on purpose: the catalog must not depend on which isolation
+ * plugins are installed; the manager (and `subagentctl defs --check`) ask
+ * the plugin registry whether the mode exists here. */
 gboolean
 subagent_def_isolation_is_known (const char *mode)
 {
-  return mode != NULL && g_strv_contains (isolation_modes, mode);
+  const char *normalized = mode ? subagent_isolation_normalize (mode, NULL) : NULL;
+
+  return normalized != NULL && g_str_equal (normalized, mode);
 }
 
 /**

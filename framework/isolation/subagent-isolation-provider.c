@@ -110,6 +110,17 @@ subagent_isolation_provider_real_spawnv (SubagentIsolationProvider  *self,
   return _subagent_isolation_spawn_on_host (context, argv, envp, flags, error);
 }
 
+static SubagentReclaimOutcome
+subagent_isolation_provider_real_reclaim (SubagentIsolationProvider  *self,
+                                          const char                 *root,
+                                          JsonObject                 *record,
+                                          SubagentReclaimFlags        flags,
+                                          char                      **reason)
+{
+  *reason = g_strdup_printf ("isolation backend %s reclaims no leftovers", G_OBJECT_TYPE_NAME (self));
+  return SUBAGENT_RECLAIM_SKIPPED;
+}
+
 G_GNUC_INTERNAL gboolean _subagent_isolation_provider_spawns_on_host (SubagentIsolationProvider *provider);
 
 /* TRUE when @provider keeps the default spawnv (a process on the host). */
@@ -126,6 +137,7 @@ subagent_isolation_provider_default_init (SubagentIsolationProviderInterface *if
   iface->prepare_async = subagent_isolation_provider_real_prepare_async;
   iface->prepare_finish = subagent_isolation_provider_real_prepare_finish;
   iface->spawnv = subagent_isolation_provider_real_spawnv;
+  iface->reclaim = subagent_isolation_provider_real_reclaim;
 }
 
 GSubprocess *
@@ -293,6 +305,49 @@ subagent_isolation_provider_prepare_finish (SubagentIsolationProvider  *self,
   return SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self)->prepare_finish (self, result, error);
 }
 
+/**
+ * subagent_isolation_provider_reclaim:
+ * @self: a #SubagentIsolationProvider
+ * @root: the workspace root the owner record lies under
+ * @record: an owner record (subagent_owner_record_load()) of a kind the
+ *   backend's descriptor lists in `Leftovers=`, whose owner is dead
+ * @flags: #SubagentReclaimFlags
+ * @reason: (out) (optional) (nullable) (transfer full): why it was skipped or
+ *   failed, or a note such as "already gone"
+ *
+ * Removes what a dead run left behind: the workspace @record names, but only
+ * once the backend has verified it is that record's (a marker with its
+ * session key, a branch of ours, a label). It does not check that the owner
+ * is dead (subagent_owner_is_alive() is the caller's) and does not remove
+ * the record: the caller does, after %SUBAGENT_RECLAIM_REMOVED. Blocks.
+ *
+ * Returns: what became of the leftover
+ */
+SubagentReclaimOutcome
+subagent_isolation_provider_reclaim (SubagentIsolationProvider  *self,
+                                     const char                 *root,
+                                     JsonObject                 *record,
+                                     SubagentReclaimFlags        flags,
+                                     char                      **reason)
+{
+  SubagentIsolationProviderInterface *iface;
+  g_autofree char *local_reason = NULL;
+  SubagentReclaimOutcome outcome;
+
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_PROVIDER (self), SUBAGENT_RECLAIM_FAILED);
+  g_return_val_if_fail (root != NULL, SUBAGENT_RECLAIM_FAILED);
+  g_return_val_if_fail (record != NULL, SUBAGENT_RECLAIM_FAILED);
+
+  iface = SUBAGENT_ISOLATION_PROVIDER_GET_IFACE (self);
+  outcome = (iface->reclaim ? iface->reclaim : subagent_isolation_provider_real_reclaim)
+              (self, root, record, flags, &local_reason);
+  if (outcome != SUBAGENT_RECLAIM_REMOVED && local_reason == NULL)
+    local_reason = g_strdup_printf ("isolation backend %s gave no reason", G_OBJECT_TYPE_NAME (self));
+  if (reason != NULL)
+    *reason = g_steal_pointer (&local_reason);
+  return outcome;
+}
+
 /* ------------------------------------------------------------------------ */
 
 /**
@@ -422,40 +477,28 @@ subagent_shared_isolation_new (void)
 
 /* ------------------------------------------------------------------------ */
 
-static const char * const canonical_modes[] = {
-  SUBAGENT_ISOLATION_SHARED,
-  SUBAGENT_ISOLATION_WORKTREE,
-  SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
-  SUBAGENT_ISOLATION_DOCKER,
-  SUBAGENT_ISOLATION_AUTO,
-};
-
-static const struct {
-  const char *alias;
-  const char *mode;
-} deprecated_aliases[] = {
-  { "container", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT },
-};
-
 /**
  * subagent_isolation_normalize:
  * @value: (nullable): an isolation mode as a user wrote it
- * @is_deprecated_alias: (out) (optional): set to whether @value was a deprecated alias
+ * @is_deprecated_alias: (out) (optional): set to whether @value is the
+ *   deprecated alias `container`
  *
- * Normalizes an isolation mode: trims it and ignores ASCII case. %NULL, empty
- * and blank mean `shared`. The deprecated alias `container` gives
- * `directory-snapshot` and sets @is_deprecated_alias; this function stays
- * silent about it, callers warn with
- * subagent_isolation_warn_deprecated_alias().
+ * Normalizes how an isolation mode is written: trims it and ignores ASCII
+ * case. %NULL, empty and blank mean `shared`. This checks the spelling only
+ * (1 to 128 of `[a-z0-9_-]`): which modes exist depends on the plugins
+ * installed, see subagent_plugin_registry_resolve_isolation(). The alias
+ * `container` is returned as is, with @is_deprecated_alias set; the registry
+ * knows which backend it stands for.
  *
- * Returns: (nullable): the canonical, interned mode name (`shared`, `worktree`,
- *   `directory-snapshot`, `docker` or `auto`), or %NULL if @value names none
+ * Returns: (nullable): the interned, lower-case mode name, or %NULL if
+ *   @value cannot name a mode
  */
 const char *
 subagent_isolation_normalize (const char *value,
                               gboolean   *is_deprecated_alias)
 {
   g_autofree char *text = NULL;
+  gsize len = 0;
 
   if (is_deprecated_alias != NULL)
     *is_deprecated_alias = FALSE;
@@ -466,38 +509,33 @@ subagent_isolation_normalize (const char *value,
   if (*text == '\0')
     return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
 
-  for (guint i = 0; i < G_N_ELEMENTS (canonical_modes); i++)
-    if (g_str_equal (text, canonical_modes[i]))
-      return g_intern_static_string (canonical_modes[i]);
-  for (guint i = 0; i < G_N_ELEMENTS (deprecated_aliases); i++)
-    if (g_str_equal (text, deprecated_aliases[i].alias))
-      {
-        if (is_deprecated_alias != NULL)
-          *is_deprecated_alias = TRUE;
-        return g_intern_static_string (deprecated_aliases[i].mode);
-      }
-  return NULL;
+  for (const char *p = text; *p; p++, len++)
+    if ((!g_ascii_isalnum (*p) && *p != '-' && *p != '_') || len >= 128)
+      return NULL;
+  if (is_deprecated_alias != NULL)
+    *is_deprecated_alias = g_str_equal (text, SUBAGENT_ISOLATION_CONTAINER_ALIAS);
+  return g_intern_string (text);
 }
 
 /**
  * subagent_isolation_warn_deprecated_alias:
- * @value: an isolation mode as a user wrote it
+ * @value: a deprecated isolation alias as a user wrote it
+ * @replacement: the backend it stands for
  *
- * Logs a warning (domain `Subagent`) that @value is a deprecated isolation
- * alias and names its replacement. Does nothing if @value is not one.
+ * Logs a warning (domain `Subagent`) that @value is deprecated and names
+ * @replacement.
  */
 void
-subagent_isolation_warn_deprecated_alias (const char *value)
+subagent_isolation_warn_deprecated_alias (const char *value,
+                                          const char *replacement)
 {
   g_autofree char *text = NULL;
 
   g_return_if_fail (value != NULL);
+  g_return_if_fail (replacement != NULL);
 
   text = g_strstrip (g_ascii_strdown (value, -1));
-  for (guint i = 0; i < G_N_ELEMENTS (deprecated_aliases); i++)
-    if (g_str_equal (text, deprecated_aliases[i].alias))
-      g_warning ("isolation mode “%s” is deprecated; use “%s”",
-                 deprecated_aliases[i].alias, deprecated_aliases[i].mode);
+  g_warning ("isolation mode “%s” is deprecated; use “%s”", text, replacement);
 }
 
 static gpointer
@@ -508,24 +546,24 @@ init_libgit2 (gpointer data)
 }
 
 /**
- * subagent_isolation_resolve_auto:
+ * subagent_isolation_is_git_work_tree:
  * @parent_root: (nullable): the parent's workspace root
  *
- * Resolves the `auto` mode: `worktree` when @parent_root is inside a git work
- * tree (searching upwards; a bare repository is not a work tree), else
- * `directory-snapshot`. Opens the repository, so it touches the disk.
+ * Whether @parent_root is inside a git work tree (searching upwards; a bare
+ * repository is not a work tree): the question the `auto` isolation mode
+ * asks. Opens the repository, so it touches the disk.
  *
- * Returns: the canonical, interned mode name
+ * Returns: %TRUE inside a git work tree
  */
-const char *
-subagent_isolation_resolve_auto (const char *parent_root)
+gboolean
+subagent_isolation_is_git_work_tree (const char *parent_root)
 {
   static GOnce libgit2_once = G_ONCE_INIT;
   git_repository *repo = NULL;
   gboolean work_tree = FALSE;
 
   if (parent_root == NULL || *parent_root == '\0')
-    return g_intern_static_string (SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT);
+    return FALSE;
 
   g_once (&libgit2_once, init_libgit2, NULL);
   if (git_repository_open_ext (&repo, parent_root, 0, NULL) == 0)
@@ -539,9 +577,7 @@ subagent_isolation_resolve_auto (const char *parent_root)
       g_debug ("auto isolation: %s is not in a git work tree (%s)",
                parent_root, e != NULL ? e->message : "no repository");
     }
-
-  return g_intern_static_string (work_tree ? SUBAGENT_ISOLATION_WORKTREE
-                                           : SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT);
+  return work_tree;
 }
 
 static gboolean

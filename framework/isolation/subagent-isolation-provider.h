@@ -12,6 +12,8 @@
 
 #include <gio/gio.h>
 
+#include <json-glib/json-glib.h>
+
 #include "subagent-isolation-context.h"
 #include "subagent-isolation-request.h"
 
@@ -29,6 +31,11 @@ G_DECLARE_INTERFACE (SubagentIsolationProvider, subagent_isolation_provider, SUB
  * @prepare_finish: finishes @prepare_async
  * @cleanup: removes what @prepare made; must never fail, be safe to call twice, and log what it could not remove
  * @spawnv: starts a process inside the isolation; the default runs it on the host with cwd = child root
+ * @reclaim: removes the workspace an owner record names, whose owner is dead,
+ *   after checking it is verifiably that record's; sets *reason to a line for
+ *   people when it skips, fails or finds the resource already gone. The
+ *   default skips: "this backend leaves nothing behind". The caller removes
+ *   the record after %SUBAGENT_RECLAIM_REMOVED.
  *
  * The virtual methods of #SubagentIsolationProvider.
  */
@@ -58,9 +65,14 @@ struct _SubagentIsolationProviderInterface
                                                 const char * const         *envp,
                                                 GSubprocessFlags            flags,
                                                 GError                    **error);
+  SubagentReclaimOutcome     (*reclaim)        (SubagentIsolationProvider  *self,
+                                                const char                 *root,
+                                                JsonObject                 *record,
+                                                SubagentReclaimFlags        flags,
+                                                char                      **reason);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 SUBAGENT_AVAILABLE_IN_ALL
@@ -81,6 +93,12 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentIsolationContext *subagent_isolation_provider_prepare_finish (SubagentIsolationProvider  *self,
                                                                       GAsyncResult               *result,
                                                                       GError                    **error);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentReclaimOutcome    subagent_isolation_provider_reclaim        (SubagentIsolationProvider  *self,
+                                                                      const char                 *root,
+                                                                      JsonObject                 *record,
+                                                                      SubagentReclaimFlags        flags,
+                                                                      char                      **reason);
 
 /* The built-in `shared` backend: the child works in the parent's root. */
 #define SUBAGENT_TYPE_SHARED_ISOLATION (subagent_shared_isolation_get_type ())
@@ -90,20 +108,36 @@ G_DECLARE_FINAL_TYPE (SubagentSharedIsolation, subagent_shared_isolation, SUBAGE
 SUBAGENT_AVAILABLE_IN_ALL
 SubagentIsolationProvider *subagent_shared_isolation_new (void);
 
-/* Mode names and session keys (reference 001). */
+/* The built-in mode names; every other one is a plugin's (`Provides=`). */
+/**
+ * SUBAGENT_ISOLATION_SHARED:
+ *
+ * The built-in backend: the child works in the parent's root.
+ */
 #define SUBAGENT_ISOLATION_SHARED "shared"
-#define SUBAGENT_ISOLATION_WORKTREE "worktree"
-#define SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT "directory-snapshot"
-#define SUBAGENT_ISOLATION_DOCKER "docker"
+/**
+ * SUBAGENT_ISOLATION_AUTO:
+ *
+ * The built-in choice: the backend `config.yaml` (`auto_isolation`) or the
+ * installed descriptors (`Auto=`) name for a git work tree, or for anywhere else.
+ */
 #define SUBAGENT_ISOLATION_AUTO "auto"
+/**
+ * SUBAGENT_ISOLATION_CONTAINER_ALIAS:
+ *
+ * The deprecated alias `container`; the backend it stands for is the one
+ * whose descriptor lists it in `Aliases=`.
+ */
+#define SUBAGENT_ISOLATION_CONTAINER_ALIAS "container"
 
 SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_isolation_normalize (const char *value,
                                           gboolean   *is_deprecated_alias);
-SUBAGENT_AVAILABLE_IN_ALL
-void        subagent_isolation_warn_deprecated_alias (const char *value);
-SUBAGENT_AVAILABLE_IN_ALL
-const char *subagent_isolation_resolve_auto (const char *parent_root);
+SUBAGENT_AVAILABLE_IN_0_2
+void        subagent_isolation_warn_deprecated_alias (const char *value,
+                                                      const char *replacement);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_isolation_is_git_work_tree (const char *parent_root);
 SUBAGENT_AVAILABLE_IN_ALL
 char       *subagent_isolation_new_session_key (const char *parent_run_id,
                                                 const char *def_name);

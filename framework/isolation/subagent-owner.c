@@ -25,7 +25,9 @@
  * worktree, a snapshot directory, a container) writes an owner record right
  * after making it, at `<root>/.subagent/owners/<session_key>.json`, and
  * removes the record after cleaning up. A record that outlives its process
- * marks a leftover: `subagentctl prune` reclaims it.
+ * marks a leftover: `subagentctl prune` reclaims it through the provider of
+ * the plugin whose descriptor lists the record's `kind` in `Leftovers=`
+ * (subagent_isolation_provider_reclaim()).
  *
  * A record holds `kind`, `resource`, `session_key`, `pid`, `pid_start_time`
  * (field 22 of `/proc/<pid>/stat`, so a reused process id is told apart),
@@ -43,13 +45,19 @@
 
 static const char * const required_keys[] = { "kind", "resource", "session_key" };
 
+/* A kind is a backend's word for what it made (the plugin whose descriptor
+ * lists it in Leftovers= reclaims it): the framework knows none of them. */
 static gboolean
 kind_is_valid (const char *kind)
 {
-  return kind != NULL &&
-         (g_str_equal (kind, SUBAGENT_OWNER_KIND_WORKTREE) ||
-          g_str_equal (kind, SUBAGENT_OWNER_KIND_SNAPSHOT) ||
-          g_str_equal (kind, SUBAGENT_OWNER_KIND_CONTAINER));
+  gsize len = 0;
+
+  if (kind == NULL || !g_ascii_isalpha (*kind))
+    return FALSE;
+  for (const char *p = kind; *p; p++, len++)
+    if ((!g_ascii_islower (*p) && !g_ascii_isdigit (*p) && *p != '-' && *p != '_') || len >= 64)
+      return FALSE;
+  return TRUE;
 }
 
 static char *
@@ -167,7 +175,9 @@ subagent_owner_record_path (const char *root,
  * subagent_owner_record_save:
  * @root: the workspace root (the parent's root); must exist
  * @session_key: the session key of the isolation (`[A-Za-z0-9_-]`)
- * @kind: `worktree`, `snapshot` or `container`
+ * @kind: what the backend made, in its own words (`worktree`, `snapshot`,
+ *   `container`...: 1 to 64 of `[a-z0-9_-]`, starting with a letter); the
+ *   plugin whose descriptor lists @kind in `Leftovers=` reclaims it
  * @resource: the worktree or snapshot path, or the container id
  * @parent_run_id: (nullable): the parent run that asked for it
  * @extra: (nullable): a backend's own data, kept as the record's `extra` member
@@ -214,7 +224,7 @@ subagent_owner_record_save (const char  *root,
   if (!kind_is_valid (kind))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                   "Invalid owner record kind “%s”: use worktree, snapshot or container",
+                   "Invalid owner record kind “%s”: use 1 to 64 of [a-z0-9_-], starting with a letter",
                    kind ? kind : "");
       return FALSE;
     }

@@ -15,24 +15,6 @@
 
 G_BEGIN_DECLS
 
-/**
- * SUBAGENT_OWNER_KIND_WORKTREE:
- *
- * The owner-record kind of a git worktree (the resource is its path).
- */
-#define SUBAGENT_OWNER_KIND_WORKTREE "worktree"
-/**
- * SUBAGENT_OWNER_KIND_SNAPSHOT:
- *
- * The owner-record kind of a directory snapshot (the resource is its base directory).
- */
-#define SUBAGENT_OWNER_KIND_SNAPSHOT "snapshot"
-/**
- * SUBAGENT_OWNER_KIND_CONTAINER:
- *
- * The owner-record kind of a container (the resource is its id).
- */
-#define SUBAGENT_OWNER_KIND_CONTAINER "container"
 
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean    subagent_owner_record_save   (const char  *root,

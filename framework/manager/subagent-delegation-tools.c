@@ -55,31 +55,35 @@ limit_schema (const char *description)
   return object;
 }
 
+/* The modes this host has, from the installed descriptors (the list is
+ * what the model may choose from; a plugin installed later shows up in the
+ * tools made after it). */
 static JsonObject *
-isolation_schema (void)
+isolation_schema (const char * const *modes)
 {
-  JsonObject *object = typed ("string", "Where the subagent works: shared (the project itself), worktree "
-                                        "(a git worktree), directory-snapshot (a copy), docker, or auto");
-  JsonArray *modes = json_array_new ();
+  g_autofree char *list = g_strjoinv (", ", (char **) modes);
+  g_autofree char *description =
+    g_strdup_printf ("Where the subagent works: shared (the project itself), auto (the backend configured "
+                     "for this project), or another isolation backend installed here (%s)", list);
+  JsonObject *object = typed ("string", description);
+  JsonArray *names = json_array_new ();
 
-  json_array_add_string_element (modes, "shared");
-  json_array_add_string_element (modes, "worktree");
-  json_array_add_string_element (modes, "directory-snapshot");
-  json_array_add_string_element (modes, "docker");
-  json_array_add_string_element (modes, "auto");
-  json_object_set_array_member (object, "enum", modes);
+  for (guint i = 0; modes[i] != NULL; i++)
+    json_array_add_string_element (names, modes[i]);
+  json_object_set_array_member (object, "enum", names);
   return object;
 }
 
 /* max_iterations, max_tool_calls, isolation: every delegation tool takes them. */
 static void
-add_shared_properties (JsonObject *properties)
+add_shared_properties (JsonObject         *properties,
+                       const char * const *modes)
 {
   json_object_set_object_member (properties, "max_iterations",
                                  limit_schema ("Most iterations (turns) the subagent may use"));
   json_object_set_object_member (properties, "max_tool_calls",
                                  limit_schema ("Most tool calls the subagent may make"));
-  json_object_set_object_member (properties, "isolation", isolation_schema ());
+  json_object_set_object_member (properties, "isolation", isolation_schema (modes));
 }
 
 static JsonObject *
@@ -108,17 +112,17 @@ object_schema (JsonObject         *properties,
 }
 
 static JsonObject *
-single_schema (void)
+single_schema (const char * const *modes)
 {
   JsonObject *properties = json_object_new ();
 
   json_object_set_object_member (properties, "task", task_schema ("What the subagent should do, with the context it needs"));
-  add_shared_properties (properties);
+  add_shared_properties (properties, modes);
   return object_schema (properties, (const char * const []) { "task", NULL });
 }
 
 static JsonObject *
-batch_schema (void)
+batch_schema (const char * const *modes)
 {
   JsonObject *properties = json_object_new ();
   JsonObject *item_properties = json_object_new ();
@@ -128,16 +132,16 @@ batch_schema (void)
   json_object_set_object_member (item_properties, "task", task_schema ("What this subagent should do"));
   json_object_set_string_member (def_name, "pattern", "^[A-Za-z0-9_-]+$");
   json_object_set_object_member (item_properties, "def_name", def_name);
-  add_shared_properties (item_properties);
+  add_shared_properties (item_properties, modes);
   json_object_set_int_member (tasks, "minItems", 1);
   json_object_set_object_member (tasks, "items", object_schema (item_properties, (const char * const []) { "task", NULL }));
   json_object_set_object_member (properties, "tasks", tasks);
-  add_shared_properties (properties);
+  add_shared_properties (properties, modes);
   return object_schema (properties, (const char * const []) { "tasks", NULL });
 }
 
 static JsonObject *
-team_schema (void)
+team_schema (const char * const *modes)
 {
   JsonObject *properties = json_object_new ();
   JsonObject *team_name = typed ("string", "The team, from .subagent/teams/");
@@ -145,7 +149,7 @@ team_schema (void)
   json_object_set_string_member (team_name, "pattern", "^[A-Za-z0-9_-]+$");
   json_object_set_object_member (properties, "task", task_schema ("What the team should do"));
   json_object_set_object_member (properties, "team_name", team_name);
-  add_shared_properties (properties);
+  add_shared_properties (properties, modes);
   return object_schema (properties, (const char * const []) { "task", "team_name", NULL });
 }
 
@@ -176,7 +180,8 @@ invalid_arguments (GError    **error,
 /* Checks the members of @arguments against the tool's keys; reads the
  * shared limits into @options. */
 static gboolean
-read_shared (JsonObject          *arguments,
+read_shared (SubagentSupervisor  *self,
+             JsonObject          *arguments,
              const char          *tool,
              const char * const  *allowed,
              SubagentRunOptions  *options,
@@ -207,11 +212,13 @@ read_shared (JsonObject          *arguments,
       !JSON_NODE_HOLDS_NULL (json_object_get_member (arguments, "isolation")))
     {
       JsonNode *node = json_object_get_member (arguments, "isolation");
-      gboolean deprecated;
+      SubagentPluginRegistry *plugins = subagent_manager_get_plugin_registry (self->manager);
+      g_autoptr(GError) mode_error = NULL;
 
-      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING ||
-          subagent_isolation_normalize (json_node_get_string (node), &deprecated) == NULL)
-        return invalid_arguments (error, tool, "“isolation” must be shared, worktree, directory-snapshot, docker or auto");
+      if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
+        return invalid_arguments (error, tool, "“isolation” must be a string");
+      if (subagent_plugin_registry_resolve_isolation (plugins, json_node_get_string (node), NULL, &mode_error) == NULL)
+        return invalid_arguments (error, tool, "%s", mode_error->message);
       subagent_run_options_set_isolation (options, json_node_get_string (node));
     }
   return TRUE;
@@ -353,7 +360,7 @@ run_single (SubagentSupervisor *self,
   g_autoptr(GError) failure = NULL;
   const char *task;
 
-  if (!read_shared (arguments, tool_name, allowed, options, error) ||
+  if (!read_shared (self, arguments, tool_name, allowed, options, error) ||
       (task = required_string (arguments, tool_name, "task", error)) == NULL)
     return NULL;
   subagent_run_options_set_def_name (options, tool->def_name);
@@ -387,7 +394,7 @@ run_batch (SubagentSupervisor *self,
   JsonArray *entries;
   JsonNode *tasks;
 
-  if (!read_shared (arguments, SUBAGENT_TOOL_SUBAGENT_BATCH, allowed, shared, error))
+  if (!read_shared (self, arguments, SUBAGENT_TOOL_SUBAGENT_BATCH, allowed, shared, error))
     return NULL;
   tasks = json_object_get_member (arguments, "tasks");
   if (tasks == NULL || !JSON_NODE_HOLDS_ARRAY (tasks) || json_array_get_length (json_node_get_array (tasks)) == 0)
@@ -444,7 +451,7 @@ run_team (SubagentSupervisor *self,
   const char *task, *team_name;
   const char * const *names;
 
-  if (!read_shared (arguments, SUBAGENT_TOOL_TEAM, allowed, shared, error) ||
+  if (!read_shared (self, arguments, SUBAGENT_TOOL_TEAM, allowed, shared, error) ||
       (task = required_string (arguments, SUBAGENT_TOOL_TEAM, "task", error)) == NULL ||
       (team_name = required_string (arguments, SUBAGENT_TOOL_TEAM, "team_name", error)) == NULL)
     return NULL;
@@ -622,13 +629,16 @@ subagent_delegation_tools_new (SubagentSupervisor *supervisor)
 {
   GPtrArray *tools;
   g_autoptr(GPtrArray) defs = NULL;
+  g_auto(GStrv) modes = NULL;
 
   g_return_val_if_fail (SUBAGENT_IS_SUPERVISOR (supervisor), NULL);
+
+  modes = subagent_plugin_registry_list_isolation_modes (subagent_manager_get_plugin_registry (supervisor->manager));
 
   tools = g_ptr_array_new_with_free_func (g_object_unref);
   g_ptr_array_add (tools, make_tool (supervisor, TOOL_GENERIC, SUBAGENT_TOOL_SUBAGENT,
                                      "Delegate a task to a subagent that works in its own workspace and reports back",
-                                     NULL, single_schema ()));
+                                     NULL, single_schema ((const char * const *) modes)));
   defs = subagent_manager_list_defs (supervisor->manager);
   for (guint i = 0; i < defs->len; i++)
     {
@@ -641,16 +651,16 @@ subagent_delegation_tools_new (SubagentSupervisor *supervisor)
         continue;
       if (description == NULL || *description == '\0')
         description = fallback = g_strdup_printf ("Delegate a task to the “%s” subagent", def_name);
-      g_ptr_array_add (tools, make_tool (supervisor, TOOL_NAMED, name, description, def_name, single_schema ()));
+      g_ptr_array_add (tools, make_tool (supervisor, TOOL_NAMED, name, description, def_name, single_schema ((const char * const *) modes)));
     }
   g_ptr_array_add (tools, make_tool (supervisor, TOOL_BATCH, SUBAGENT_TOOL_SUBAGENT_BATCH,
                                      "Delegate several tasks to subagents that run in parallel; "
                                      "results come back in the order of the tasks",
-                                     NULL, batch_schema ()));
+                                     NULL, batch_schema ((const char * const *) modes)));
   g_ptr_array_add (tools, make_tool (supervisor, TOOL_TEAM, SUBAGENT_TOOL_TEAM,
                                      "Give a task to a team of specialist subagents (from .subagent/teams/) "
                                      "and get their combined answer",
-                                     NULL, team_schema ()));
+                                     NULL, team_schema ((const char * const *) modes)));
   return tools;
 }
 

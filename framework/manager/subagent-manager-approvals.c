@@ -73,29 +73,17 @@ configured_sink (SubagentManager  *self,
                  GError          **error)
 {
   const char *backend = configured_backend (self);
-  const char *key_file = subagent_config_get_hmac_key_file (self->config);
-  g_autoptr(GObject) sink = NULL;
-  GObjectClass *klass;
 
   if (g_str_equal (backend, "none"))
     return NULL;
   if (g_str_equal (backend, "memory"))
     return subagent_memory_approval_sink_new ();
 
-  sink = subagent_plugin_registry_create (self->plugins, SUBAGENT_TYPE_APPROVAL_SINK, backend, error);
-  if (sink == NULL)
-    return NULL;
-  klass = G_OBJECT_GET_CLASS (sink);
-  if (g_object_class_find_property (klass, "root") != NULL)
-    g_object_set (sink, "root", self->root, NULL);
-  if (key_file != NULL && g_object_class_find_property (klass, "key-file") != NULL)
-    {
-      g_autofree char *path = g_path_is_absolute (key_file) ? g_strdup (key_file)
-                                                            : g_build_filename (self->root, key_file, NULL);
-
-      g_object_set (sink, "key-file", path, NULL);
-    }
-  return SUBAGENT_APPROVAL_SINK (g_steal_pointer (&sink));
+  /* The same call as for isolation providers: the workspace root and the
+   * plugin's own config.yaml section (subagent_plugin_configure()). */
+  return SUBAGENT_APPROVAL_SINK (subagent_plugin_registry_create_configured (self->plugins, self->config,
+                                                                             SUBAGENT_TYPE_APPROVAL_SINK,
+                                                                             backend, self->root, error));
 }
 
 SubagentApprovalQueue *

@@ -24,6 +24,7 @@ struct _SubagentManager
 
   GMutex lock;
   GHashTable *sessions;  /* run id → SubagentSession */
+  GHashTable *providers; /* backend → SubagentIsolationProvider, configured for root */
   SubagentSessionLog *session_log;  /* `sessions/<run_id>.jsonl`, made on first use */
 
   /* Approvals (subagent-manager-approvals.c), guarded by approval_lock. */
@@ -70,6 +71,9 @@ typedef struct {
   gboolean keep_workspace;                 /* leave the workspace for follow-ups */
   SubagentIsolationContext *reuse_context; /* run in this kept workspace, no prepare */
   SubagentSession *resume;                 /* a follow-up of this session */
+  /* the child's running totals, from the runner's thread */
+  void (*usage_func) (gpointer data, guint iterations, guint tool_calls, double cost_cents);
+  gpointer usage_data;
   /* out */
   char *workspace_root;                    /* the child root, once prepared */
   gboolean workspace_disposed;             /* a workspace apart from the root was cleaned up */

@@ -141,6 +141,24 @@ resolve_def (SubagentManager     *self,
   return subagent_def_new_from_json (object, subagent_def_get_source_path (def), error);
 }
 
+/* The config.yaml section of the plugin that serves @backend (the pinned
+ * one, else the first that provides it), read from its descriptor. */
+static JsonObject *
+plugin_section (SubagentManager *self,
+                const char      *backend)
+{
+  const char *pin = subagent_config_get_plugin_for_backend (self->config, backend);
+  g_autoptr(SubagentPluginInfo) info = NULL;
+
+  if (g_str_equal (backend, SUBAGENT_ISOLATION_SHARED))
+    return NULL;
+  info = pin ? subagent_plugin_registry_find_plugin (self->plugins, pin, NULL)
+             : subagent_plugin_registry_find_for_backend (self->plugins, SUBAGENT_TYPE_ISOLATION_PROVIDER,
+                                                          backend, NULL);
+  return info ? subagent_config_get_section (self->config, subagent_plugin_info_get_section (info)) : NULL;
+}
+
+/* The request's options: the plugin's section, then the run's overrides. */
 static JsonObject *
 merged_isolation_options (SubagentManager    *self,
                           const char         *isolation,
@@ -148,7 +166,7 @@ merged_isolation_options (SubagentManager    *self,
 {
   JsonObject *merged = json_object_new ();
   JsonObject *layers[2] = {
-    subagent_config_get_backend_options (self->config, isolation),
+    plugin_section (self, isolation),
     options ? subagent_run_options_get_isolation_options (options) : NULL,
   };
 
@@ -167,20 +185,41 @@ merged_isolation_options (SubagentManager    *self,
   return merged;
 }
 
-/* The backend's provider: the plugin config.yaml pins for it, or whichever
- * plugin provides it (shared is built in and maps no module). */
+/* The backend's provider: made from the plugin config.yaml pins for it, or
+ * whichever plugin provides it (shared is built in and maps no module), and
+ * configured for this workspace once; later runs reuse it. */
 static SubagentIsolationProvider *
 isolation_provider_for (SubagentManager  *self,
                         const char       *backend,
                         GError          **error)
 {
-  const char *plugin = subagent_config_get_plugin_for_backend (self->config, backend);
+  SubagentIsolationProvider *provider;
+  g_autoptr(GObject) created = NULL;
 
-  if (plugin == NULL || g_str_equal (backend, SUBAGENT_ISOLATION_SHARED))
-    return subagent_plugin_registry_get_isolation_provider (self->plugins, backend, error);
-  return SUBAGENT_ISOLATION_PROVIDER (subagent_plugin_registry_create_from_plugin (self->plugins, plugin,
-                                                                                   SUBAGENT_TYPE_ISOLATION_PROVIDER,
-                                                                                   backend, error));
+  g_mutex_lock (&self->lock);
+  provider = g_hash_table_lookup (self->providers, backend);
+  if (provider != NULL)
+    g_object_ref (provider);
+  g_mutex_unlock (&self->lock);
+  if (provider != NULL)
+    return provider;
+
+  /* Made unlocked (loading may take a while); the first one stored wins. */
+  created = subagent_plugin_registry_create_configured (self->plugins, self->config,
+                                                        SUBAGENT_TYPE_ISOLATION_PROVIDER, backend,
+                                                        self->root, error);
+  if (created == NULL)
+    return NULL;
+  g_mutex_lock (&self->lock);
+  provider = g_hash_table_lookup (self->providers, backend);
+  if (provider == NULL)
+    {
+      provider = SUBAGENT_ISOLATION_PROVIDER (g_steal_pointer (&created));
+      g_hash_table_insert (self->providers, g_strdup (backend), provider);
+    }
+  g_object_ref (provider);
+  g_mutex_unlock (&self->lock);
+  return provider;
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
@@ -272,23 +311,23 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
   if (requested == NULL || *requested == '\0' || g_str_equal (requested, SUBAGENT_DEF_DEFAULT_ISOLATION))
     requested = (options && subagent_run_options_get_isolation (options)) ? requested
                 : subagent_config_get_default_isolation (self->config);
-  state->isolation = g_strdup (subagent_isolation_normalize (requested, &deprecated));
+  /* Which modes exist is what the installed descriptors say. */
+  state->isolation = g_strdup (subagent_plugin_registry_resolve_isolation (self->plugins, requested, &deprecated, &error));
   if (deprecated)
-    subagent_isolation_warn_deprecated_alias (requested);
-  if (state->isolation == NULL)
-    {
-      g_autofree char *message =
-        g_strdup_printf ("Unknown isolation mode “%s”: use shared, worktree, directory-snapshot, docker or auto",
-                         requested);
-      state->isolation = g_strdup (requested);
-      state->lineage = lineage_for (state);
-      return_error_result (task, state, message);
-      return;
-    }
-  if (g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
+    subagent_isolation_warn_deprecated_alias (requested, state->isolation);
+  if (state->isolation != NULL && g_str_equal (state->isolation, SUBAGENT_ISOLATION_AUTO))
     {
       g_free (state->isolation);
-      state->isolation = g_strdup (subagent_isolation_resolve_auto (self->root));
+      state->isolation = g_strdup (subagent_plugin_registry_resolve_auto (self->plugins, self->config,
+                                                                          subagent_isolation_is_git_work_tree (self->root),
+                                                                          &error));
+    }
+  if (state->isolation == NULL)
+    {
+      state->isolation = g_strdup (requested ? requested : SUBAGENT_ISOLATION_SHARED);
+      state->lineage = lineage_for (state);
+      return_error_result (task, state, error->message);
+      return;
     }
   state->lineage = lineage_for (state);
 
@@ -424,6 +463,19 @@ run_route_approvals (GTask *task_in)
 }
 
 /* The workspace exists (prepared, or kept from an earlier run): run the child. */
+
+/* The runner's running totals, for the supervisor (any thread). The hooks
+ * outlive the run, and the context reports only while it runs. */
+static void
+on_usage (SubagentRunContext *context,
+          guint               iterations,
+          guint               tool_calls,
+          double              cost_cents,
+          SubagentRunHooks   *hooks)
+{
+  hooks->usage_func (hooks->usage_data, iterations, tool_calls, cost_cents);
+}
+
 static void
 run_start (GTask *task_in)
 {
@@ -483,6 +535,8 @@ run_start (GTask *task_in)
                           "batch-index", state->batch_index,
                           "approval-handler", state->approval_handler,
                           NULL);
+  if (state->hooks != NULL && state->hooks->usage_func != NULL)
+    g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
   cancellable = g_task_get_cancellable (task);
   subagent_runner_run_async (runner, context, cancellable, run_finished, g_steal_pointer (&task));
   g_object_unref (runner);

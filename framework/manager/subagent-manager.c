@@ -84,6 +84,7 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->approval_sink);
   g_mutex_clear (&self->approval_lock);
   g_hash_table_unref (self->sessions);
+  g_hash_table_unref (self->providers);
   g_clear_object (&self->session_log);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_manager_parent_class)->finalize (object);
@@ -141,33 +142,6 @@ subagent_manager_set_property (GObject *object, guint prop_id, const GValue *val
     }
 }
 
-/* The plugin search path: SUBAGENT_PLUGIN_PATH, then the configuration's,
- * then the installed directory. */
-static SubagentPluginRegistry *
-plugin_registry_for_config (SubagentConfig *config)
-{
-  const char * const *extra = subagent_config_get_plugin_path (config);
-  const char *env = g_getenv ("SUBAGENT_PLUGIN_PATH");
-  g_autoptr(GStrvBuilder) path = NULL;
-  g_auto(GStrv) dirs = NULL;
-
-  if (extra == NULL || extra[0] == NULL)
-    return g_object_ref (subagent_plugin_registry_get_default ());
-
-  path = g_strv_builder_new ();
-  if (env != NULL && *env != '\0')
-    {
-      g_auto(GStrv) env_dirs = g_strsplit (env, ":", -1);
-      for (guint i = 0; env_dirs[i] != NULL; i++)
-        if (*env_dirs[i] != '\0')
-          g_strv_builder_add (path, env_dirs[i]);
-    }
-  g_strv_builder_addv (path, (const char **) extra);
-  g_strv_builder_add (path, SUBAGENT_PLUGIN_DIR);
-  dirs = g_strv_builder_end (path);
-  return subagent_plugin_registry_new ((const char * const *) dirs);
-}
-
 static gboolean
 subagent_manager_initable_init (GInitable     *initable,
                                 GCancellable  *cancellable,
@@ -201,7 +175,11 @@ subagent_manager_initable_init (GInitable     *initable,
   if (self->catalog == NULL && (self->catalog = subagent_catalog_new_for_root (self->root, error)) == NULL)
     return FALSE;
   if (self->plugins == NULL)
-    self->plugins = plugin_registry_for_config (self->config);
+    self->plugins = subagent_plugin_registry_new_for_config (self->config);
+  /* Each plugin's section against the options its descriptor declares: an
+   * unknown key warns, a wrong type stops here rather than mid-run. */
+  if (!subagent_plugin_registry_validate_config (self->plugins, self->config, NULL, error))
+    return FALSE;
   if (self->tools == NULL)
     self->tools = SUBAGENT_TOOL_REGISTRY (subagent_simple_tool_registry_new ());
   if (self->runner == NULL)
@@ -340,6 +318,7 @@ subagent_manager_init (SubagentManager *self)
   g_mutex_init (&self->lock);
   g_mutex_init (&self->approval_lock);
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
 /**
@@ -542,9 +521,10 @@ subagent_manager_set_permission_mode (SubagentManager        *self,
  *
  * The queue children's approval requests go to, made now if there is none
  * yet: from #SubagentManager:approval-sink, or from the sink `config.yaml`
- * names (`approvals.sink`: `file` loads the approval-file plugin, rooted at
- * the workspace root and signing with `approvals.hmac_key_file`; `memory`
- * is the built-in sink). Its parent run id is the manager's run id.
+ * names (`approvals.sink`: the plugin that provides that backend, made and
+ * configured with the workspace root and its own `config.yaml` section by
+ * subagent_plugin_registry_create_configured(); `memory` is the built-in
+ * sink, `none` means no queue). Its parent run id is the manager's run id.
  *
  * This may load a plugin and read the store: it blocks, so a UI calls it
  * from a worker thread. Runs call it in a worker thread themselves, and

@@ -29,10 +29,30 @@
  * ABI=1.0
  * Version=0.1.0
  * Description=Containers through the docker CLI
+ * Section=docker
+ * Leftovers=container;
+ *
+ * [Option image]
+ * Type=string
+ * Default=busybox
+ * Description=The image children run in
  * ]|
  *
- * `Module` names a file beside the descriptor. All properties are
- * construct-only except #SubagentPluginInfo:is-loaded.
+ * `Module` names a file beside the descriptor. The optional keys:
+ *
+ * - `Section=`: the `config.yaml` section holding the plugin's options
+ *   (default: the plugin's name);
+ * - `Aliases=`: deprecated names that also select the plugin's first backend
+ *   (a run that uses one logs a warning);
+ * - `Auto=`: `git` or `other`: the plugin's first backend is what the `auto`
+ *   isolation mode picks inside a git work tree, or anywhere else, unless
+ *   `config.yaml` says otherwise;
+ * - `Leftovers=`: the owner-record kinds (see subagent_owner_record_save())
+ *   whose leftovers the plugin reclaims (#SubagentIsolationProvider's reclaim);
+ * - one `[Option KEY]` group per option: `Type=` (see #SubagentPluginOption),
+ *   `Default=`, `Description=`.
+ *
+ * All properties are construct-only except #SubagentPluginInfo:is-loaded.
  */
 struct _SubagentPluginInfo
 {
@@ -47,6 +67,11 @@ struct _SubagentPluginInfo
   guint abi_minor;
   char *version;
   char *description;
+  char *section;
+  GStrv aliases;
+  char *auto_role;
+  GStrv leftovers;
+  GPtrArray *options;             /* SubagentPluginOption, in descriptor order */
 
   GMutex load_lock;               /* held while loading; guards the two below */
   SubagentPluginModule *module;   /* set once loading succeeded */
@@ -83,6 +108,11 @@ subagent_plugin_info_finalize (GObject *object)
   g_strfreev (self->provides);
   g_free (self->version);
   g_free (self->description);
+  g_free (self->section);
+  g_strfreev (self->aliases);
+  g_free (self->auto_role);
+  g_strfreev (self->leftovers);
+  g_ptr_array_unref (self->options);
   g_clear_object (&self->module);
   g_clear_error (&self->load_error);
   g_mutex_clear (&self->load_lock);
@@ -221,6 +251,9 @@ static void
 subagent_plugin_info_init (SubagentPluginInfo *self)
 {
   g_mutex_init (&self->load_lock);
+  self->options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+  self->aliases = g_new0 (char *, 1);
+  self->leftovers = g_new0 (char *, 1);
 }
 
 static gboolean
@@ -304,6 +337,92 @@ bad_descriptor (GError    **error,
   return FALSE;
 }
 
+#define OPTION_GROUP_PREFIX "Option "
+
+/* The optional keys of a descriptor (see the type's documentation). */
+typedef struct {
+  char *section;
+  GStrv aliases;
+  char *auto_role;
+  GStrv leftovers;
+  GPtrArray *options;
+} DescriptorExtras;
+
+static void
+descriptor_extras_clear (DescriptorExtras *extras)
+{
+  g_free (extras->section);
+  g_strfreev (extras->aliases);
+  g_free (extras->auto_role);
+  g_strfreev (extras->leftovers);
+  g_clear_pointer (&extras->options, g_ptr_array_unref);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DescriptorExtras, descriptor_extras_clear)
+
+static gboolean
+read_id_list (GKeyFile    *keyfile,
+              const char  *path,
+              const char  *key,
+              GStrv       *out,
+              GError     **error)
+{
+  g_auto(GStrv) list = g_key_file_get_string_list (keyfile, PLUGIN_GROUP, key, NULL, NULL);
+
+  if (list == NULL)
+    return TRUE;
+  for (guint i = 0; list[i] != NULL; i++)
+    if (!is_valid_id (g_strstrip (list[i])))
+      return bad_descriptor (error, path, "%s= has “%s”; names may only use letters, digits, ‘-’ and ‘_’",
+                             key, list[i]);
+  *out = g_steal_pointer (&list);
+  return TRUE;
+}
+
+static gboolean
+read_optional_keys (GKeyFile          *keyfile,
+                    const char        *path,
+                    DescriptorExtras  *extras,
+                    GError           **error)
+{
+  g_auto(GStrv) groups = g_key_file_get_groups (keyfile, NULL);
+
+  extras->section = g_key_file_get_string (keyfile, PLUGIN_GROUP, "Section", NULL);
+  if (extras->section != NULL && !is_valid_id (g_strstrip (extras->section)))
+    return bad_descriptor (error, path, "Section=%s may only use letters, digits, ‘-’ and ‘_’", extras->section);
+  extras->auto_role = g_key_file_get_string (keyfile, PLUGIN_GROUP, "Auto", NULL);
+  if (extras->auto_role != NULL && !g_str_equal (g_strstrip (extras->auto_role), "git")
+      && !g_str_equal (extras->auto_role, "other"))
+    return bad_descriptor (error, path, "Auto=%s must be git (inside a git work tree) or other (anywhere else)",
+                           extras->auto_role);
+  if (!read_id_list (keyfile, path, "Aliases", &extras->aliases, error)
+      || !read_id_list (keyfile, path, "Leftovers", &extras->leftovers, error))
+    return FALSE;
+
+  extras->options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+  for (guint i = 0; groups[i] != NULL; i++)
+    {
+      g_autofree char *type = NULL, *default_value = NULL, *description = NULL;
+      g_autoptr(GError) option_error = NULL;
+      SubagentPluginOption *option;
+      const char *key;
+
+      if (!g_str_has_prefix (groups[i], OPTION_GROUP_PREFIX))
+        continue;
+      key = groups[i] + strlen (OPTION_GROUP_PREFIX);
+      type = g_key_file_get_string (keyfile, groups[i], "Type", NULL);
+      default_value = g_key_file_get_string (keyfile, groups[i], "Default", NULL);
+      description = g_key_file_get_string (keyfile, groups[i], "Description", NULL);
+      if (subagent_plugin_options_find (extras->options, key) != NULL)
+        return bad_descriptor (error, path, "declares option “%s” twice", key);
+      option = subagent_plugin_option_new (key, type ? g_strstrip (type) : NULL, default_value, description,
+                                           &option_error);
+      if (option == NULL)
+        return bad_descriptor (error, path, "[%s]: %s", groups[i], option_error->message);
+      g_ptr_array_add (extras->options, option);
+    }
+  return TRUE;
+}
+
 /**
  * subagent_plugin_info_new_from_file:
  * @path: a `.plugin` descriptor
@@ -328,6 +447,8 @@ subagent_plugin_info_new_from_file (const char  *path,
   g_auto(GStrv) provides = NULL;
   g_auto(GStrv) module_parts = NULL;
   guint abi_major = 0, abi_minor = 0;
+  g_auto(DescriptorExtras) extras = { NULL };
+  SubagentPluginInfo *info;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -400,12 +521,15 @@ subagent_plugin_info_new_from_file (const char  *path,
         return NULL;
       }
 
+  if (!read_optional_keys (keyfile, abs_path, &extras, error))
+    return NULL;
+
   version = g_key_file_get_string (keyfile, PLUGIN_GROUP, "Version", NULL);
   description = g_key_file_get_string (keyfile, PLUGIN_GROUP, "Description", NULL);
   dir = g_path_get_dirname (abs_path);
   module_path = g_build_filename (dir, module, NULL);
 
-  return g_object_new (SUBAGENT_TYPE_PLUGIN_INFO,
+  info = g_object_new (SUBAGENT_TYPE_PLUGIN_INFO,
                        "name", name,
                        "descriptor-path", abs_path,
                        "module-path", module_path,
@@ -416,6 +540,20 @@ subagent_plugin_info_new_from_file (const char  *path,
                        "version", version,
                        "description", description,
                        NULL);
+  info->section = extras.section ? g_steal_pointer (&extras.section) : g_strdup (name);
+  if (extras.aliases != NULL)
+    {
+      g_strfreev (info->aliases);
+      info->aliases = g_steal_pointer (&extras.aliases);
+    }
+  info->auto_role = g_steal_pointer (&extras.auto_role);
+  if (extras.leftovers != NULL)
+    {
+      g_strfreev (info->leftovers);
+      info->leftovers = g_steal_pointer (&extras.leftovers);
+    }
+  g_ptr_array_extend_and_steal (info->options, g_steal_pointer (&extras.options));
+  return info;
 }
 
 /**
@@ -581,6 +719,88 @@ subagent_plugin_info_is_loaded (SubagentPluginInfo *self)
   return subagent_plugin_info_get_module (self) != NULL;
 }
 
+/**
+ * subagent_plugin_info_get_section:
+ * @self: a #SubagentPluginInfo
+ *
+ * Returns: the `config.yaml` section holding the plugin's options
+ *   (`Section=`, else the plugin's name)
+ */
+const char *
+subagent_plugin_info_get_section (SubagentPluginInfo *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
+  return self->section;
+}
+
+/**
+ * subagent_plugin_info_get_aliases:
+ * @self: a #SubagentPluginInfo
+ *
+ * Returns: (transfer none) (array zero-terminated=1): deprecated names of the
+ *   plugin's first backend (`Aliases=`; maybe empty)
+ */
+const char * const *
+subagent_plugin_info_get_aliases (SubagentPluginInfo *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
+  return (const char * const *) self->aliases;
+}
+
+/**
+ * subagent_plugin_info_get_auto:
+ * @self: a #SubagentPluginInfo
+ *
+ * Returns: (nullable): `git` or `other` when the plugin's first backend is a
+ *   default choice of the `auto` isolation mode (`Auto=`)
+ */
+const char *
+subagent_plugin_info_get_auto (SubagentPluginInfo *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
+  return self->auto_role;
+}
+
+/**
+ * subagent_plugin_info_get_leftovers:
+ * @self: a #SubagentPluginInfo
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the owner-record kinds
+ *   the plugin reclaims (`Leftovers=`; maybe empty)
+ */
+const char * const *
+subagent_plugin_info_get_leftovers (SubagentPluginInfo *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
+  return (const char * const *) self->leftovers;
+}
+
+/**
+ * subagent_plugin_info_get_options:
+ * @self: a #SubagentPluginInfo
+ *
+ * Lists the options the descriptor declares (`[Option KEY]` groups), in
+ * the order written, without loading the module.
+ *
+ * Returns: (transfer container) (element-type SubagentPluginOption): the options
+ */
+GPtrArray *
+subagent_plugin_info_get_options (SubagentPluginInfo *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
+  return g_ptr_array_ref (self->options);
+}
+
+static JsonArray *
+strv_to_array (GStrv strv)
+{
+  JsonArray *array = json_array_new ();
+
+  for (guint i = 0; strv != NULL && strv[i] != NULL; i++)
+    json_array_add_string_element (array, strv[i]);
+  return array;
+}
+
 static void
 set_string_or_null (JsonObject *object,
                     const char *member,
@@ -598,7 +818,9 @@ set_string_or_null (JsonObject *object,
  *
  * Describes the plugin as JSON: `name`, `version`, `description`,
  * `interface`, `provides` (array), `abi` ("MAJOR.MINOR"), `descriptor`,
- * `module` and `loaded`. Absent optional values are `null`.
+ * `module`, `loaded`, `section`, `aliases`, `auto`, `leftovers` and
+ * `options` (an array of subagent_plugin_option_to_json() objects). Absent
+ * optional values are `null`.
  *
  * Returns: (transfer full): a new JSON object
  */
@@ -607,7 +829,7 @@ subagent_plugin_info_to_json (SubagentPluginInfo *self)
 {
   g_autofree char *abi = NULL;
   JsonObject *object;
-  JsonArray *provides;
+  JsonArray *provides, *options;
 
   g_return_val_if_fail (SUBAGENT_IS_PLUGIN_INFO (self), NULL);
 
@@ -625,6 +847,14 @@ subagent_plugin_info_to_json (SubagentPluginInfo *self)
   json_object_set_string_member (object, "descriptor", self->descriptor_path);
   json_object_set_string_member (object, "module", self->module_path);
   json_object_set_boolean_member (object, "loaded", subagent_plugin_info_is_loaded (self));
+  json_object_set_string_member (object, "section", self->section);
+  json_object_set_array_member (object, "aliases", strv_to_array (self->aliases));
+  set_string_or_null (object, "auto", self->auto_role);
+  json_object_set_array_member (object, "leftovers", strv_to_array (self->leftovers));
+  options = json_array_new ();
+  for (guint i = 0; i < self->options->len; i++)
+    json_array_add_object_element (options, subagent_plugin_option_to_json (g_ptr_array_index (self->options, i)));
+  json_object_set_array_member (object, "options", options);
   return object;
 }
 

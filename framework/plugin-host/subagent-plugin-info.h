@@ -48,6 +48,16 @@ SUBAGENT_AVAILABLE_IN_ALL
 gboolean              subagent_plugin_info_is_loaded          (SubagentPluginInfo  *self);
 SUBAGENT_AVAILABLE_IN_ALL
 SubagentPluginModule *subagent_plugin_info_get_module         (SubagentPluginInfo  *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char           *subagent_plugin_info_get_section        (SubagentPluginInfo *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const   *subagent_plugin_info_get_aliases        (SubagentPluginInfo *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char           *subagent_plugin_info_get_auto           (SubagentPluginInfo *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const   *subagent_plugin_info_get_leftovers      (SubagentPluginInfo *self);
+SUBAGENT_AVAILABLE_IN_0_2
+GPtrArray            *subagent_plugin_info_get_options        (SubagentPluginInfo *self);
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject           *subagent_plugin_info_to_json            (SubagentPluginInfo  *self);
 

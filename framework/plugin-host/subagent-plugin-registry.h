@@ -12,6 +12,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-config.h"
 #include "subagent-isolation-provider.h"
 #include "subagent-plugin.h"
 #include "subagent-plugin-info.h"
@@ -63,5 +64,40 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentIsolationProvider *subagent_plugin_registry_get_isolation_provider (SubagentPluginRegistry *self,
                                                                             const char             *backend,
                                                                             GError                **error);
+
+/* What the descriptors say about backends (subagent-plugin-registry-backends.c). */
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentPluginRegistry    *subagent_plugin_registry_new_for_config       (SubagentConfig          *config);
+SUBAGENT_AVAILABLE_IN_0_2
+GStrv                      subagent_plugin_registry_list_isolation_modes (SubagentPluginRegistry  *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char                *subagent_plugin_registry_resolve_isolation    (SubagentPluginRegistry  *self,
+                                                                          const char              *value,
+                                                                          gboolean                *is_deprecated_alias,
+                                                                          GError                 **error);
+SUBAGENT_AVAILABLE_IN_0_2
+const char                *subagent_plugin_registry_resolve_auto         (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          gboolean                 git_work_tree,
+                                                                          GError                 **error);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentPluginInfo        *subagent_plugin_registry_find_for_leftovers   (SubagentPluginRegistry  *self,
+                                                                          const char              *kind,
+                                                                          GError                 **error);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentPluginInfo        *subagent_plugin_registry_find_for_section     (SubagentPluginRegistry  *self,
+                                                                          const char              *section);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean                   subagent_plugin_registry_validate_config      (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          GStrv                   *warnings,
+                                                                          GError                 **error);
+SUBAGENT_AVAILABLE_IN_0_2
+GObject                   *subagent_plugin_registry_create_configured    (SubagentPluginRegistry  *self,
+                                                                          SubagentConfig          *config,
+                                                                          GType                    interface_type,
+                                                                          const char              *backend,
+                                                                          const char              *root,
+                                                                          GError                 **error);
 
 G_END_DECLS

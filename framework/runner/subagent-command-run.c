@@ -301,9 +301,14 @@ apply_usage (RunState   *state,
       g_debug ("Child %s: ignoring a usage report: %s", state->label, error->message);
       return FALSE;
     }
-  state->iterations = MAX (state->iterations, (guint) iterations);
-  state->tool_calls = MAX (state->tool_calls, (guint) tool_calls);
-  state->cost_cents = MAX (state->cost_cents, cost);
+  if ((guint) iterations > state->iterations || (guint) tool_calls > state->tool_calls || cost > state->cost_cents)
+    {
+      state->iterations = MAX (state->iterations, (guint) iterations);
+      state->tool_calls = MAX (state->tool_calls, (guint) tool_calls);
+      state->cost_cents = MAX (state->cost_cents, cost);
+      /* Running totals, for hosts that show them while the child works. */
+      subagent_run_context_report_usage (state->context, state->iterations, state->tool_calls, state->cost_cents);
+    }
   return TRUE;
 }
 

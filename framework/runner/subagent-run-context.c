@@ -43,6 +43,8 @@ struct _SubagentRunContext
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
 
+static guint usage_signal;
+
 enum {
   PROP_0,
   PROP_TASK,
@@ -407,6 +409,22 @@ subagent_run_context_class_init (SubagentRunContextClass *klass)
     g_param_spec_object ("approval-handler", NULL, NULL, G_TYPE_OBJECT, flags);
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  /**
+   * SubagentRunContext::usage:
+   * @self: the run context
+   * @iterations: iterations so far
+   * @tool_calls: tool calls so far
+   * @cost_cents: cost so far, in cents
+   *
+   * The runner reported the child's running totals (see
+   * subagent_run_context_report_usage()). Emitted in the thread that
+   * reported, which may be any thread: handlers must be thread-safe.
+   *
+   * Since: 0.2
+   */
+  usage_signal = g_signal_new ("usage", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                               G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_DOUBLE);
 }
 
 static void
@@ -608,4 +626,30 @@ subagent_run_context_get_approval_handler (SubagentRunContext *self)
 {
   g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
   return self->approval_handler;
+}
+
+/**
+ * subagent_run_context_report_usage:
+ * @self: a #SubagentRunContext
+ * @iterations: the child's iterations so far
+ * @tool_calls: the child's tool calls so far
+ * @cost_cents: what the child cost so far, in cents
+ *
+ * For runners: reports the child's running totals while it runs, so that
+ * a host can show them (the supervisor turns them into `usage` events).
+ * The totals are cumulative; the final ones still go into the run's
+ * outcome. May be called from any thread; emits #SubagentRunContext::usage
+ * there.
+ *
+ * Since: 0.2
+ */
+void
+subagent_run_context_report_usage (SubagentRunContext *self,
+                                   guint               iterations,
+                                   guint               tool_calls,
+                                   double              cost_cents)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_CONTEXT (self));
+
+  g_signal_emit (self, usage_signal, 0, iterations, tool_calls, cost_cents);
 }

@@ -58,4 +58,10 @@ gint                      subagent_run_context_get_batch_index     (SubagentRunC
 SUBAGENT_AVAILABLE_IN_ALL
 GObject                  *subagent_run_context_get_approval_handler (SubagentRunContext *self);
 
+SUBAGENT_AVAILABLE_IN_0_2
+void                      subagent_run_context_report_usage        (SubagentRunContext *self,
+                                                                    guint               iterations,
+                                                                    guint               tool_calls,
+                                                                    double              cost_cents);
+
 G_END_DECLS

@@ -170,10 +170,13 @@ subagent_batch_item_new_from_json (JsonObject  *object,
                    "“%s” cannot name a definition (use letters, digits, “-” and “_”)", def_name);
       return NULL;
     }
+  /* Spelling only here: whether the mode exists on this host is the
+   * manager's to say when the item runs (an error result listing them). */
   if (isolation != NULL && subagent_isolation_normalize (isolation, &deprecated) == NULL)
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
-                   "Unknown isolation mode “%s”: use shared, worktree, directory-snapshot, docker or auto", isolation);
+                   "“%s” cannot name an isolation mode: use shared, auto, or a backend an installed plugin "
+                   "provides (letters, digits, “-” and “_”)", isolation);
       return NULL;
     }
   subagent_run_options_set_def_name (options, def_name);

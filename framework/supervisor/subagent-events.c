@@ -21,11 +21,12 @@ G_DEFINE_ENUM_TYPE (SubagentEventKind, subagent_event_kind,
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_CANCELLED, "cancelled"),
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_WORKSPACE_DISPOSED, "workspace-disposed"),
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_APPROVAL_REQUESTED, "approval-requested"),
-  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_APPROVAL_RESOLVED, "approval-resolved"))
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_APPROVAL_RESOLVED, "approval-resolved"),
+  G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_USAGE, "usage"))
 
 static const char * const kind_names[] = {
   "accepted", "queued", "started", "completed", "failed", "cancelled",
-  "workspace-disposed", "approval-requested", "approval-resolved",
+  "workspace-disposed", "approval-requested", "approval-resolved", "usage",
 };
 
 /**

@@ -27,6 +27,8 @@ G_BEGIN_DECLS
  * @SUBAGENT_EVENT_WORKSPACE_DISPOSED: the child's workspace was cleaned up
  * @SUBAGENT_EVENT_APPROVAL_REQUESTED: the child asked for an approval
  * @SUBAGENT_EVENT_APPROVAL_RESOLVED: an approval of the child got its verdict
+ * @SUBAGENT_EVENT_USAGE: the running child reported its totals so far
+ *   (iterations, tool calls, cost); since 0.2
  *
  * The kinds of #SubagentEvent, in the order a child goes through them.
  */
@@ -40,6 +42,7 @@ typedef enum {
   SUBAGENT_EVENT_WORKSPACE_DISPOSED,
   SUBAGENT_EVENT_APPROVAL_REQUESTED,
   SUBAGENT_EVENT_APPROVAL_RESOLVED,
+  SUBAGENT_EVENT_USAGE,
 } SubagentEventKind;
 
 #define SUBAGENT_TYPE_EVENT_KIND (subagent_event_kind_get_type ())

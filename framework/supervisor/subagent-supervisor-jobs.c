@@ -473,6 +473,36 @@ job_def_name (SubagentSupervisor *self,
   return g_strdup (subagent_def_get_name (def));
 }
 
+/* From the runner's thread: a running child's totals become a `usage`
+ * event. The job is alive (its run holds a reference), and so is its
+ * supervisor while it runs. */
+static void
+job_usage (gpointer data,
+           guint    iterations,
+           guint    tool_calls,
+           double   cost_cents)
+{
+  SubagentJob *job = data;
+  g_autoptr(SubagentSupervisor) self = NULL;
+  gboolean pushed = FALSE;
+
+  g_mutex_lock (&job->owner->lock);
+  self = g_object_ref (job->owner);
+  if (job->state == SUBAGENT_JOB_RUNNING)
+    {
+      g_autoptr(JsonObject) details = json_object_new ();
+
+      json_object_set_int_member (details, "iterations", iterations);
+      json_object_set_int_member (details, "tool_calls", tool_calls);
+      json_object_set_double_member (details, "cost_cents", cost_cents);
+      push_event_locked (self, job, SUBAGENT_EVENT_USAGE, details);
+      pushed = TRUE;
+    }
+  g_mutex_unlock (&self->lock);
+  if (pushed)
+    _subagent_supervisor_kick (self);
+}
+
 char *
 _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
                                  const char                 *task,
@@ -527,6 +557,8 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   job->hooks.keep_workspace = subagent_supervisor_get_keep_workspaces (self);
   job->hooks.reuse_context = job->reuse;
   job->hooks.resume = job->resume;
+  job->hooks.usage_func = job_usage;
+  job->hooks.usage_data = job;
 
   g_mutex_lock (&self->lock);
   started = GPOINTER_TO_UINT (g_hash_table_lookup (self->agents, parent));

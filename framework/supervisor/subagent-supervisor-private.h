@@ -62,7 +62,7 @@ typedef struct {
 enum {
   SIGNAL_EVENT,
   SIGNAL_KIND_FIRST,                /* one per SubagentEventKind, in order */
-  N_SUPERVISOR_SIGNALS = SIGNAL_KIND_FIRST + SUBAGENT_EVENT_APPROVAL_RESOLVED + 1
+  N_SUPERVISOR_SIGNALS = SIGNAL_KIND_FIRST + SUBAGENT_EVENT_USAGE + 1
 };
 extern guint _subagent_supervisor_signals[N_SUPERVISOR_SIGNALS] G_GNUC_INTERNAL;
 

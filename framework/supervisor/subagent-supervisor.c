@@ -171,7 +171,7 @@ subagent_supervisor_class_init (SubagentSupervisorClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   static const char * const kind_signals[] = {
     "accepted", "queued", "started", "completed", "failed", "cancelled",
-    "workspace-disposed", "approval-requested", "approval-resolved",
+    "workspace-disposed", "approval-requested", "approval-resolved", "usage",
   };
 
   object_class->dispose = subagent_supervisor_dispose;
@@ -310,6 +310,16 @@ subagent_supervisor_class_init (SubagentSupervisorClass *klass)
    * @event: the event
    *
    * An approval request of a child got its verdict.
+   */
+  /**
+   * SubagentSupervisor::usage:
+   * @self: the supervisor
+   * @event: the event, with `iterations`, `tool_calls` and `cost_cents`
+   *
+   * A running child reported its totals so far (a command child's `usage`
+   * message); the final ones come with its terminal event.
+   *
+   * Since: 0.2
    */
   for (guint i = 0; i < G_N_ELEMENTS (kind_signals); i++)
     _subagent_supervisor_signals[SIGNAL_KIND_FIRST + i] =

@@ -45,10 +45,13 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void subagent_file_approval_sink_iface_init (SubagentApprovalSinkInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentFileApprovalSink, subagent_file_approval_sink, G_TYPE_OBJECT, G_TYPE_FLAG_FINAL,
                                 G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_APPROVAL_SINK,
-                                                               subagent_file_approval_sink_iface_init))
+                                                               subagent_file_approval_sink_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE,
+                                                               configurable_iface_init))
 
 static void
 report_integrity (const char   *run_id,
@@ -232,6 +235,56 @@ subagent_file_approval_sink_iface_init (SubagentApprovalSinkInterface *iface)
   iface->list_runs = sink_list_runs;
   iface->watch = sink_watch;
   iface->unwatch = sink_unwatch;
+}
+
+/* SubagentConfigurable: the workspace root, and the `approval-file`
+ * section of config.yaml (the same options approval-file.plugin declares). */
+
+static GPtrArray *
+sink_list_options (SubagentConfigurable *configurable)
+{
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+
+  g_ptr_array_add (options, subagent_plugin_option_new ("key_file", "string", NULL,
+                                                        "A file (mode 0600) whose secret signs the approval files "
+                                                        "(relative to the root); default: $" HMAC_KEY_ENV ", else unsigned",
+                                                        NULL));
+  return options;
+}
+
+static gboolean
+sink_configure (SubagentConfigurable  *configurable,
+                const char            *root,
+                JsonObject            *options,
+                GError               **error)
+{
+  JsonNode *node = json_object_get_member (options, "key_file");
+  g_autofree char *key_file = NULL;
+
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      if (json_node_get_value_type (node) != G_TYPE_STRING || *json_node_get_string (node) == '\0')
+        {
+          g_set_error_literal (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                               "approval-file: option “key_file” must be a file name");
+          return FALSE;
+        }
+      key_file = g_path_is_absolute (json_node_get_string (node)) || root == NULL
+                 ? g_strdup (json_node_get_string (node))
+                 : g_build_filename (root, json_node_get_string (node), NULL);
+    }
+  if (root != NULL)
+    g_object_set (configurable, "root", root, NULL);
+  if (key_file != NULL)
+    g_object_set (configurable, "key-file", key_file, NULL);
+  return TRUE;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = sink_list_options;
+  iface->configure = sink_configure;
 }
 
 /* GObject */

@@ -505,7 +505,9 @@ docker_owner_extra (DockerEngine *engine)
 {
   JsonObject *extra = json_object_new ();
 
-  /* prune reaches the same engine through the CLI with these. */
+  /* reclaim (subagentctl prune) reaches the same engine through its API
+   * (`api`, `host`); `binary` and `global_args` keep older readers working. */
+  json_object_set_boolean_member (extra, "api", TRUE);
   json_object_set_string_member (extra, "binary", "docker");
   json_object_set_array_member (extra, "global_args", json_array_new ());
   json_object_set_string_member (extra, "host", docker_engine_get_address (engine));
@@ -521,7 +523,7 @@ save_owner (Plan    *plan,
 
   if (plan->base != NULL)
     json_object_set_string_member (extra, "workspace", plan->base);
-  if (!subagent_owner_record_save (plan->parent, plan->key, SUBAGENT_OWNER_KIND_CONTAINER, plan->name,
+  if (!subagent_owner_record_save (plan->parent, plan->key, DOCKER_OWNER_KIND, plan->name,
                                    plan->parent_run_id, extra, &local_error))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
@@ -905,7 +907,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
                        "provider", provider,
                        "parent-root", plan.parent,
                        "child-root", plan.tree,
-                       "isolation", SUBAGENT_ISOLATION_DOCKER,
+                       "isolation", DOCKER_BACKEND,
                        "session-key", plan.key,
                        "container-path", plan.tree,
                        "container-id", container_id,
@@ -986,6 +988,16 @@ docker_is_available (SubagentIsolationProvider  *provider,
 
 /* ---- the type ----------------------------------------------------------- */
 
+static SubagentReclaimOutcome
+docker_reclaim (SubagentIsolationProvider  *provider,
+                const char                 *root,
+                JsonObject                 *record,
+                SubagentReclaimFlags        flags,
+                char                      **reason)
+{
+  return docker_reclaim_container ((flags & SUBAGENT_RECLAIM_FLAGS_DRY_RUN) != 0, record, reason);
+}
+
 static void
 provider_iface_init (SubagentIsolationProviderInterface *iface)
 {
@@ -993,6 +1005,7 @@ provider_iface_init (SubagentIsolationProviderInterface *iface)
   iface->prepare = docker_prepare;
   iface->spawnv = docker_context_spawnv;
   iface->cleanup = docker_context_cleanup;
+  iface->reclaim = docker_reclaim;
 }
 
 static void

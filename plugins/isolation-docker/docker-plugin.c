@@ -11,7 +11,7 @@ docker_plugin_register (SubagentPluginModule  *module,
                         GError               **error)
 {
   subagent_docker_isolation_register (G_TYPE_MODULE (module));
-  subagent_plugin_module_provide (module, SUBAGENT_ISOLATION_DOCKER, SUBAGENT_TYPE_DOCKER_ISOLATION);
+  subagent_plugin_module_provide (module, DOCKER_BACKEND, SUBAGENT_TYPE_DOCKER_ISOLATION);
   return TRUE;
 }
 

@@ -16,6 +16,12 @@ G_DECLARE_FINAL_TYPE (SubagentDockerIsolation, subagent_docker_isolation, SUBAGE
 void subagent_docker_isolation_register (GTypeModule *module);
 
 /* Layout of one workspace, <workspace_dir>/<session_key>/: */
+/* The backend this plugin provides and the owner-record kind it reclaims
+ * (isolation-docker.plugin says the same); worktree workspaces come from
+ * the worktree backend. */
+#define DOCKER_BACKEND "docker"
+#define DOCKER_OWNER_KIND "container"
+#define DOCKER_WORKTREE_BACKEND "worktree"
 #define DOCKER_MARKER ".subagent-docker"   /* JSON: proves the directory is ours */
 #define DOCKER_TREE "tree"                 /* bind-mounted (or copied) at DOCKER_WORKDIR */
 #define DOCKER_PROBE_PREFIX ".subagent-probe-"
@@ -115,5 +121,10 @@ void                      docker_worktree_add_to_data (SubagentIsolationContext 
 gboolean                  docker_worktree_cleanup     (const char                *parent_root,
                                                        GVariant                  *backend_data,
                                                        GError                   **error);
+
+/* docker-reclaim.c: a dead run's container and workspace, from its owner record. */
+SubagentReclaimOutcome docker_reclaim_container (gboolean     dry_run,
+                                                 JsonObject  *record,
+                                                 char       **reason);
 
 G_END_DECLS

@@ -31,7 +31,7 @@ worktree_provider (GError **error)
   g_autoptr(GError) local_error = NULL;
   SubagentIsolationProvider *provider =
     subagent_plugin_registry_get_isolation_provider (subagent_plugin_registry_get_default (),
-                                                     SUBAGENT_ISOLATION_WORKTREE, &local_error);
+                                                     DOCKER_WORKTREE_BACKEND, &local_error);
 
   if (provider == NULL)
     g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE,
@@ -81,7 +81,7 @@ docker_worktree_prepare (SubagentIsolationRequest  *request,
     }
   worktree_request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
                                    "parent-root", subagent_isolation_request_get_parent_root (request),
-                                   "isolation", SUBAGENT_ISOLATION_WORKTREE,
+                                   "isolation", DOCKER_WORKTREE_BACKEND,
                                    "session-key", worktree_key,
                                    "parent-run-id", subagent_isolation_request_get_parent_run_id (request),
                                    "def-name", subagent_isolation_request_get_def_name (request),
@@ -202,7 +202,7 @@ docker_worktree_cleanup (const char  *parent_root,
     return FALSE;
   worktree = g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
                            "provider", provider,
-                           "isolation", SUBAGENT_ISOLATION_WORKTREE,
+                           "isolation", DOCKER_WORKTREE_BACKEND,
                            "parent-root", parent_root,
                            "session-key", key,
                            "worktree-path", path,

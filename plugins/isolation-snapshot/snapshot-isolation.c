@@ -58,10 +58,12 @@ struct _SubagentSnapshotIsolation
 };
 
 static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentSnapshotIsolation, subagent_snapshot_isolation, G_TYPE_OBJECT,
                                 G_TYPE_FLAG_FINAL,
-                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE, configurable_iface_init))
 
 static const char * const excluded_names[] = { ".subagent", ".git", NULL };
 
@@ -276,7 +278,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       remove_snapshot (base, NULL, key);
       return NULL;
     }
-  if (!subagent_owner_record_save (parent, key, SUBAGENT_OWNER_KIND_SNAPSHOT, base,
+  if (!subagent_owner_record_save (parent, key, SNAPSHOT_OWNER_KIND, base,
                                    subagent_isolation_request_get_parent_run_id (request),
                                    NULL, &local_error))
     {
@@ -362,7 +364,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
                        "provider", provider,
                        "parent-root", parent,
                        "child-root", tree,
-                       "isolation", SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+                       "isolation", SNAPSHOT_BACKEND,
                        "session-key", key,
                        "container-path", tree,
                        "cpu-quota", subagent_isolation_request_get_cpu_quota (request),
@@ -446,11 +448,36 @@ snapshot_cleanup (SubagentIsolationProvider *provider,
     subagent_owner_record_remove (parent, key);
 }
 
+/* The options of isolation-snapshot.plugin, from the loaded type; they
+ * reach prepare through the request (the manager merges this plugin's
+ * config.yaml section with a run's overrides), so configure keeps nothing. */
+static GPtrArray *
+snapshot_list_options (SubagentConfigurable *configurable)
+{
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+
+  g_ptr_array_add (options, subagent_plugin_option_new ("strategy", "string", "auto",
+                                                        "auto, overlay, reflink or copy: how the tree is copied", NULL));
+  g_ptr_array_add (options, subagent_plugin_option_new ("snapshot_dir", "string", "$XDG_CACHE_HOME/subagent/snapshots",
+                                                        "An absolute directory outside the parent for snapshots", NULL));
+  g_ptr_array_add (options, subagent_plugin_option_new ("pool_size", "integer", "0",
+                                                        "Copied snapshots of each parent kept after cleanup and synced "
+                                                        "with it for the next prepare (0 to 64; never overlays)", NULL));
+  return options;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = snapshot_list_options;
+}
+
 static void
 provider_iface_init (SubagentIsolationProviderInterface *iface)
 {
   iface->prepare = snapshot_prepare;
   iface->cleanup = snapshot_cleanup;
+  iface->reclaim = snapshot_reclaim;
 }
 
 static void

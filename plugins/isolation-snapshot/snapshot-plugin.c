@@ -11,7 +11,7 @@ snapshot_plugin_register (SubagentPluginModule  *module,
                           GError               **error)
 {
   subagent_snapshot_isolation_register (G_TYPE_MODULE (module));
-  subagent_plugin_module_provide (module, SUBAGENT_ISOLATION_DIRECTORY_SNAPSHOT,
+  subagent_plugin_module_provide (module, SNAPSHOT_BACKEND,
                                   SUBAGENT_TYPE_SNAPSHOT_ISOLATION);
   return TRUE;
 }

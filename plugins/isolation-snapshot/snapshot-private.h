@@ -14,6 +14,10 @@ G_DECLARE_FINAL_TYPE (SubagentSnapshotIsolation, subagent_snapshot_isolation, SU
 void subagent_snapshot_isolation_register (GTypeModule *module);
 
 /* Layout of one snapshot, <snapshot_dir>/<session_key>/: */
+/* The backend this plugin provides and the owner-record kind it reclaims
+ * (isolation-snapshot.plugin says the same). */
+#define SNAPSHOT_BACKEND "directory-snapshot"
+#define SNAPSHOT_OWNER_KIND "snapshot"
 #define SNAPSHOT_MARKER ".subagent-snapshot"   /* JSON: proves the directory is ours */
 #define SNAPSHOT_TREE "tree"                   /* the child root (an overlay's merged dir) */
 #define SNAPSHOT_UPPER "upper"                 /* overlay only */
@@ -26,6 +30,13 @@ gboolean snapshot_overlay_mount   (const char         *lower,
                                    GError            **error);
 gboolean snapshot_unmount_tree    (const char         *base,
                                    GError            **error);
+
+/* snapshot-reclaim.c: a dead run's snapshot, from its owner record. */
+SubagentReclaimOutcome snapshot_reclaim (SubagentIsolationProvider  *provider,
+                                         const char                 *root,
+                                         JsonObject                 *record,
+                                         SubagentReclaimFlags        flags,
+                                         char                      **reason);
 
 /* snapshot-pool.c */
 typedef struct {

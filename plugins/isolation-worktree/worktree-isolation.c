@@ -45,13 +45,19 @@
 struct _SubagentWorktreeIsolation
 {
   GObject parent_instance;
+
+  /* From subagent_plugin_configure(): only reclaim reads it; prepare and
+   * cleanup read the request's options, which carry the same section. */
+  gboolean keep_branch;
 };
 
 static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentWorktreeIsolation, subagent_worktree_isolation, G_TYPE_OBJECT,
                                 G_TYPE_FLAG_FINAL,
-                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE, configurable_iface_init))
 
 /* What one workspace is made of; filled from a request or a context. */
 typedef struct {
@@ -507,7 +513,7 @@ worktree_prepare (SubagentIsolationProvider  *provider,
 
   extra = json_object_new ();
   json_object_set_string_member (extra, "branch", plan->branch);
-  if (!subagent_owner_record_save (plan->root, plan->key, SUBAGENT_OWNER_KIND_WORKTREE, plan->path,
+  if (!subagent_owner_record_save (plan->root, plan->key, WT_OWNER_KIND, plan->path,
                                    plan->parent_run_id, extra, error))
     goto failed;
   made.owner = TRUE;
@@ -534,7 +540,7 @@ worktree_prepare (SubagentIsolationProvider  *provider,
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
                        "provider", provider,
-                       "isolation", SUBAGENT_ISOLATION_WORKTREE,
+                       "isolation", WT_BACKEND,
                        "parent-root", plan->root,
                        "child-root", plan->path,
                        "session-key", plan->key,
@@ -675,12 +681,68 @@ worktree_is_available (SubagentIsolationProvider  *provider,
   return TRUE;
 }
 
+static SubagentReclaimOutcome
+worktree_reclaim (SubagentIsolationProvider  *provider,
+                  const char                 *root,
+                  JsonObject                 *record,
+                  SubagentReclaimFlags        flags,
+                  char                      **reason)
+{
+  return wt_reclaim (root, record, flags, SUBAGENT_WORKTREE_ISOLATION (provider)->keep_branch, reason);
+}
+
 static void
 provider_iface_init (SubagentIsolationProviderInterface *iface)
 {
   iface->is_available = worktree_is_available;
   iface->prepare = worktree_prepare;
   iface->cleanup = worktree_cleanup;
+  iface->reclaim = worktree_reclaim;
+}
+
+/* The options of isolation-worktree.plugin, from the loaded type. */
+static GPtrArray *
+worktree_list_options (SubagentConfigurable *configurable)
+{
+  static const struct { const char *name, *type, *value, *doc; } declared[] = {
+    { "pool_size", "integer", "0", "Worktrees kept after a run, reset to HEAD, for the next prepare to reuse (0 to 64)" },
+    { "keep_branch", "boolean", "false", "Keep a worktree's subagent/<session> branch when it is removed" },
+    { "include_dirty", "boolean", "false", "Carry the parent's uncommitted changes into the worktree" },
+  };
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+
+  for (guint i = 0; i < G_N_ELEMENTS (declared); i++)
+    g_ptr_array_add (options, subagent_plugin_option_new (declared[i].name, declared[i].type, declared[i].value,
+                                                          declared[i].doc, NULL));
+  return options;
+}
+
+static gboolean
+worktree_configure (SubagentConfigurable  *configurable,
+                    const char            *root,
+                    JsonObject            *options,
+                    GError               **error)
+{
+  JsonNode *node = json_object_get_member (options, "keep_branch");
+
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      if (json_node_get_value_type (node) != G_TYPE_BOOLEAN)
+        {
+          g_set_error_literal (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                               "worktree: option “keep_branch” must be true or false");
+          return FALSE;
+        }
+      SUBAGENT_WORKTREE_ISOLATION (configurable)->keep_branch = json_node_get_boolean (node);
+    }
+  return TRUE;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = worktree_list_options;
+  iface->configure = worktree_configure;
 }
 
 static void

@@ -24,7 +24,7 @@ worktree_plugin_register (SubagentPluginModule  *module,
       g_once_init_leave (&git_initialized, 1);
     }
   subagent_worktree_isolation_register (G_TYPE_MODULE (module));
-  subagent_plugin_module_provide (module, SUBAGENT_ISOLATION_WORKTREE, SUBAGENT_TYPE_WORKTREE_ISOLATION);
+  subagent_plugin_module_provide (module, WT_BACKEND, SUBAGENT_TYPE_WORKTREE_ISOLATION);
   return TRUE;
 }
 

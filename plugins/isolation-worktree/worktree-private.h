@@ -19,6 +19,10 @@ void subagent_worktree_isolation_register (GTypeModule *module);
 #define WT_WORKTREES_DIR ".subagent/worktrees"
 #define WT_BRANCH_PREFIX "subagent/"
 #define WT_POOL_PREFIX "pool-"
+/* The backend this plugin provides, and the owner-record kind it reclaims
+ * (isolation-worktree.plugin says the same). */
+#define WT_BACKEND "worktree"
+#define WT_OWNER_KIND "worktree"
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_repository, git_repository_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (git_reference, git_reference_free)
@@ -114,5 +118,12 @@ void        wt_pool_mark_ready    (const char *worktrees_dir,
 void        wt_pool_forget        (const char *worktrees_dir,
                                    const char *name);
 gboolean    wt_pool_name_is_valid (const char *name);
+
+/* worktree-reclaim.c: a dead run's worktree, from its owner record. */
+SubagentReclaimOutcome wt_reclaim (const char            *root,
+                                   JsonObject            *record,
+                                   SubagentReclaimFlags   flags,
+                                   gboolean               keep_branch,
+                                   char                 **reason);
 
 G_END_DECLS
