@@ -45,6 +45,10 @@ dts_cache_home (void)
 
 /* ---- the engine, directly ------------------------------------------------ */
 
+/* Engines whose workspaces are copies: a child's file shows on the host
+ * only when its process ends, so dts_workspace_file_seen() asks them. */
+static GPtrArray *copy_engines;
+
 gboolean
 dts_engine_setup (DtsEngine *e)
 {
@@ -61,6 +65,12 @@ dts_engine_setup (DtsEngine *e)
   e->argv[0] = g_strdup ("docker");
   e->argv[1] = g_strdup ("-H");
   e->argv[2] = g_strdup (host);
+  if (g_str_equal (e->transfer, "copy"))
+    {
+      if (copy_engines == NULL)
+        copy_engines = g_ptr_array_new ();
+      g_ptr_array_add (copy_engines, e);
+    }
   return TRUE;
 }
 
@@ -142,6 +152,30 @@ dts_workspace_file_seen (const char *rel)
 
       if (g_file_test (path, G_FILE_TEST_EXISTS))
         return TRUE;
+    }
+  for (guint i = 0; copy_engines != NULL && i < copy_engines->len; i++)
+    {
+      DtsEngine *e = copy_engines->pdata[i];
+      g_autofree char *ids = NULL;
+      g_autofree char *inside = g_build_filename ("/workspace", rel, NULL);
+      g_auto(GStrv) lines = NULL;
+      int status = 1;
+
+      ids = dts_engine_run (e, &status, "ps", "-q", "--filter", "label=io.subagent.session", NULL);
+      if (status != 0)
+        continue;
+      lines = g_strsplit (ids, "\n", -1);
+      for (guint j = 0; lines[j] != NULL; j++)
+        {
+          g_autofree char *out = NULL;
+
+          if (*g_strstrip (lines[j]) == '\0')
+            continue;
+          status = 1;
+          out = dts_engine_run (e, &status, "exec", lines[j], "test", "-e", inside, NULL);
+          if (status == 0)
+            return TRUE;
+        }
     }
   return FALSE;
 }

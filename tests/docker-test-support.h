@@ -47,6 +47,8 @@ char     *dts_workspace_dir        (void);
 guint     dts_count_entries        (const char *dir);
 gboolean  dts_file_exists          (const char *dir,
                                     const char *rel);
+/* @rel exists in some workspace: on the host, or inside a running
+ * container of a copy-mode engine. */
 gboolean  dts_workspace_file_seen  (const char *rel);
 char     *dts_make_parent          (void);
 /* .subagent/config.yaml for @e (plus @extra_options inside `docker: {}`)
