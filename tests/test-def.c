@@ -180,7 +180,7 @@ test_properties_construct_only (void)
 
   for (guint i = 0; i < n_pspecs; i++)
     g_assert_true (pspecs[i]->flags & G_PARAM_CONSTRUCT_ONLY);
-  g_assert_cmpuint (n_pspecs, ==, 23);
+  g_assert_cmpuint (n_pspecs, ==, 24);
 
   if (g_test_subprocess ())
     {
