@@ -45,6 +45,35 @@ dts_cache_home (void)
 
 /* ---- the engine, directly ------------------------------------------------ */
 
+/* Engines whose workspaces are copies: a child's file shows on the host
+ * only when its process ends, so dts_workspace_file_seen() asks them. */
+static GPtrArray *copy_engines;
+
+gboolean
+dts_engine_setup (DtsEngine *e)
+{
+  const char *host = g_getenv (e->host_env);
+
+  if (host == NULL || *host == '\0')
+    {
+      if (!g_str_equal (e->host_env, "DOCKER_HOST"))
+        return FALSE;
+      host = "unix:///var/run/docker.sock";
+    }
+  e->host = g_strdup (host);
+  e->argv = g_new0 (char *, 4);
+  e->argv[0] = g_strdup ("docker");
+  e->argv[1] = g_strdup ("-H");
+  e->argv[2] = g_strdup (host);
+  if (g_str_equal (e->transfer, "copy"))
+    {
+      if (copy_engines == NULL)
+        copy_engines = g_ptr_array_new ();
+      g_ptr_array_add (copy_engines, e);
+    }
+  return TRUE;
+}
+
 static char *
 dts_engine_run_argv (DtsEngine  *e,
                      int        *status,
@@ -69,7 +98,7 @@ dts_engine_run_argv (DtsEngine  *e,
   if (status != NULL)
     *status = g_subprocess_get_exit_status (proc);
   else if (!g_subprocess_get_successful (proc))
-    g_error ("%s %s failed: %s", e->binary, (const char *) g_ptr_array_index (args, 0), err);
+    g_error ("%s %s failed: %s", e->host, (const char *) g_ptr_array_index (args, 0), err);
   return g_strstrip (g_steal_pointer (&out));
 }
 
@@ -123,6 +152,30 @@ dts_workspace_file_seen (const char *rel)
 
       if (g_file_test (path, G_FILE_TEST_EXISTS))
         return TRUE;
+    }
+  for (guint i = 0; copy_engines != NULL && i < copy_engines->len; i++)
+    {
+      DtsEngine *e = copy_engines->pdata[i];
+      g_autofree char *ids = NULL;
+      g_autofree char *inside = g_build_filename ("/workspace", rel, NULL);
+      g_auto(GStrv) lines = NULL;
+      int status = 1;
+
+      ids = dts_engine_run (e, &status, "ps", "-q", "--filter", "label=io.subagent.session", NULL);
+      if (status != 0)
+        continue;
+      lines = g_strsplit (ids, "\n", -1);
+      for (guint j = 0; lines[j] != NULL; j++)
+        {
+          g_autofree char *out = NULL;
+
+          if (*g_strstrip (lines[j]) == '\0')
+            continue;
+          status = 1;
+          out = dts_engine_run (e, &status, "exec", lines[j], "test", "-e", inside, NULL);
+          if (status == 0)
+            return TRUE;
+        }
     }
   return FALSE;
 }
@@ -184,7 +237,7 @@ dts_provider (void)
   return provider;
 }
 
-/* A request for e with image and binary set; then KEY, VALUE pairs (a
+/* A request for e with image and host set; then KEY, VALUE pairs (a
  * NULL value removes the option). */
 SubagentIsolationRequest *
 dts_make_request (DtsEngine  *e,
@@ -198,7 +251,7 @@ dts_make_request (DtsEngine  *e,
   va_list ap;
 
   json_object_set_string_member (options, "image", image);
-  json_object_set_string_member (options, "binary", e->binary);
+  json_object_set_string_member (options, "host", e->host);
   va_start (ap, memory);
   for (const char *k = va_arg (ap, const char *); k != NULL; k = va_arg (ap, const char *))
     {
@@ -267,7 +320,7 @@ dts_write_docker_def (DtsEngine  *e,
                       const char *script,
                       const char *extra_options)
 {
-  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", binary: \"%s\"%s%s }\n", image, e->binary,
+  g_autofree char *config = g_strdup_printf ("docker: { image: \"%s\", host: \"%s\"%s%s }\n", image, e->host,
                                              extra_options ? ", " : "", extra_options ? extra_options : "");
   g_autofree char *def = g_strdup_printf ("name: %s\nisolation: docker\ntimeout_seconds: 300\n"
                                           "command: [\"sh\", \"-c\", \"%s\"]\n", def_name, script);
@@ -354,12 +407,9 @@ dts_forge_dead_record (DtsEngine  *e,
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
 
-  for (guint i = 1; e->argv[i] != NULL; i++)
-    json_array_add_string_element (global, e->argv[i]);
-  json_object_set_string_member (extra, "binary", e->argv[0]);
+  json_object_set_string_member (extra, "binary", "docker");
   json_object_set_array_member (extra, "global_args", json_array_ref (global));
-  if (g_getenv ("DOCKER_HOST") != NULL)
-    json_object_set_string_member (extra, "host", g_getenv ("DOCKER_HOST"));
+  json_object_set_string_member (extra, "host", e->host);
   g_assert_true (subagent_owner_record_save (root, key, "container", container,
                                              "run", extra, &error));
   g_assert_no_error (error);

@@ -11,13 +11,18 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  const char *name;     /* docker | podman: the test path component */
-  const char *binary;   /* the engine command line (the `binary` option) */
-  char **argv;          /* binary, parsed; set by the suite */
+  const char *name;      /* docker | podman | remote: the test path component */
+  const char *host_env;  /* the variable holding its address (option `host`) */
+  const char *transfer;  /* what transfer: auto must choose on it (bind | copy) */
+  char *host;            /* its address; set by the suite */
+  char **argv;           /* the docker CLI for the tests' own checks; set by the suite */
 } DtsEngine;
 
 #define DTS_DEAD_SOCKET "unix:///nonexistent/subagent-test/dead.sock"
 #define DTS_WAIT_DEADLINE_USEC (120 * G_USEC_PER_SEC)
+
+/* Sets e->host and e->argv from the environment; FALSE if it names none. */
+gboolean  dts_engine_setup         (DtsEngine  *e);
 
 /* Call first in main(): a private XDG_CACHE_HOME (where workspaces land),
  * the image ($SUBAGENT_TEST_IMAGE), a plugin registry. */
@@ -42,6 +47,8 @@ char     *dts_workspace_dir        (void);
 guint     dts_count_entries        (const char *dir);
 gboolean  dts_file_exists          (const char *dir,
                                     const char *rel);
+/* @rel exists in some workspace: on the host, or inside a running
+ * container of a copy-mode engine. */
 gboolean  dts_workspace_file_seen  (const char *rel);
 char     *dts_make_parent          (void);
 /* .subagent/config.yaml for @e (plus @extra_options inside `docker: {}`)

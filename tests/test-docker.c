@@ -1,8 +1,11 @@
 /* test-docker.c: the docker isolation backend against a real engine.
  *
- * The whole suite runs once per engine: /docker/docker/... always, and
- * /docker/podman/... when SUBAGENT_TEST_PODMAN=1 (podman with vfs storage
- * and runc, as scripts/run-tests prepares it). The image is
+ * The whole suite runs once per engine, each reached through its API:
+ * /docker/docker/... always (DOCKER_HOST, binds), /docker/podman/... when
+ * SUBAGENT_TEST_PODMAN_HOST names podman's service socket, and
+ * /docker/remote/... when SUBAGENT_TEST_REMOTE_HOST names a dockerd on TCP
+ * that cannot see this machine's files (copies) — scripts/run-tests starts
+ * all three. The image is
  * $SUBAGENT_TEST_IMAGE (a local busybox import; nothing is ever pulled).
  * An engine that does not answer is a failure, never a skip:
  * scripts/run-tests starts a private dockerd (and prepares podman) first.
@@ -19,9 +22,13 @@
 #include "docker-test-support.h"
 #include "model-test-support.h"
 
+/* Each engine is reached through its API at the address its variable
+ * holds: docker's own unix socket (binds), podman's service socket, and a
+ * "remote" dockerd on TCP in another mount namespace (copies). */
 static DtsEngine engines[] = {
-  { "docker", "docker", NULL },
-  { "podman", "podman --storage-driver vfs --runtime runc", NULL },
+  { "docker", "DOCKER_HOST", "bind", NULL, NULL },
+  { "podman", "SUBAGENT_TEST_PODMAN_HOST", "bind", NULL, NULL },
+  { "remote", "SUBAGENT_TEST_REMOTE_HOST", "copy", NULL, NULL },
 };
 
 /* ---- availability and errors -------------------------------------------- */
@@ -32,25 +39,26 @@ test_available (gconstpointer data)
   DtsEngine *e = (DtsEngine *) data;
   g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
   g_autoptr(SubagentIsolationProvider) dead = NULL;
-  g_autoptr(SubagentIsolationProvider) missing = NULL;
+  g_autoptr(SubagentIsolationProvider) ssh = NULL;
   g_autoptr(GError) error = NULL;
 
-  dead = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  dead = g_object_new (G_OBJECT_TYPE (provider), "host", e->host, NULL);
   g_assert_true (subagent_isolation_provider_is_available (dead, &error));
   g_assert_no_error (error);
 
-  /* A client without a server is not available, and says what it tried. */
+  /* No server at the address: not available, and it says where it looked. */
   g_object_set (dead, "host", DTS_DEAD_SOCKET, NULL);
   g_assert_false (subagent_isolation_provider_is_available (dead, &error));
   g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
-  g_assert_nonnull (strstr (error->message, e->argv[0]));
   g_assert_nonnull (strstr (error->message, DTS_DEAD_SOCKET));
+  g_assert_nonnull (strstr (error->message, "option host"));
   g_clear_error (&error);
 
-  missing = g_object_new (G_OBJECT_TYPE (provider), "binary", "no-such-engine-binary --flag", NULL);
-  g_assert_false (subagent_isolation_provider_is_available (missing, &error));
-  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
-  g_assert_nonnull (strstr (error->message, "no-such-engine-binary"));
+  /* ssh:// is refused with the way around it. */
+  ssh = g_object_new (G_OBJECT_TYPE (provider), "host", "ssh://user@example.invalid", NULL);
+  g_assert_false (subagent_isolation_provider_is_available (ssh, &error));
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+  g_assert_nonnull (strstr (error->message, "ssh -nNT -L"));
 }
 
 static void
@@ -137,6 +145,9 @@ test_errors_bad_memory_and_options (gconstpointer data)
     { "network", "-x", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“-x”" },
     { "user", "a b", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "“a b”" },
     { "binary", "docker 'unclosed", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "not a command line" },
+    { "transfer", "rsync", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "auto (the default), bind or copy" },
+    { "pids_limit", "-1", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "pids_limit" },
+    { "host", "tcp://", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "tcp://HOST:PORT" },
     { "workspace", "overlay", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "snapshot (the default) or worktree" },
     { "workspace_dir", "relative/dir", SUBAGENT_ISOLATION_ERROR_INVALID_OPTION, "absolute" },
   };
@@ -218,7 +229,8 @@ test_prepare_locked_down (gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (record, "kind"), ==, "container");
   g_assert_cmpstr (json_object_get_string_member (record, "resource"), ==, "subagent-locked-1");
   extra = json_object_get_object_member (record, "extra");
-  g_assert_cmpstr (json_object_get_string_member (extra, "binary"), ==, e->argv[0]);
+  g_assert_cmpstr (json_object_get_string_member (extra, "binary"), ==, "docker");
+  g_assert_cmpstr (json_object_get_string_member (extra, "host"), ==, e->host);
   g_assert_true (g_str_has_prefix (child_root, json_object_get_string_member (extra, "workspace")));
 
   subagent_isolation_context_cleanup (context);
@@ -274,12 +286,13 @@ test_spawn_runs_inside (gconstpointer data)
   g_assert_true (g_str_has_suffix (lines[3], "|has-path|unset"));
   g_assert_cmpstr (lines[4], ==, "from stdin");
 
-  /* The write landed in the workspace on the host, made by the container's user. */
+  /* The write landed in the workspace on the host: made by the container's
+   * user (bind), or copied back when the process ended (copy). */
   written_path = g_build_filename (subagent_isolation_context_get_child_root (context), "made-inside.txt", NULL);
   g_assert_true (g_file_get_contents (written_path, &written, NULL, NULL));
   g_assert_cmpstr (written, ==, "written inside\n");
   g_assert_cmpint (g_stat (written_path, &st), ==, 0);
-  g_assert_cmpuint (st.st_uid, ==, 65534);
+  g_assert_cmpuint (st.st_uid, ==, g_str_equal (e->transfer, "bind") ? 65534 : getuid ());
 
   subagent_isolation_context_cleanup (context);
   g_assert_false (g_file_test (written_path, G_FILE_TEST_EXISTS));
@@ -398,17 +411,13 @@ test_cleanup_engine_unreachable (gconstpointer data)
   g_autofree char *still = NULL;
   g_autofree char *record = NULL;
   GVariantDict dict;
-  const char *dead_argv[] = { e->argv[0], "--url", DTS_DEAD_SOCKET, NULL };
 
   context = dts_prepare (request, &error);
   g_assert_no_error (error);
 
   /* The same workspace, seen through an engine that does not answer. */
   g_variant_dict_init (&dict, subagent_isolation_context_get_backend_data (context));
-  if (g_str_equal (e->name, "podman"))
-    g_variant_dict_insert_value (&dict, "engine-argv", g_variant_new_strv (dead_argv, -1));
-  else
-    g_variant_dict_insert_value (&dict, "engine-host", g_variant_new_string (DTS_DEAD_SOCKET));
+  g_variant_dict_insert_value (&dict, "engine-host", g_variant_new_string (DTS_DEAD_SOCKET));
   data_dead = g_variant_ref_sink (g_variant_dict_end (&dict));
   stranded = g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
                            "provider", subagent_isolation_context_get_provider (context),
@@ -703,11 +712,15 @@ test_worktree_context (gconstpointer data)
   g_autofree char *out = NULL;
   g_autofree char *real_root = realpath (root, NULL);
   const char *base_commit = NULL, *common_dir = NULL;
+  g_autofree char *git_file = NULL;
+  g_autofree char *git_before = NULL;
+  g_autofree char *git_after = NULL;
   GVariant *backend;
   int status = -1;
 
   context = dts_prepare (request, &error);
   g_assert_no_error (error);
+  git_file = g_build_filename (subagent_isolation_context_get_child_root (context), ".git", NULL);
   g_assert_true (g_str_has_prefix (subagent_isolation_context_get_child_root (context), real_root));
   g_assert_nonnull (strstr (subagent_isolation_context_get_child_root (context), "/.subagent/worktrees/"));
   backend = subagent_isolation_context_get_backend_data (context);
@@ -716,7 +729,9 @@ test_worktree_context (gconstpointer data)
   g_assert_true (g_variant_lookup (backend, "common-dir", "&s", &common_dir));
   g_assert_true (g_str_has_prefix (common_dir, real_root));
   /* The child writes its worktree but not the `.git` file of the host's
-   * review; git's own files are not mounted. */
+   * review (bind: mounted read-only; copy: never copied in nor back);
+   * git's own files are not there. */
+  g_assert_true (g_file_get_contents (git_file, &git_before, NULL, NULL));
   out = dts_run_in (context, NULL, NULL, &status,
                     "id -u; echo made > /workspace/made.txt && cat /workspace/existing.txt; "
                     "if echo 'gitdir: /tmp' > /workspace/.git; then echo git-file-writable; fi; "
@@ -724,8 +739,13 @@ test_worktree_context (gconstpointer data)
   g_assert_cmpint (status, ==, 0);
   g_assert_nonnull (strstr (out, "65534"));
   g_assert_nonnull (strstr (out, "first line"));
-  g_assert_null (strstr (out, "git-file-writable"));
-  g_assert_nonnull (strstr (out, "no-git-dir"));
+  if (g_str_equal (e->transfer, "bind"))
+    {
+      g_assert_null (strstr (out, "git-file-writable"));
+      g_assert_nonnull (strstr (out, "no-git-dir"));
+    }
+  g_assert_true (g_file_get_contents (git_file, &git_after, NULL, NULL));
+  g_assert_cmpstr (git_after, ==, git_before);
   g_assert_true (dts_file_exists (subagent_isolation_context_get_child_root (context), "made.txt"));
   g_assert_false (dts_file_exists (root, "made.txt"));
 
@@ -853,7 +873,7 @@ test_engine_answers (gconstpointer data)
 {
   DtsEngine *e = (DtsEngine *) data;
   g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
-  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "host", e->host, NULL);
   g_autoptr(GError) error = NULL;
 
   /* Reached only when the engine did not answer at start-up. */
@@ -890,10 +910,9 @@ add_engine_tests (DtsEngine  *e)
     { "worktree/manager-review-patch-and-nothing-left", test_worktree_review_patch },
   };
   g_autoptr(SubagentIsolationProvider) provider = dts_provider ();
-  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "binary", e->binary, NULL);
+  g_autoptr(SubagentIsolationProvider) probe = g_object_new (G_OBJECT_TYPE (provider), "host", e->host, NULL);
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (g_shell_parse_argv (e->binary, NULL, &e->argv, NULL));
   if (!subagent_isolation_provider_is_available (probe, &error))
     {
       g_autofree char *path = g_strdup_printf ("/docker/%s/engine-answers", e->name);
@@ -921,13 +940,16 @@ main (int argc, char *argv[])
   dts_init ();
   g_setenv ("TEST_HOST_ONLY_VAR", "host value", TRUE);
 
-  add_engine_tests (&engines[0]);
-  if (g_strcmp0 (g_getenv ("SUBAGENT_TEST_PODMAN"), "1") == 0)
-    add_engine_tests (&engines[1]);
+  for (guint i = 0; i < G_N_ELEMENTS (engines); i++)
+    if (dts_engine_setup (&engines[i]))
+      add_engine_tests (&engines[i]);
 
   rc = g_test_run ();
   for (guint i = 0; i < G_N_ELEMENTS (engines); i++)
-    g_strfreev (engines[i].argv);
+    {
+      g_strfreev (engines[i].argv);
+      g_free (engines[i].host);
+    }
   dts_shutdown ();
   return rc;
 }

@@ -32,9 +32,11 @@ try:
     result = json.loads(out.stdout) if out.returncode == 0 else {}
     check("status complete", result.get("status") == "complete")
     check("answer comes from the child", result.get("final_answer") == "echo: from gi")
+    # Reference 001's keys in its order; after them, the confinement that
+    # applied (issue 11), an extension no reference key depends on.
     check("reference keys in order",
           list(result) == ["run_id", "status", "iterations", "tool_calls", "cost_cents",
-                           "final_answer", "lineage", "message"])
+                           "final_answer", "lineage", "message", "confinement"])
     on_disk = Subagent.SessionLog.lookup(os.path.join(root, ".subagent", "sessions"), result.get("run_id", "x"))
     check("session record on disk", on_disk.get_session_id() == result.get("run_id"))
     if out.returncode != 0:

@@ -83,5 +83,17 @@ wait "$run_pid"
 check "the approved child finished" "[[ \$? -eq 0 ]] && grep -q approved '$work/run.out'"
 check "no pending request after the verdict" "[[ -z \$(subagentctl __complete --root '$work' requests) ]]"
 
+# The Python runner example against the installed library and typelib, as a
+# PyGObject host on this machine would load them (issue 12).
+typelib=$(find "$dest" -name 'Subagent-1.0.typelib' | head -1)
+if [[ -n $typelib ]]; then
+    libdir=$(dirname "$(find "$dest" -name 'libsubagent-1.0.so.0' | head -1)")
+    mkdir -p "$work/py-root"
+    check "the Python runner example runs against the installed typelib" \
+        "GI_TYPELIB_PATH='$(dirname "$typelib")' LD_LIBRARY_PATH='$libdir' \
+         /usr/bin/python3 '$source/../examples/python-runner.py' '$work/py-root' 'buy milk' >'$work/py.out' 2>'$work/py.err' &&
+         grep -q '\"status\": \"complete\"' '$work/py.out' || { cat '$work/py.err' >&2; false; }"
+fi
+
 echo "1..$n"
 exit $failed

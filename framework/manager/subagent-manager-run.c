@@ -14,6 +14,7 @@
 #include "subagent-manager-private.h"
 #include "subagent-def-private.h"
 #include "subagent-supervisor-private.h"
+#include "subagent-review-private.h"
 
 char *
 _subagent_manager_new_run_id (void)
@@ -934,14 +935,20 @@ capture_review_of_context (const char                *root,
   GVariant *data = subagent_isolation_context_get_backend_data (context);
   const char *base_commit = NULL;
   const char *parent_root = subagent_isolation_context_get_parent_root (context);
+  gboolean child_ignores = TRUE;
 
   if (data != NULL)
-    g_variant_lookup (data, "base-commit", "&s", &base_commit);
+    {
+      g_variant_lookup (data, "base-commit", "&s", &base_commit);
+      /* A backend whose child could edit .gitignore unseen (a container)
+       * says `review-child-ignores` = false: nothing it hides counts. */
+      g_variant_lookup (data, "review-child-ignores", "b", &child_ignores);
+    }
   if (base_commit != NULL)
-    return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
-                                         NULL, base_commit, NULL,
-                                         subagent_isolation_context_get_child_root (context),
-                                         max_file_size, NULL, error);
+    return _subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                          NULL, base_commit, NULL,
+                                          subagent_isolation_context_get_child_root (context),
+                                          max_file_size, !child_ignores, NULL, error);
   return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
                                        parent_root, NULL, NULL,
                                        subagent_isolation_context_get_child_root (context),

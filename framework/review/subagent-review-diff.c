@@ -659,6 +659,7 @@ _subagent_review_diff (const char   *base_dir,
                        const char   *base_git_dir,
                        const char   *child_root,
                        guint64       max_file_size,
+                       gboolean      untrusted_child,
                        int           patch_fd,
                        GString      *status_text,
                        guint        *counts,
@@ -718,7 +719,8 @@ _subagent_review_diff (const char   *base_dir,
       if (!base_tree_from_commit (repo, refs_repo ? refs_repo : child_repo, base_commit, &base_tree, error))
         goto out;
       walker.commit_mode = TRUE;
-      walker.ignore_repo = child_repo;
+      walker.ignore_repo = untrusted_child ? NULL : child_repo;
+      walker.keep_nested_repos = untrusted_child;
       walker.base_tree = base_tree;
       /* The child's own index is git's stat cache: files it says are
        * unchanged since checkout are not read again. Only read. */

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <git2.h>
 
+#include "subagent-review.h"
+
 G_BEGIN_DECLS
 
 /* Index into the counts of a review, in property order. */
@@ -26,12 +28,16 @@ enum {
 
 /* Compares base (a resolved directory, or a commit of the repository at
  * base_git_dir or of child_root's) with child_root (resolved); appends the
- * patch and the status lines, fills counts. Writes nothing to disk. */
+ * patch and the status lines, fills counts. Writes nothing to disk. With a
+ * commit and untrusted_child, the child's .gitignore files and nested
+ * repositories hide nothing (as a directory base: what a child that could
+ * edit them made is all in the review). */
 G_GNUC_INTERNAL gboolean _subagent_review_diff (const char   *base_dir,
                                 const char   *base_commit,
                                 const char   *base_git_dir,
                                 const char   *child_root,
                                 guint64       max_file_size,
+                                gboolean      untrusted_child,
                                 int           patch_fd,
                                 GString      *status_text,
                                 guint        *counts,
@@ -44,12 +50,25 @@ typedef struct {
   char *digest;   /* blocks-sha256, hex */
 } SubagentReviewOverLimit;
 
+/* subagent_review_capture_full() with untrusted_child (see _subagent_review_diff). */
+G_GNUC_INTERNAL SubagentReview *_subagent_review_capture_full (const char    *root,
+                                               const char    *session_key,
+                                               const char    *base_dir,
+                                               const char    *base_commit,
+                                               const char    *base_git_dir,
+                                               const char    *child_root,
+                                               guint64        max_file_size,
+                                               gboolean       untrusted_child,
+                                               GCancellable  *cancellable,
+                                               GError       **error);
+
 /* subagent-review-tree.c: hashing a directory into a tree. */
 typedef struct {
   git_repository *repo;
   git_repository *ignore_repo;   /* commit mode: the child's, for .gitignore */
   git_tree *base_tree;           /* commit mode: tracked paths are never ignored */
   gboolean commit_mode;
+  gboolean keep_nested_repos;    /* commit mode: walk into a nested repository */
   git_index *index;              /* commit mode: the child's index, as a stat cache */
   git_odb *odb;                  /* with index: where its ids must exist */
   struct timespec index_mtime;

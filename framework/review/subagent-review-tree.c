@@ -359,7 +359,7 @@ write_dir_tree (SubagentReviewWalker *w,
               goto out;
             }
           /* An untracked nested repository is not part of the change. */
-          if (w->commit_mode && faccessat (sub_fd, ".git", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+          if (w->commit_mode && !w->keep_nested_repos && faccessat (sub_fd, ".git", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             {
               close (sub_fd);
               continue;

@@ -662,6 +662,24 @@ subagent_review_capture_full (const char    *root,
                               GCancellable  *cancellable,
                               GError       **error)
 {
+  return _subagent_review_capture_full (root, session_key, base_dir, base_commit, base_git_dir, child_root,
+                                        max_file_size, FALSE, cancellable, error);
+}
+
+/* subagent_review_capture_full() that may distrust the child's own
+ * .gitignore files and nested repositories (see _subagent_review_diff()). */
+SubagentReview *
+_subagent_review_capture_full (const char    *root,
+                               const char    *session_key,
+                               const char    *base_dir,
+                               const char    *base_commit,
+                               const char    *base_git_dir,
+                               const char    *child_root,
+                               guint64        max_file_size,
+                               gboolean       untrusted_child,
+                               GCancellable  *cancellable,
+                               GError       **error)
+{
   g_autofree char *real_root = NULL;
   g_autofree char *real_child = NULL;
   g_autofree char *real_base = NULL;
@@ -723,7 +741,7 @@ subagent_review_capture_full (const char    *root,
     return NULL;
 
   ok = _subagent_review_diff (real_base, base_commit, base_git_dir, real_child, max_file_size,
-                              patch_fd, status_text, counts, cancellable, error);
+                              untrusted_child, patch_fd, status_text, counts, cancellable, error);
   if (ok && fdatasync (patch_fd) != 0)
     {
       int saved = errno;

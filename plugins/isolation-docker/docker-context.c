@@ -1,26 +1,18 @@
 /* docker-context.c: what a prepared docker workspace does: run processes
- * inside its container (`exec -i`), and go away again (`rm -f`, then the
- * workspace and the owner record, then a worktree's own cleanup).
+ * inside its container (through the exec helper, docker-exec-helper.c),
+ * and go away again (the container and its volume through the API, then
+ * the workspace and the owner record, then a worktree's own cleanup).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <string.h>
 
 #include "docker-private.h"
 
 /* ---- spawn -------------------------------------------------------------- */
-
-/* Variables the engine's CLI reads itself: never set them in its
- * environment, pass them by value instead. */
-static gboolean
-is_engine_variable (const char *name)
-{
-  return g_str_has_prefix (name, "DOCKER_") || g_str_has_prefix (name, "CONTAINER_") ||
-         g_str_has_prefix (name, "CONTAINERS_") || g_str_has_prefix (name, "PODMAN_") ||
-         g_str_equal (name, "PATH") || g_str_equal (name, "HOME");
-}
 
 /* What reaches the child: SUBAGENT_* (the runner's protocol), and what the
  * caller's envp sets differently from our own environment. The host's
@@ -42,6 +34,20 @@ passes_into_container (const char *name,
   return ours == NULL || !g_str_equal (ours, value);
 }
 
+/* The exec helper sits next to this module (build tree and install alike). */
+static char *
+helper_path (void)
+{
+  Dl_info info;
+
+  if (dladdr ((void *) docker_context_spawnv, &info) != 0 && info.dli_fname != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (info.dli_fname);
+      return g_build_filename (dir, DOCKER_EXEC_HELPER, NULL);
+    }
+  return g_strdup (DOCKER_EXEC_HELPER);
+}
+
 GSubprocess *
 docker_context_spawnv (SubagentIsolationProvider  *provider,
                        SubagentIsolationContext   *context,
@@ -50,31 +56,62 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
                        GSubprocessFlags            flags,
                        GError                    **error)
 {
-  g_autoptr(DockerCli) cli = docker_cli_new_from_data (subagent_isolation_context_get_backend_data (context));
+  GVariant *data = subagent_isolation_context_get_backend_data (context);
+  g_autoptr(DockerEngine) engine = docker_engine_new_from_data (data);
   const char *container = subagent_isolation_context_get_container_id (context);
-  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
+  const char *memory = subagent_isolation_context_get_memory_limit (context);
+  const char *transfer = NULL, *workspace = NULL;
+  guint64 max_file = DOCKER_DEFAULT_MAX_FILE;
+  g_autoptr(GPtrArray) args = NULL;
   g_autoptr(GSubprocessLauncher) launcher = NULL;
   g_autoptr(GError) local_error = NULL;
   g_auto(GStrv) host_env = NULL;
-  g_auto(GStrv) cli_env = NULL;
+  g_auto(GStrv) child_env = NULL;
   GSubprocess *proc;
 
-  if (cli == NULL || container == NULL)
+  if (engine == NULL || container == NULL)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
                    "Cannot start “%s”: the docker workspace %s has no container",
                    argv[0], subagent_isolation_context_get_session_key (context));
       return NULL;
     }
+  g_variant_lookup (data, "transfer", "&s", &transfer);
+  g_variant_lookup (data, "workspace", "&s", &workspace);
+  g_variant_lookup (data, "transfer-max-file", "t", &max_file);
 
-  cli_env = docker_cli_environ (cli);
-  for (guint i = 0; docker_cli_get_argv (cli)[i] != NULL; i++)
-    g_ptr_array_add (args, g_strdup (docker_cli_get_argv (cli)[i]));
-  g_ptr_array_add (args, g_strdup ("exec"));
-  g_ptr_array_add (args, g_strdup ("--interactive"));
+  args = docker_engine_to_argv (engine);
+  g_ptr_array_insert (args, 0, helper_path ());
+  g_ptr_array_add (args, g_strdup ("--container"));
+  g_ptr_array_add (args, g_strdup (container));
   g_ptr_array_add (args, g_strdup ("--workdir"));
   g_ptr_array_add (args, g_strdup (DOCKER_WORKDIR));
+  if (memory != NULL && *memory != '\0')
+    {
+      g_ptr_array_add (args, g_strdup ("--memory"));
+      g_ptr_array_add (args, g_strdup (memory));
+    }
+  /* Copy mode: what the process changed comes back before it counts as ended. */
+  if (g_strcmp0 (transfer, "copy") == 0)
+    {
+      g_ptr_array_add (args, g_strdup ("--sync-back"));
+      g_ptr_array_add (args, g_strdup (subagent_isolation_context_get_child_root (context)));
+      g_ptr_array_add (args, g_strdup ("--max-file"));
+      g_ptr_array_add (args, g_strdup_printf ("%" G_GUINT64_FORMAT, max_file));
+      if (g_strcmp0 (workspace, "worktree") == 0)
+        {
+          g_ptr_array_add (args, g_strdup ("--keep"));
+          g_ptr_array_add (args, g_strdup (".git"));
+        }
+    }
+  g_ptr_array_add (args, g_strdup ("--"));
+  for (guint i = 0; argv[i] != NULL; i++)
+    g_ptr_array_add (args, g_strdup (argv[i]));
+  g_ptr_array_add (args, NULL);
 
+  /* The helper's environment is the process's: values (tokens...) never
+   * show on a command line. */
+  child_env = g_new0 (char *, 1);
   if (envp == NULL)
     envp = (const char * const *) (host_env = g_get_environ ());
   for (guint i = 0; envp[i] != NULL; i++)
@@ -87,28 +124,15 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
         continue;
       name = g_strndup (envp[i], eq - envp[i]);
       value = eq + 1;
-      if (!passes_into_container (name, value, host_env == NULL))
+      if (g_str_has_prefix (name, "SUBAGENT_DOCKER_EXEC_") || !passes_into_container (name, value, host_env == NULL))
         continue;
       if (g_str_equal (name, "SUBAGENT_CHILD_ROOT"))
         value = DOCKER_WORKDIR;   /* the child's root as the child sees it */
-      g_ptr_array_add (args, g_strdup ("--env"));
-      if (is_engine_variable (name))
-        g_ptr_array_add (args, g_strdup_printf ("%s=%s", name, value));
-      else
-        {
-          /* `--env NAME` takes the value from the CLI's environment, so
-           * values (tokens...) never show on a command line. */
-          g_ptr_array_add (args, g_strdup (name));
-          cli_env = g_environ_setenv (cli_env, name, value, TRUE);
-        }
+      child_env = g_environ_setenv (child_env, name, value, TRUE);
     }
-  g_ptr_array_add (args, g_strdup (container));
-  for (guint i = 0; argv[i] != NULL; i++)
-    g_ptr_array_add (args, g_strdup (argv[i]));
-  g_ptr_array_add (args, NULL);
 
   launcher = g_subprocess_launcher_new (flags);
-  g_subprocess_launcher_set_environ (launcher, cli_env);
+  g_subprocess_launcher_set_environ (launcher, child_env);
   g_subprocess_launcher_set_cwd (launcher, subagent_isolation_context_get_child_root (context));
   proc = g_subprocess_launcher_spawnv (launcher, (const char * const *) args->pdata, &local_error);
   if (proc == NULL)
@@ -124,7 +148,7 @@ docker_context_cleanup (SubagentIsolationProvider *provider,
                         SubagentIsolationContext  *context)
 {
   GVariant *data = subagent_isolation_context_get_backend_data (context);
-  g_autoptr(DockerCli) cli = docker_cli_new_from_data (data);
+  g_autoptr(DockerEngine) engine = docker_engine_new_from_data (data);
   const char *key = subagent_isolation_context_get_session_key (context);
   const char *parent = subagent_isolation_context_get_parent_root (context);
   const char *container = subagent_isolation_context_get_container_id (context);
@@ -137,7 +161,7 @@ docker_context_cleanup (SubagentIsolationProvider *provider,
   if (container == NULL && data != NULL)
     g_variant_lookup (data, "container-name", "&s", &container);
 
-  if (cli != NULL && container != NULL && !docker_cli_remove_container (cli, container, &error))
+  if (engine != NULL && container != NULL && !docker_container_remove (engine, container, &error))
     {
       g_message ("Could not remove container %s (session %s): %s; `subagentctl prune` will retry",
                  container, key, error->message);

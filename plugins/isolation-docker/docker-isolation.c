@@ -1,46 +1,62 @@
-/* docker-isolation.c: the `docker` isolation backend.
+/* docker-isolation.c: the `docker` isolation backend, on the Engine API.
  *
  * prepare() gives the child a snapshot copy of the parent's working tree
  * (subagent_tree_copy(), leaving out `.subagent/` and `.git`) in
- * `<workspace_dir>/<session_key>/tree`, then starts one long-lived
- * container (`sleep` as its only process) with that tree bind-mounted at
- * /workspace. The copy runs while `run -d` starts the container (nothing
- * runs in it before both are done), so a small tree costs no time. spawnv()
- * runs every process of the child inside it with `exec -i`; cleanup()
- * removes the container (`rm -f`) and the workspace (docker-context.c).
- * The review compares the parent with the workspace on the host, exactly as
- * for a directory snapshot.
+ * `<workspace_dir>/<session_key>/tree`, and one long-lived container
+ * (`sleep` as its only process) that sees that tree at /workspace, in one
+ * of two ways (option `transfer`):
  *
- * The container: no implicit pull (`--pull never`; the image is checked
- * with `image inspect` before anything is made, once per engine and five
- * minutes, and again whenever `run` fails, so a missing image is an error
- * naming it), `--network none` unless option `network` says
- * otherwise, `--cap-drop ALL`, `--security-opt no-new-privileges`, user
- * `65534:65534` unless option `user` says otherwise (the workspace is
- * handed to that user), `--cpus` and `--memory` from the request's limits,
- * and labels `io.subagent.session`, `io.subagent.parent-run`,
- * `io.subagent.owner-pid`, `io.subagent.owner-host`. Its name is
- * `subagent-<session_key>`.
+ *  - `bind`: the tree is bind-mounted. Only after a probe proves the
+ *    engine sees the host's directory: a nonce file written into the tree
+ *    is read back through the engine (an engine on another machine, or in
+ *    another mount namespace, would mount an empty directory of its own —
+ *    the child would work in nothing and the run would look complete).
+ *  - `copy`: the tree is streamed into a tmpfs volume at /workspace (PUT
+ *    archive, a tar made in process, entries owned by the container's
+ *    user), and every exec ends with the container's /workspace fetched
+ *    back (GET archive) and applied to the tree, deletions included
+ *    (docker-exec-helper.c), so the review works unchanged.
+ *  - `auto` (the default): bind when the probe passes, else copy.
  *
- * Request options: `image` (required), `binary` (the engine command line,
- * default `docker`), `host` (overrides DOCKER_HOST), `context`, `network`,
- * `user`, `workspace` (`snapshot`, or `worktree`: docker-worktree.c, with
- * the worktree options `keep_branch`, `include_dirty`, `pool_size`),
- * `workspace_dir` (default `$XDG_CACHE_HOME/subagent/docker`; snapshot only).
+ * The container is made through the API (docker-container.c), never the
+ * CLI: no implicit pull (the image is checked once per engine and five
+ * minutes, and again whenever create fails, so a missing image is an
+ * error naming it and the engine), a read-only root with a tmpfs /tmp,
+ * `NetworkMode none` unless option `network` says otherwise, all
+ * capabilities dropped, no-new-privileges, user `65534:65534` unless
+ * option `user` says otherwise, CPU and memory limits from the request, a
+ * pids limit (option `pids_limit`, default 512, 0 for none), a `nofile`
+ * ulimit (option `nofile`, default 4096; `nproc` only when asked: it
+ * counts the user's processes across the whole host), and labels
+ * `io.subagent.session`, `io.subagent.parent-run`, `io.subagent.owner-pid`,
+ * `io.subagent.owner-host`. Its name is `subagent-<session_key>`.
+ * spawnv() runs each process of the child through the exec helper
+ * (docker-context.c); cleanup() removes the container, its volume and the
+ * workspace.
+ *
+ * Request options: `image` (required), `host` (the engine's address,
+ * overrides DOCKER_HOST), `context` (a docker context), `transfer`,
+ * `transfer_max_file` (the largest file copied back, default 1 GiB),
+ * `network`, `user`, `pids_limit`, `nofile`, `nproc`, `workspace`
+ * (`snapshot`, or `worktree`: docker-worktree.c, with the worktree options
+ * `keep_branch`, `include_dirty`, `pool_size`), `workspace_dir` (default
+ * `$XDG_CACHE_HOME/subagent/docker`; snapshot only). `binary` is accepted
+ * for old configurations and ignored: no command line is run.
  *
  * An owner record (kind `container`, resource = the container's name,
- * extra: `binary`, `global_args`, `host`, `workspace` (snapshot only)) is written before
- * the container is started, so a process killed at any point leaves
- * something `subagentctl prune` can find; cleanup removes it last.
+ * extra: `binary` (`docker`, for `subagentctl prune`), `global_args`,
+ * `host`, `workspace` (snapshot only)) is written before the container is
+ * made, so a process killed at any point leaves something prune can find;
+ * cleanup removes it last.
  *
- * Backend data (a{sv}) of a context: `engine-argv` (as), `engine-host` (s,
- * when set), `container-name` (s), `workspace-base` (s), `image` (s),
- * `user` (s), `network` (s), `copy-strategy` (s), `workspace-copy-usec`
- * (x); with a worktree, `workspace` = `worktree`, `base-commit` and
+ * Backend data (a{sv}) of a context: `engine` (as: the engine's address,
+ * TLS files and API version as arguments), `engine-host` (s),
+ * `container-name` (s), `workspace-base` (s), `image` (s), `user` (s),
+ * `network` (s), `transfer` (s: bind or copy), `transfer-max-file` (t),
+ * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x);
+ * with a worktree, `workspace` = `worktree`, `base-commit` and
  * `common-dir` (the review diffs the commit) and `worktree-*` (cleanup
- * rebuilds the worktree's context from them). Cleanup needs only the engine, the container and the workspace, so
- * it works from any thread, after the engine restarted, or after the
- * container died.
+ * rebuilds the worktree's context from them).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -52,6 +68,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <glib/gstdio.h>
 
 #include "docker-private.h"
 
@@ -60,9 +77,10 @@ struct _SubagentDockerIsolation
   GObject parent_instance;
 
   GMutex lock;
-  char *binary;         /* under lock */
+  char *binary;         /* under lock; only for old configurations */
   char *host;           /* under lock */
-  GHashTable *images;   /* under lock: "engine\nhost\nimage" → gint64 time it was seen */
+  GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
+  GHashTable *no_bind;  /* under lock: "address\ndir" → gint64 time a bind probe failed */
 };
 
 enum {
@@ -84,10 +102,12 @@ static const char * const excluded_names[] = { ".subagent", ".git", NULL };
 
 #define DEFAULT_USER "65534:65534"
 #define DEFAULT_NETWORK "none"
-#define SLEEP_FOREVER "2147483647"
+#define DEFAULT_PIDS_LIMIT 512
+#define DEFAULT_NOFILE 4096
 /* How long an image, once seen on an engine, is trusted to be there
- * without asking again (a `run` that fails asks again anyway). */
-#define IMAGE_SEEN_TTL_USEC (300 * G_USEC_PER_SEC)
+ * without asking again (a create that fails asks again anyway), and a
+ * failed bind probe is trusted to fail again. */
+#define CACHE_TTL_USEC (300 * G_USEC_PER_SEC)
 
 /* ---- options ------------------------------------------------------------ */
 
@@ -168,7 +188,58 @@ resolve_dir (const char *path)
   return result;
 }
 
+/* ---- options ------------------------------------------------------------- */
+
+/* An integer option, as a number or a string of digits. */
+static gboolean
+option_int (SubagentIsolationRequest  *request,
+            const char                *key,
+            gint64                     default_value,
+            gint64                    *out,
+            GError                   **error)
+{
+  JsonObject *options = subagent_isolation_request_get_options (request);
+  JsonNode *node = options ? json_object_get_member (options, key) : NULL;
+  guint64 value = 0;
+
+  *out = default_value;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (json_node_get_value_type (node) == G_TYPE_INT64 && json_node_get_int (node) >= 0)
+    {
+      *out = json_node_get_int (node);
+      return TRUE;
+    }
+  if (json_node_get_value_type (node) == G_TYPE_STRING &&
+      g_ascii_string_to_unsigned (json_node_get_string (node), 10, 0, G_MAXINT64, &value, NULL))
+    {
+      *out = (gint64) value;
+      return TRUE;
+    }
+  g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+               "Docker option %s must be a whole number of 0 or more", key);
+  return FALSE;
+}
+
+/* "512m" → bytes (units b, k, m, g as docker takes them). */
+static gint64
+size_to_bytes (const char *text)
+{
+  char *end = NULL;
+  guint64 value = g_ascii_strtoull (text, &end, 10);
+
+  switch (g_ascii_tolower (*end))
+    {
+    case 'k': return (gint64) value << 10;
+    case 'm': return (gint64) value << 20;
+    case 'g': return (gint64) value << 30;
+    default: return (gint64) value;
+    }
+}
+
 /* ---- prepare ------------------------------------------------------------ */
+
+typedef enum { TRANSFER_AUTO, TRANSFER_BIND, TRANSFER_COPY } Transfer;
 
 typedef struct {
   const char *key;
@@ -178,22 +249,27 @@ typedef struct {
   const char *user;
   const char *memory;
   double cpus;
+  gint64 pids_limit, nofile, nproc;
+  gint64 max_file;
+  Transfer transfer;
   gboolean worktree;    /* workspace: worktree (base stays NULL) */
   char *parent;
+  char *dir;            /* the resolved workspace_dir (snapshot) */
   char *base;
   char *tree;
   char *name;
-  DockerCli *cli;
+  DockerEngine *engine;
 } Plan;
 
 static void
 plan_clear (Plan *plan)
 {
   g_free (plan->parent);
+  g_free (plan->dir);
   g_free (plan->base);
   g_free (plan->tree);
   g_free (plan->name);
-  g_clear_pointer (&plan->cli, docker_cli_free);
+  g_clear_pointer (&plan->engine, docker_engine_free);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Plan, plan_clear)
@@ -205,14 +281,12 @@ read_plan (SubagentDockerIsolation   *self,
            GError                   **error)
 {
   const char *parent_option = subagent_isolation_request_get_parent_root (request);
-  const char *binary, *host, *context, *workspace, *dir_option;
-  g_autofree char *default_binary = NULL;
+  const char *binary, *host, *context, *workspace, *dir_option, *transfer;
   g_autofree char *default_host = NULL;
   g_autofree char *default_dir = NULL;
-  g_autofree char *dir = NULL;
+  g_autoptr(GError) local_error = NULL;
 
   g_mutex_lock (&self->lock);
-  default_binary = g_strdup (self->binary);
   default_host = g_strdup (self->host);
   g_mutex_unlock (&self->lock);
 
@@ -230,13 +304,18 @@ read_plan (SubagentDockerIsolation   *self,
       return FALSE;
     }
   if (!option_string (request, "image", NULL, &plan->image, error) ||
-      !option_string (request, "binary", default_binary, &binary, error) ||
+      !option_string (request, "binary", NULL, &binary, error) ||
       !option_string (request, "host", default_host, &host, error) ||
       !option_string (request, "context", NULL, &context, error) ||
       !option_string (request, "network", DEFAULT_NETWORK, &plan->network, error) ||
       !option_string (request, "user", DEFAULT_USER, &plan->user, error) ||
       !option_string (request, "workspace", "snapshot", &workspace, error) ||
-      !option_string (request, "workspace_dir", NULL, &dir_option, error))
+      !option_string (request, "workspace_dir", NULL, &dir_option, error) ||
+      !option_string (request, "transfer", "auto", &transfer, error) ||
+      !option_int (request, "pids_limit", DEFAULT_PIDS_LIMIT, &plan->pids_limit, error) ||
+      !option_int (request, "nofile", DEFAULT_NOFILE, &plan->nofile, error) ||
+      !option_int (request, "nproc", 0, &plan->nproc, error) ||
+      !option_int (request, "transfer_max_file", (gint64) DOCKER_DEFAULT_MAX_FILE, &plan->max_file, error))
     return FALSE;
 
   if (plan->memory != NULL && !memory_limit_is_valid (plan->memory))
@@ -277,6 +356,17 @@ read_plan (SubagentDockerIsolation   *self,
                    "Invalid user “%s”: use uid[:gid] or a user name of the image", plan->user);
       return FALSE;
     }
+  if (binary != NULL && *binary != '\0')
+    {
+      g_auto(GStrv) argv = NULL;
+      if (!g_shell_parse_argv (binary, NULL, &argv, &local_error))
+        {
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                       "Option binary “%s” is not a command line: %s (it is ignored: the engine is reached "
+                       "through its API; set host instead)", binary, local_error->message);
+          return FALSE;
+        }
+    }
   plan->worktree = g_ascii_strcasecmp (workspace, "worktree") == 0;
   if (!plan->worktree && g_ascii_strcasecmp (workspace, "snapshot") != 0)
     {
@@ -284,10 +374,37 @@ read_plan (SubagentDockerIsolation   *self,
                    "Unknown docker workspace “%s”: use snapshot (the default) or worktree", workspace);
       return FALSE;
     }
+  if (g_ascii_strcasecmp (transfer, "auto") == 0)
+    plan->transfer = TRANSFER_AUTO;
+  else if (g_ascii_strcasecmp (transfer, "bind") == 0)
+    plan->transfer = TRANSFER_BIND;
+  else if (g_ascii_strcasecmp (transfer, "copy") == 0)
+    plan->transfer = TRANSFER_COPY;
+  else
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Unknown docker transfer “%s”: use auto (the default), bind or copy", transfer);
+      return FALSE;
+    }
+  if (plan->max_file <= 0)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Docker option transfer_max_file must be a positive number of bytes");
+      return FALSE;
+    }
+  if (host != NULL && *host != '\0' && (strchr (host, ' ') != NULL || *host == '-'))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Option host “%s” is not an engine address; use e.g. unix:///run/docker.sock", host);
+      return FALSE;
+    }
 
-  plan->cli = docker_cli_new (binary, host, context, error);
-  if (plan->cli == NULL)
-    return FALSE;
+  plan->engine = docker_engine_new (host, context, error);
+  if (plan->engine == NULL)
+    {
+      docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
+      return FALSE;
+    }
 
   if (parent_option == NULL || (plan->parent = resolve_dir (parent_option)) == NULL)
     {
@@ -307,7 +424,7 @@ read_plan (SubagentDockerIsolation   *self,
                    "Docker option workspace_dir “%s” must be an absolute path", dir_option);
       return FALSE;
     }
-  if (g_mkdir_with_parents (dir_option, 0700) != 0 || (dir = resolve_dir (dir_option)) == NULL)
+  if (g_mkdir_with_parents (dir_option, 0700) != 0 || (plan->dir = resolve_dir (dir_option)) == NULL)
     {
       int saved = errno;
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
@@ -315,107 +432,93 @@ read_plan (SubagentDockerIsolation   *self,
                    dir_option, g_strerror (saved));
       return FALSE;
     }
-  if (path_is_within (dir, plan->parent))
+  if (path_is_within (plan->dir, plan->parent))
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
                    "Workspace directory %s is inside the parent %s: the copy would copy itself; "
-                   "set option workspace_dir to a directory outside it", dir, plan->parent);
-      return FALSE;
-    }
-  /* `-v SOURCE:TARGET` cannot carry a ':' (nor `--mount` a ','). */
-  if (strpbrk (dir, ":,") != NULL)
-    {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
-                   "Workspace directory %s holds ':' or ',' and cannot be bind-mounted; set option workspace_dir",
-                   dir);
+                   "set option workspace_dir to a directory outside it", plan->dir, plan->parent);
       return FALSE;
     }
 
-  plan->base = g_build_filename (dir, plan->key, NULL);
+  plan->base = g_build_filename (plan->dir, plan->key, NULL);
   plan->tree = g_build_filename (plan->base, DOCKER_TREE, NULL);
   return TRUE;
 }
 
-/* Fails with a message that tells a missing image from a dead engine. */
-static gboolean
-check_image (Plan          *plan,
-             GCancellable  *cancellable,
-             GError       **error)
-{
-  const char * const args[] = { "image", "inspect", "--format", "{{.Id}}", "--", plan->image, NULL };
-  g_autofree char *err = NULL;
-  g_autofree char *described = NULL;
-  g_autoptr(GError) local_error = NULL;
-  int status = 0;
-
-  if (!docker_cli_run (plan->cli, args, DOCKER_QUICK_TIMEOUT_MS, cancellable, &status, NULL, &err, error))
-    return FALSE;
-  if (status == 0)
-    return TRUE;
-  if (!docker_cli_check_server (plan->cli, cancellable, &local_error))
-    {
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
-  described = docker_cli_describe (plan->cli);
-  g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
-               "Image “%s” is not on the engine (%s): %s; libsubagent never pulls: load it first "
-               "(pull, load or import) or set docker.image", plan->image, described, err);
-  return FALSE;
-}
-
+/* "address\nSUFFIX": keys of the per-engine caches. */
 static char *
-image_cache_key (Plan *plan)
+engine_key (Plan       *plan,
+            const char *suffix)
 {
-  g_autofree char *line = g_strjoinv (" ", (char **) docker_cli_get_argv (plan->cli));
-  const char *host = docker_cli_get_host (plan->cli);
-
-  return g_strdup_printf ("%s\n%s\n%s", line, host ? host : "", plan->image);
+  return g_strdup_printf ("%s\n%s", docker_engine_get_address (plan->engine), suffix);
 }
 
-/* Checks the image once per engine and TTL: the check is an engine round
- * trip that every prepare would otherwise pay. */
+static gboolean
+cache_fresh (SubagentDockerIsolation *self,
+             GHashTable              *table,
+             const char              *key)
+{
+  gpointer seen = NULL;
+  gboolean fresh;
+
+  g_mutex_lock (&self->lock);
+  fresh = g_hash_table_lookup_extended (table, key, NULL, &seen) &&
+          g_get_monotonic_time () - (gint64) GPOINTER_TO_SIZE (seen) < CACHE_TTL_USEC;
+  g_mutex_unlock (&self->lock);
+  return fresh;
+}
+
+static void
+cache_set (SubagentDockerIsolation *self,
+           GHashTable              *table,
+           const char              *key,
+           gboolean                 present)
+{
+  g_mutex_lock (&self->lock);
+  if (present)
+    g_hash_table_insert (table, g_strdup (key), GSIZE_TO_POINTER ((gsize) g_get_monotonic_time ()));
+  else
+    g_hash_table_remove (table, key);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Checks the image once per engine and TTL: a round trip every prepare
+ * would otherwise pay. */
 static gboolean
 check_image_cached (SubagentDockerIsolation  *self,
                     Plan                     *plan,
                     GCancellable             *cancellable,
                     GError                  **error)
 {
-  g_autofree char *key = image_cache_key (plan);
-  gint64 now = g_get_monotonic_time ();
-  gpointer seen = NULL;
-  gboolean fresh;
+  g_autofree char *key = engine_key (plan, plan->image);
 
-  g_mutex_lock (&self->lock);
-  fresh = g_hash_table_lookup_extended (self->images, key, NULL, &seen) &&
-          now - (gint64) GPOINTER_TO_SIZE (seen) < IMAGE_SEEN_TTL_USEC;
-  g_mutex_unlock (&self->lock);
-  if (fresh)
+  if (cache_fresh (self, self->images, key))
     return TRUE;
-  if (!check_image (plan, cancellable, error))
+  if (!docker_container_check_image (plan->engine, plan->image, cancellable, error))
     return FALSE;
-  g_mutex_lock (&self->lock);
-  g_hash_table_insert (self->images, g_steal_pointer (&key), GSIZE_TO_POINTER ((gsize) now));
-  g_mutex_unlock (&self->lock);
+  cache_set (self, self->images, key, TRUE);
   return TRUE;
 }
 
-static void
-forget_image (SubagentDockerIsolation *self,
-              Plan                    *plan)
+JsonObject *
+docker_owner_extra (DockerEngine *engine)
 {
-  g_autofree char *key = image_cache_key (plan);
+  JsonObject *extra = json_object_new ();
 
-  g_mutex_lock (&self->lock);
-  g_hash_table_remove (self->images, key);
-  g_mutex_unlock (&self->lock);
+  /* reclaim (subagentctl prune) reaches the same engine through its API
+   * (`api`, `host`); `binary` and `global_args` keep older readers working. */
+  json_object_set_boolean_member (extra, "api", TRUE);
+  json_object_set_string_member (extra, "binary", "docker");
+  json_object_set_array_member (extra, "global_args", json_array_new ());
+  json_object_set_string_member (extra, "host", docker_engine_get_address (engine));
+  return extra;
 }
 
 static gboolean
 save_owner (Plan    *plan,
             GError **error)
 {
-  g_autoptr(JsonObject) extra = docker_cli_to_owner_extra (plan->cli);
+  g_autoptr(JsonObject) extra = docker_owner_extra (plan->engine);
   g_autoptr(GError) local_error = NULL;
 
   if (plan->base != NULL)
@@ -430,86 +533,126 @@ save_owner (Plan    *plan,
   return TRUE;
 }
 
-static char *
-start_container (Plan          *plan,
-                 GCancellable  *cancellable,
-                 GError       **error)
+/* "1000", "1000:100" → ids; a name → FALSE (as docker_workspace_give_to_user). */
+static gboolean
+numeric_user (const char *user,
+              guint      *uid,
+              guint      *gid)
 {
-  g_autoptr(GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *out = NULL;
-  g_autofree char *err = NULL;
-  g_autofree char *described = NULL;
-  g_auto(GStrv) lines = NULL;
-  char cpus[G_ASCII_DTOSTR_BUF_SIZE];
-  int status = 0;
+  g_auto(GStrv) parts = g_strsplit (user, ":", 2);
+  guint64 u, g;
 
-#define ADD(x) g_ptr_array_add (args, g_strdup (x))
-#define ADD_PRINTF(...) g_ptr_array_add (args, g_strdup_printf (__VA_ARGS__))
-  ADD ("run"); ADD ("--detach"); ADD ("--pull"); ADD ("never");
-  ADD ("--name"); ADD (plan->name);
-  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_SESSION, plan->key);
-  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_PARENT_RUN, plan->parent_run_id ? plan->parent_run_id : "");
-  ADD ("--label"); ADD_PRINTF ("%s=%d", DOCKER_LABEL_OWNER_PID, (int) getpid ());
-  ADD ("--label"); ADD_PRINTF ("%s=%s", DOCKER_LABEL_OWNER_HOST, g_get_host_name ());
-  ADD ("--network"); ADD (plan->network);
-  ADD ("--cap-drop"); ADD ("ALL");
-  ADD ("--security-opt"); ADD ("no-new-privileges");
-  ADD ("--user"); ADD (plan->user);
-  if (plan->cpus > 0.0)
-    {
-      ADD ("--cpus");
-      ADD (g_ascii_formatd (cpus, sizeof cpus, "%.3f", plan->cpus));
-    }
-  if (plan->memory != NULL)
-    {
-      ADD ("--memory"); ADD (plan->memory);
-    }
-  ADD ("--volume"); ADD_PRINTF ("%s:%s", plan->tree, DOCKER_WORKDIR);
-  /* A worktree's `.git` file points at the parent's git dir, which is not
-   * mounted: git inside does not work on it, and read-only the child
-   * cannot point the host's review at a repository of its own. */
-  if (plan->worktree)
-    {
-      ADD ("--volume"); ADD_PRINTF ("%s/.git:%s/.git:ro", plan->tree, DOCKER_WORKDIR);
-    }
-  ADD ("--workdir"); ADD (DOCKER_WORKDIR);
-  /* Whatever the image's entrypoint, PID 1 only waits for `exec`. */
-  ADD ("--entrypoint"); ADD ("sleep");
-  ADD (plan->image);
-  ADD (SLEEP_FOREVER);
-  g_ptr_array_add (args, NULL);
-#undef ADD
-#undef ADD_PRINTF
+  if (!g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT32 - 1, &u, NULL))
+    return FALSE;
+  if (parts[1] == NULL)
+    g = u;
+  else if (!g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32 - 1, &g, NULL))
+    return FALSE;
+  *uid = (guint) u;
+  *gid = (guint) g;
+  return TRUE;
+}
 
-  if (!docker_cli_run (plan->cli, (const char * const *) args->pdata, DOCKER_RUN_TIMEOUT_MS, cancellable,
-                       &status, &out, &err, error))
-    return NULL;
-  lines = g_strsplit (g_strstrip (out), "\n", -1);
-  if (status != 0 || lines[0] == NULL || *lines[0] == '\0')
-    {
-      described = docker_cli_describe (plan->cli);
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                   "Could not start a container from image “%s” through %s (exit status %d): %s",
-                   plan->image, described, status, err);
-      return NULL;
-    }
-  /* The id is the last line; podman may print warnings before it. */
-  return g_strdup (g_strstrip (lines[g_strv_length (lines) - 1]));
+static void
+fill_spec (Plan       *plan,
+           DockerSpec *spec,
+           gboolean    bind)
+{
+  memset (spec, 0, sizeof *spec);
+  spec->name = plan->name;
+  spec->key = plan->key;
+  spec->parent_run_id = plan->parent_run_id;
+  spec->image = plan->image;
+  spec->user = plan->user;
+  spec->network = plan->network;
+  spec->cpus = plan->cpus;
+  spec->memory_bytes = plan->memory ? size_to_bytes (plan->memory) : 0;
+  spec->pids_limit = plan->pids_limit;
+  spec->nofile = plan->nofile;
+  spec->nproc = plan->nproc;
+  spec->numeric_user = numeric_user (plan->user, &spec->uid, &spec->gid);
+  spec->bind_source = bind ? plan->tree : NULL;
+  spec->bind_git_read_only = bind && plan->worktree;
 }
 
 typedef struct {
   Plan *plan;
   GCancellable *cancellable;
+  gboolean bind;            /* in: try a bind mount; out: it worked */
+  const char *probe_name;   /* bind: the nonce file in the tree */
+  const char *nonce;
   char *container_id;
+  char *bind_refusal;       /* why the engine cannot bind the tree */
+  char *ulimit_refusal;     /* why the engine would not set ulimits */
   GError *error;
 } StartJob;
 
+static gboolean
+says_bind_source_missing (const GError *error)
+{
+  return error != NULL && (strstr (error->message, "bind source path does not exist") != NULL ||
+                           strstr (error->message, "no such file or directory") != NULL);
+}
+
+/* Creates and starts the container; with job->bind, probes the mount and
+ * removes the container again when the engine does not see the tree. */
 static gpointer
 start_in_thread (gpointer data)
 {
   StartJob *job = data;
+  Plan *plan = job->plan;
+  DockerSpec spec;
+  g_autoptr(GError) local_error = NULL;
 
-  job->container_id = start_container (job->plan, job->cancellable, &job->error);
+retry:
+  fill_spec (plan, &spec, job->bind);
+  if (job->ulimit_refusal != NULL)
+    spec.nofile = spec.nproc = 0;
+  job->container_id = docker_container_create (plan->engine, &spec, job->cancellable, &local_error);
+  if (job->container_id == NULL)
+    {
+      if (job->bind && says_bind_source_missing (local_error))
+        {
+          job->bind = FALSE;
+          job->bind_refusal = g_strdup (local_error->message);
+          return NULL;
+        }
+      job->error = g_steal_pointer (&local_error);
+      return NULL;
+    }
+  if (!docker_container_start (plan->engine, job->container_id, job->cancellable, &local_error))
+    {
+      /* Ulimits only where the engine may set them (a rootless or
+       * confined engine may not raise one): without them, and say so. */
+      if (job->ulimit_refusal == NULL && (spec.nofile > 0 || spec.nproc > 0) &&
+          strstr (local_error->message, "rlimit") != NULL)
+        {
+          job->ulimit_refusal = g_strdup (local_error->message);
+          g_clear_error (&local_error);
+          g_clear_pointer (&job->container_id, g_free);
+          if (!docker_container_remove (plan->engine, plan->name, &job->error))
+            return NULL;
+          goto retry;
+        }
+      job->error = g_steal_pointer (&local_error);
+      return NULL;
+    }
+  if (job->bind &&
+      !docker_container_probe (plan->engine, job->container_id, job->probe_name, job->nonce, job->cancellable,
+                               &local_error))
+    {
+      if (local_error != NULL)
+        {
+          job->error = g_steal_pointer (&local_error);
+          return NULL;
+        }
+      job->bind = FALSE;
+      job->bind_refusal = g_strdup_printf ("the probe file %s written into %s is not in the container's %s",
+                                           job->probe_name, plan->tree, DOCKER_WORKDIR);
+      if (!docker_container_remove (plan->engine, plan->name, &job->error))
+        return NULL;
+      g_clear_pointer (&job->container_id, g_free);
+    }
   return NULL;
 }
 
@@ -522,7 +665,7 @@ undo_prepare (Plan                     *plan,
   g_autoptr(GError) error = NULL;
   gboolean complete = TRUE;
 
-  if (container_started && !docker_cli_remove_container (plan->cli, plan->name, &error))
+  if (container_started && !docker_container_remove (plan->engine, plan->name, &error))
     {
       g_message ("Could not remove container %s of a failed prepare: %s", plan->name, error->message);
       g_clear_error (&error);
@@ -546,6 +689,12 @@ undo_prepare (Plan                     *plan,
     }
 }
 
+static char *
+new_nonce (void)
+{
+  return g_strdup_printf ("%08x%08x%08x%08x", g_random_int (), g_random_int (), g_random_int (), g_random_int ());
+}
+
 static SubagentIsolationContext *
 docker_prepare (SubagentIsolationProvider  *provider,
                 SubagentIsolationRequest   *request,
@@ -557,23 +706,36 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_autoptr(GPtrArray) warnings = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GError) local_error = NULL;
   g_autofree char *container_id = NULL;
+  g_autofree char *nonce = NULL;
+  g_autofree char *probe_name = NULL;
+  g_autofree char *probe_path = NULL;
+  g_autofree char *no_bind_key = NULL;
+  g_autofree char *described = NULL;
   g_autoptr(SubagentIsolationContext) worktree = NULL;
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
+  static const char * const worktree_keep[] = { ".git", NULL };
   gboolean started = FALSE;
   gboolean world_writable = FALSE;
-  gboolean copied;
+  gboolean copied = TRUE;
   StartJob job = { 0 };
-  GThread *thread;
+  GThread *thread = NULL;
   GVariantBuilder data;
-  gint64 copy_start, copy_usec = 0;
+  gint64 copy_start, copy_usec = 0, transfer_usec = 0;
+  DockerSpec spec;
 
   if (!read_plan (self, request, &plan, error))
     return NULL;
-  /* Nothing exists yet: a missing image or a dead engine leaves nothing. */
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
+  /* Nothing exists yet: a dead engine or a missing image leaves nothing. */
+  if (!docker_engine_negotiate (plan.engine, cancellable, error))
+    {
+      docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+      return NULL;
+    }
   if (!check_image_cached (self, &plan, cancellable, error))
     return NULL;
-  job.plan = &plan;
-  job.cancellable = cancellable;
+  described = docker_engine_describe (plan.engine);
 
   if (plan.worktree)
     {
@@ -581,91 +743,152 @@ docker_prepare (SubagentIsolationProvider  *provider,
       if (worktree == NULL)
         return NULL;
       plan.tree = g_strdup (subagent_isolation_context_get_child_root (worktree));
-      if (strpbrk (plan.tree, ":,") != NULL)
-        {
-          g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
-                       "Worktree %s holds ':' or ',' and cannot be bind-mounted; use workspace: snapshot",
-                       plan.tree);
-          goto failed;
-        }
       if (!save_owner (&plan, &local_error))
         goto failed;
-      started = TRUE;
-      copied = docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error) &&
-               (world_writable || docker_worktree_keep_ownership (plan.tree, &local_error));
-      if (copied)
-        start_in_thread (&job);
-      goto container_done;
+    }
+  else
+    {
+      if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
+        return NULL;
+      if (!save_owner (&plan, &local_error))
+        {
+          (void) subagent_tree_remove (plan.base, NULL, NULL);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return NULL;
+        }
+      if (mkdir (plan.tree, 0700) != 0)
+        {
+          int saved = errno;
+          g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                       "Could not create %s: %s", plan.tree, g_strerror (saved));
+          goto failed;
+        }
     }
 
-  if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
-    return NULL;
-  if (!save_owner (&plan, &local_error))
+  /* Bind only where a probe proves the engine sees the tree. An engine
+   * that failed the probe for this directory lately goes straight to copy. */
+  {
+    g_autofree char *tree_parent = g_path_get_dirname (plan.tree);
+    no_bind_key = engine_key (&plan, tree_parent);
+  }
+  job.plan = &plan;
+  job.cancellable = cancellable;
+  job.bind = plan.transfer == TRANSFER_BIND ||
+             (plan.transfer == TRANSFER_AUTO && !cache_fresh (self, self->no_bind, no_bind_key));
+  if (job.bind)
     {
-      (void) subagent_tree_remove (plan.base, NULL, NULL);
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return NULL;
-    }
-  if (mkdir (plan.tree, 0700) != 0)
-    {
-      int saved = errno;
-      g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
-                   "Could not create %s: %s", plan.tree, g_strerror (saved));
-      goto failed;
+      nonce = new_nonce ();
+      probe_name = g_strconcat (DOCKER_PROBE_PREFIX, nonce, NULL);
+      probe_path = g_build_filename (plan.tree, probe_name, NULL);
+      job.probe_name = probe_name;
+      job.nonce = nonce;
+      if (!g_file_set_contents (probe_path, nonce, -1, &local_error))
+        goto failed;
     }
 
-  /* The container starts while the tree is copied into its bind mount;
-   * nothing runs in it before both are done. */
-  started = TRUE;   /* even a failed or cancelled `run` may have made it */
-  thread = g_thread_try_new ("subagent-docker-run", start_in_thread, &job, NULL);
-  copy_start = g_get_monotonic_time ();
-  copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
-                               cancellable, &local_error);
-  copy_usec = g_get_monotonic_time () - copy_start;
-  if (copied && !docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error))
-    copied = FALSE;
+  started = TRUE;   /* even a failed or cancelled create may have made it */
+  if (!plan.worktree)
+    {
+      /* The container starts while the tree is copied; nothing runs in it
+       * before both are done. */
+      thread = g_thread_try_new ("subagent-docker-start", start_in_thread, &job, NULL);
+      copy_start = g_get_monotonic_time ();
+      copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
+                                   cancellable, &local_error);
+      copy_usec = g_get_monotonic_time () - copy_start;
+    }
   if (thread != NULL)
     g_thread_join (thread);
   else
     start_in_thread (&job);
-container_done:
+  if (probe_path != NULL)
+    (void) g_unlink (probe_path);
   container_id = g_steal_pointer (&job.container_id);
   if (!copied)
     {
       g_clear_error (&job.error);
       goto failed;
     }
-  if (container_id == NULL)
+  if (job.error != NULL)
     {
       local_error = g_steal_pointer (&job.error);
-      /* Maybe the image went away since it was last seen: say so if so. */
-      forget_image (self, &plan);
-      if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        {
-          g_autoptr(GError) image_error = NULL;
-
-          if (!check_image (&plan, cancellable, &image_error))
-            {
-              g_clear_error (&local_error);
-              local_error = g_steal_pointer (&image_error);
-            }
-        }
-      goto failed;
+      goto start_failed;
     }
+
+  if (probe_name != NULL && !job.bind)
+    {
+      /* The engine works somewhere that does not hold this directory. */
+      if (plan.transfer == TRANSFER_BIND)
+        {
+          g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                       "%s cannot see the host directory %s (%s): it runs on another machine or in another "
+                       "mount namespace, and the child would work in an empty directory; set "
+                       "docker.transfer to copy (or auto, the default)", described, plan.tree, job.bind_refusal);
+          g_free (job.bind_refusal);
+          goto failed;
+        }
+      g_debug ("%s cannot bind %s (%s): copying the workspace", described, plan.tree, job.bind_refusal);
+      g_clear_pointer (&job.bind_refusal, g_free);
+      cache_set (self, self->no_bind, no_bind_key, TRUE);
+      job.bind = FALSE;
+      start_in_thread (&job);
+      container_id = g_steal_pointer (&job.container_id);
+      if (job.error != NULL)
+        {
+          local_error = g_steal_pointer (&job.error);
+          goto start_failed;
+        }
+    }
+  else if (probe_name != NULL)
+    cache_set (self, self->no_bind, no_bind_key, FALSE);
+
+  if (job.bind)
+    {
+      if (!docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error) ||
+          (plan.worktree && !world_writable && !docker_worktree_keep_ownership (plan.tree, &local_error)))
+        goto failed;
+    }
+  else
+    {
+      gint64 start = g_get_monotonic_time ();
+
+      fill_spec (&plan, &spec, FALSE);
+      if (!docker_tar_put (plan.engine, container_id, plan.tree, plan.worktree ? worktree_keep : NULL,
+                           spec.numeric_user ? spec.uid : 0, spec.numeric_user ? spec.gid : 0,
+                           cancellable, &local_error))
+        {
+          if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            {
+              g_autoptr(GError) put_error = g_steal_pointer (&local_error);
+              g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                           "Could not copy the workspace %s into container %s: %s", plan.tree, plan.name,
+                           put_error->message);
+            }
+          goto failed;
+        }
+      transfer_usec = g_get_monotonic_time () - start;
+    }
+
   if (worktree != NULL)
     for (const char * const *w = subagent_isolation_context_get_warnings (worktree); *w != NULL; w++)
       g_ptr_array_add (warnings, g_strdup (*w));
+  if (job.ulimit_refusal != NULL)
+    g_ptr_array_add (warnings, g_strdup_printf ("The engine would not set the nofile/nproc ulimits (%s); the "
+                                                "container runs with the engine's defaults", job.ulimit_refusal));
   if (world_writable)
     g_ptr_array_add (warnings, g_strdup_printf ("The workspace %s is writable for everyone on the host: "
                                                 "user “%s” could not be given it by id", plan.tree, plan.user));
   g_ptr_array_add (warnings, NULL);
 
   g_variant_builder_init (&data, G_VARIANT_TYPE_VARDICT);
-  docker_cli_add_to_data (plan.cli, &data);
+  docker_engine_add_to_data (plan.engine, &data);
   g_variant_builder_add (&data, "{sv}", "container-name", g_variant_new_string (plan.name));
   g_variant_builder_add (&data, "{sv}", "image", g_variant_new_string (plan.image));
   g_variant_builder_add (&data, "{sv}", "user", g_variant_new_string (plan.user));
   g_variant_builder_add (&data, "{sv}", "network", g_variant_new_string (plan.network));
+  g_variant_builder_add (&data, "{sv}", "transfer", g_variant_new_string (job.bind ? "bind" : "copy"));
+  g_variant_builder_add (&data, "{sv}", "transfer-max-file", g_variant_new_uint64 ((guint64) plan.max_file));
+  g_variant_builder_add (&data, "{sv}", "transfer-usec", g_variant_new_int64 (transfer_usec));
   g_variant_builder_add (&data, "{sv}", "workspace", g_variant_new_string (worktree ? "worktree" : "snapshot"));
   if (worktree != NULL)
     docker_worktree_add_to_data (worktree, &data);
@@ -676,7 +899,9 @@ container_done:
                              g_variant_new_string (subagent_copy_strategy_to_string (copy_used)));
       g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
     }
-  g_debug ("Container %s (%s) of %s ready, workspace %s", plan.name, container_id, plan.parent, plan.tree);
+  g_free (job.ulimit_refusal);
+  g_debug ("Container %s (%s) of %s ready on %s, workspace %s (%s)", plan.name, container_id, plan.parent,
+           described, plan.tree, job.bind ? "bind" : "copy");
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
                        "provider", provider,
@@ -694,8 +919,32 @@ container_done:
                        "backend-data", g_variant_builder_end (&data),
                        NULL);
 
+start_failed:
+  /* Maybe the image went away since it was last seen: say so if so. */
+  {
+    g_autofree char *key = engine_key (&plan, plan.image);
+    cache_set (self, self->images, key, FALSE);
+  }
+  if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      g_autoptr(GError) image_error = NULL;
+
+      if (!docker_container_check_image (plan.engine, plan.image, cancellable, &image_error))
+        {
+          g_clear_error (&local_error);
+          local_error = g_steal_pointer (&image_error);
+        }
+      else if (local_error->domain == DOCKER_ENGINE_ERROR && local_error->code != DOCKER_ENGINE_ERROR_UNREACHABLE)
+        {
+          g_autoptr(GError) create_error = g_steal_pointer (&local_error);
+          g_set_error (&local_error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                       "Could not start a container from image “%s”: %s", plan.image, create_error->message);
+        }
+    }
 failed:
+  g_free (job.ulimit_refusal);
   undo_prepare (&plan, started, worktree);
+  docker_error_to_isolation (&local_error, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED);
   if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
       local_error->domain == SUBAGENT_ISOLATION_ERROR)
     g_propagate_error (error, g_steal_pointer (&local_error));
@@ -713,17 +962,28 @@ docker_is_available (SubagentIsolationProvider  *provider,
                      GError                    **error)
 {
   SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (provider);
-  g_autoptr(DockerCli) cli = NULL;
-  g_autofree char *binary = NULL;
+  g_autoptr(DockerEngine) engine = NULL;
   g_autofree char *host = NULL;
+  g_autofree char *version = NULL;
 
   g_mutex_lock (&self->lock);
-  binary = g_strdup (self->binary);
   host = g_strdup (self->host);
   g_mutex_unlock (&self->lock);
 
-  cli = docker_cli_new (binary, host, NULL, error);
-  return cli != NULL && docker_cli_check_server (cli, NULL, error);
+  engine = docker_engine_new (host, NULL, error);
+  if (engine == NULL)
+    {
+      docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+      return FALSE;
+    }
+  /* A server must answer: a socket file alone is not an engine. */
+  version = docker_engine_server_version (engine, NULL, error);
+  if (version == NULL)
+    {
+      docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 /* ---- the type ----------------------------------------------------------- */
@@ -804,6 +1064,7 @@ subagent_docker_isolation_finalize (GObject *object)
   g_free (self->binary);
   g_free (self->host);
   g_hash_table_unref (self->images);
+  g_hash_table_unref (self->no_bind);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
 }
@@ -820,8 +1081,8 @@ subagent_docker_isolation_class_init (SubagentDockerIsolationClass *klass)
   /**
    * SubagentDockerIsolation:binary:
    *
-   * The engine command line used when a request has no `binary` option,
-   * and by is_available(): `docker` when %NULL.
+   * Kept for old configurations and ignored: the engine is reached
+   * through its API (#SubagentDockerIsolation:host), never a command line.
    */
   properties[PROP_BINARY] = g_param_spec_string ("binary", NULL, NULL, NULL,
                                                  G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
@@ -829,7 +1090,8 @@ subagent_docker_isolation_class_init (SubagentDockerIsolationClass *klass)
    * SubagentDockerIsolation:host:
    *
    * The engine address used when a request has no `host` option; %NULL
-   * keeps DOCKER_HOST (or the engine's default).
+   * keeps DOCKER_HOST (or DOCKER_CONTEXT, the current context, the
+   * default socket).
    */
   properties[PROP_HOST] = g_param_spec_string ("host", NULL, NULL, NULL,
                                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
@@ -846,6 +1108,7 @@ subagent_docker_isolation_init (SubagentDockerIsolation *self)
 {
   g_mutex_init (&self->lock);
   self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->no_bind = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void

@@ -16,6 +16,6 @@ docker_plugin_register (SubagentPluginModule  *module,
 }
 
 SUBAGENT_PLUGIN_DEFINE ("isolation-docker", PLUGIN_VERSION, "LGPL-2.1-or-later",
-                        "Containers through the docker (or podman) CLI: a snapshot workspace bind-mounted "
-                        "into a locked-down container",
+                        "Containers through the Docker Engine API (docker, or podman's service): a snapshot "
+                        "workspace bound or copied into a locked-down container",
                         docker_plugin_register)

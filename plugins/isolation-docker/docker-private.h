@@ -6,6 +6,8 @@
 
 #include <subagent.h>
 
+#include "docker-engine.h"
+
 G_BEGIN_DECLS
 
 #define SUBAGENT_TYPE_DOCKER_ISOLATION (subagent_docker_isolation_get_type ())
@@ -21,7 +23,8 @@ void subagent_docker_isolation_register (GTypeModule *module);
 #define DOCKER_OWNER_KIND "container"
 #define DOCKER_WORKTREE_BACKEND "worktree"
 #define DOCKER_MARKER ".subagent-docker"   /* JSON: proves the directory is ours */
-#define DOCKER_TREE "tree"                 /* bind-mounted at DOCKER_WORKDIR */
+#define DOCKER_TREE "tree"                 /* bind-mounted (or copied) at DOCKER_WORKDIR */
+#define DOCKER_PROBE_PREFIX ".subagent-probe-"
 #define DOCKER_WORKDIR "/workspace"
 
 /* Labels every container gets (`subagentctl prune` checks the first). */
@@ -30,43 +33,54 @@ void subagent_docker_isolation_register (GTypeModule *module);
 #define DOCKER_LABEL_OWNER_PID "io.subagent.owner-pid"
 #define DOCKER_LABEL_OWNER_HOST "io.subagent.owner-host"
 
-/* Timeouts of the engine commands we wait for (never of the child). */
-#define DOCKER_QUICK_TIMEOUT_MS (30 * 1000)
-#define DOCKER_RUN_TIMEOUT_MS (180 * 1000)
 
-/* docker-cli.c: the engine's command line, run without a shell. */
-typedef struct _DockerCli DockerCli;
+/* docker-container.c: one child's container through the engine's API. */
+typedef struct {
+  const char *name;
+  const char *key;
+  const char *parent_run_id;
+  const char *image;
+  const char *user;
+  const char *network;
+  double cpus;
+  gint64 memory_bytes;
+  gint64 pids_limit;     /* 0: none */
+  gint64 nofile;         /* 0: the engine's default */
+  gint64 nproc;          /* 0: the engine's default */
+  gboolean numeric_user;
+  guint uid, gid;
+  const char *bind_source;      /* NULL: a copy-mode volume */
+  gboolean bind_git_read_only;  /* worktree: <source>/.git read-only */
+} DockerSpec;
 
-DockerCli   *docker_cli_new          (const char   *binary,
-                                      const char   *host,
-                                      const char   *context,
-                                      GError      **error);
-DockerCli   *docker_cli_new_from_data (GVariant    *backend_data);
-void         docker_cli_free         (DockerCli    *cli);
-gboolean     docker_cli_is_podman    (DockerCli    *cli);
-const char  *docker_cli_get_host     (DockerCli    *cli);
-const char * const *docker_cli_get_argv (DockerCli *cli);
-char        *docker_cli_describe     (DockerCli    *cli);
-void         docker_cli_add_to_data  (DockerCli       *cli,
-                                      GVariantBuilder *builder);
-JsonObject  *docker_cli_to_owner_extra (DockerCli  *cli);
-char       **docker_cli_environ      (DockerCli    *cli);
-gboolean     docker_cli_run          (DockerCli           *cli,
-                                      const char * const  *args,
-                                      guint                timeout_ms,
-                                      GCancellable        *cancellable,
-                                      int                 *out_exit_status,
-                                      char               **out_stdout,
-                                      char               **out_stderr,
-                                      GError             **error);
-gboolean     docker_cli_check_server (DockerCli    *cli,
-                                      GCancellable *cancellable,
-                                      GError      **error);
-gboolean     docker_cli_remove_container (DockerCli   *cli,
-                                          const char  *container,
-                                          GError     **error);
+void      docker_error_to_isolation    (GError          **error,
+                                        int               code);
+gboolean  docker_container_check_image (DockerEngine     *engine,
+                                        const char       *image,
+                                        GCancellable     *cancellable,
+                                        GError          **error);
+char     *docker_container_create      (DockerEngine     *engine,
+                                        const DockerSpec *spec,
+                                        GCancellable     *cancellable,
+                                        GError          **error);
+gboolean  docker_container_start       (DockerEngine     *engine,
+                                        const char       *id,
+                                        GCancellable     *cancellable,
+                                        GError          **error);
+gboolean  docker_container_remove      (DockerEngine     *engine,
+                                        const char       *container,
+                                        GError          **error);
+gboolean  docker_container_probe       (DockerEngine     *engine,
+                                        const char       *container,
+                                        const char       *name,
+                                        const char       *nonce,
+                                        GCancellable     *cancellable,
+                                        GError          **error);
+JsonObject *docker_owner_extra         (DockerEngine     *engine);
 
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerCli, docker_cli_free)
+/* The exec helper, next to this module (docker-context.c). */
+#define DOCKER_EXEC_HELPER "subagent-docker-exec"
+#define DOCKER_DEFAULT_MAX_FILE (G_GUINT64_CONSTANT (1) << 30)
 
 /* docker-context.c: the provider's spawnv and cleanup. */
 GSubprocess *docker_context_spawnv  (SubagentIsolationProvider  *provider,

@@ -1,9 +1,12 @@
 /* docker-reclaim.c: reclaiming the container (and its workspace) a dead
  * run left behind, from its owner record (what `subagentctl prune` calls).
  *
- * Only a container that carries the label io.subagent.session=KEY (checked
- * with `container inspect`) is removed, with `rm -f`, through the record's
- * engine: extra.binary (docker or podman, nothing else), extra.global_args
+ * Records of this version (extra.api = true) are reclaimed through the
+ * Engine API at extra.host: the container is inspected, and removed (with
+ * its volume) only if it carries the label io.subagent.session=KEY. Older
+ * records, of the CLI-driven plugin, go through the CLI as they did: only a
+ * container that carries that label (checked with `container inspect`) is
+ * removed, with `rm -f`, through the record's engine: extra.binary (docker or podman, nothing else), extra.global_args
  * (engine-selecting flags only) and extra.host (its DOCKER_HOST; null: the
  * default socket); then its workspace on the host (extra.workspace), if it
  * holds a `.subagent-docker` marker with the record's session key. The
@@ -212,6 +215,72 @@ reclaim_container_workspace (gboolean     dry_run,
   return SUBAGENT_RECLAIM_REMOVED;
 }
 
+/* Records of this version (extra.api): the engine's API at extra.host. */
+static SubagentReclaimOutcome
+reclaim_through_api (gboolean     dry_run,
+                     JsonObject  *record,
+                     char       **reason)
+{
+  const char *key = json_object_get_string_member (record, "session_key");
+  const char *id = json_object_get_string_member (record, "resource");
+  const char *host = extra_string (record, "host");
+  g_autoptr(DockerEngine) engine = NULL;
+  g_autoptr(JsonNode) node = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *escaped = NULL;
+  g_autofree char *path = NULL;
+  JsonObject *config, *labels;
+  const char *label = NULL;
+
+  if (!container_id_is_valid (id))
+    {
+      *reason = g_strdup_printf ("“%s” is not a container id", id);
+      return SUBAGENT_RECLAIM_SKIPPED;
+    }
+  engine = docker_engine_new (host, NULL, &error);
+  if (engine == NULL)
+    {
+      *reason = g_strdup (error->message);
+      return SUBAGENT_RECLAIM_SKIPPED;
+    }
+  if (!docker_engine_negotiate (engine, NULL, &error))
+    {
+      *reason = g_strdup (error->message);
+      return SUBAGENT_RECLAIM_FAILED;
+    }
+  escaped = g_uri_escape_string (id, NULL, FALSE);
+  path = g_strdup_printf ("/containers/%s/json", escaped);
+  if (!docker_engine_call (engine, "GET", path, NULL, NULL, &node, NULL, &error))
+    {
+      if (!g_error_matches (error, DOCKER_ENGINE_ERROR, DOCKER_ENGINE_ERROR_NOT_FOUND))
+        {
+          *reason = g_strdup (error->message);
+          return SUBAGENT_RECLAIM_FAILED;
+        }
+      *reason = g_strdup ("already gone");
+      return reclaim_container_workspace (dry_run, record, reason);
+    }
+  /* Only a container that carries this session's label is ours. */
+  config = node && JSON_NODE_HOLDS_OBJECT (node) ? json_object_get_object_member (json_node_get_object (node), "Config")
+                                                 : NULL;
+  labels = config && json_object_has_member (config, "Labels") &&
+           JSON_NODE_HOLDS_OBJECT (json_object_get_member (config, "Labels"))
+           ? json_object_get_object_member (config, "Labels") : NULL;
+  if (labels != NULL)
+    label = json_object_get_string_member_with_default (labels, DOCKER_LABEL_SESSION, NULL);
+  if (g_strcmp0 (label, key) != 0)
+    {
+      *reason = g_strdup_printf ("container %s does not carry label %s=%s", id, DOCKER_LABEL_SESSION, key);
+      return SUBAGENT_RECLAIM_SKIPPED;
+    }
+  if (!dry_run && !docker_container_remove (engine, id, &error))
+    {
+      *reason = g_strdup_printf ("could not remove container %s: %s", id, error->message);
+      return SUBAGENT_RECLAIM_FAILED;
+    }
+  return reclaim_container_workspace (dry_run, record, reason);
+}
+
 SubagentReclaimOutcome
 docker_reclaim_container (gboolean     dry_run,
                           JsonObject  *record,
@@ -220,6 +289,7 @@ docker_reclaim_container (gboolean     dry_run,
   const char *key = json_object_get_string_member (record, "session_key");
   const char *id = json_object_get_string_member (record, "resource");
   const char *binary = extra_string (record, "binary");
+  JsonNode *extra = json_object_get_member (record, "extra");
   g_autoptr(GPtrArray) prefix = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *name = NULL;
   g_autofree char *out = NULL;
@@ -228,6 +298,10 @@ docker_reclaim_container (gboolean     dry_run,
   gboolean podman;
   int status = 0;
 
+  if (extra != NULL && JSON_NODE_HOLDS_OBJECT (extra) &&
+      json_object_get_boolean_member_with_default (json_node_get_object (extra), "api", FALSE))
+    return reclaim_through_api (dry_run, record, reason);
+  /* Records of the CLI-driven plugin (before the Engine API). */
   if (binary == NULL || *binary == '\0')
     binary = "docker";
   name = g_path_get_basename (binary);

@@ -154,6 +154,9 @@ docker_worktree_add_to_data (SubagentIsolationContext *worktree,
     g_variant_builder_add (builder, "{sv}", "worktree-branch", g_variant_new_string (branch));
   if (data != NULL)
     g_variant_builder_add (builder, "{sv}", "worktree-data", g_variant_new_variant (data));
+  /* The child in its container may add .gitignore lines or a nested .git
+   * to hide files: the review counts them all, as a snapshot's does. */
+  g_variant_builder_add (builder, "{sv}", "review-child-ignores", g_variant_new_boolean (FALSE));
 }
 
 /**
