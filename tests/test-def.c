@@ -349,7 +349,7 @@ test_to_json_round_trip (void)
   g_autoptr(JsonNode) b = NULL;
 
   g_assert_no_error (error);
-  g_assert_cmpuint (json_object_get_size (out), ==, 24);
+  g_assert_cmpuint (json_object_get_size (out), ==, 25);
   g_assert_cmpstr (json_object_get_string_member (out, "permission_mode"), ==, "workspace-write");
   g_assert_cmpstr (json_object_get_string_member (out, "source_path"), ==, "/w/every.json");
   g_assert_cmpuint (json_array_get_length (json_object_get_array_member (out, "tool_whitelist")), ==, 2);

@@ -1210,6 +1210,8 @@ subagent_config_get_model (SubagentConfig *self,
  * subagent_config_list_models:
  * @self: a #SubagentConfig
  *
+ * Lists the models configured under `models:`.
+ *
  * Returns: (transfer full) (array zero-terminated=1): the names of `models:`, sorted
  *
  * Since: 0.2
@@ -1231,8 +1233,12 @@ subagent_config_list_models (SubagentConfig *self)
  * subagent_config_get_confinement:
  * @self: a #SubagentConfig
  *
+ * How host children are confined (`confinement:`).
+ *
  * Returns: the confinement of host children (`confinement:`);
  *   %SUBAGENT_CONFINEMENT_DEFAULT when not set
+ *
+ * Since: 0.2
  */
 SubagentConfinement
 subagent_config_get_confinement (SubagentConfig *self)
@@ -1262,6 +1268,9 @@ subagent_config_get_exclude (SubagentConfig *self)
  * subagent_config_get_review_max_file_size:
  * @self: a #SubagentConfig
  *
+ * The size above which a review records a file's size and digest instead of
+ * its content.
+ *
  * Returns: the content limit of review patches in bytes (`review.max_file_size`,
  *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
  *
@@ -1277,6 +1286,9 @@ subagent_config_get_review_max_file_size (SubagentConfig *self)
 /**
  * subagent_config_get_routing_policy:
  * @self: a #SubagentConfig
+ *
+ * The risk policy that `isolation: auto` follows for a run with a skill or a
+ * risk level.
  *
  * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
  *   else the default of #SubagentRoutingPolicy)

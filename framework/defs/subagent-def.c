@@ -997,6 +997,8 @@ subagent_def_get_network (SubagentDef *self)
  * subagent_def_get_runner:
  * @self: a definition
  *
+ * The runner the definition names (`runner:`).
+ *
  * Returns: (transfer none) (nullable): the runner named by the definition
  *   (`runner:`), or %NULL to pick one from its `command` or `model`
  *
@@ -1030,8 +1032,12 @@ subagent_def_get_source_path (SubagentDef *self)
  * subagent_def_get_confinement:
  * @self: a #SubagentDef
  *
+ * How the child is confined when it runs on the host (`confinement:`).
+ *
  * Returns: the confinement the definition asks for;
  *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none
+ *
+ * Since: 0.2
  */
 SubagentConfinement
 subagent_def_get_confinement (SubagentDef *self)

@@ -61,8 +61,12 @@ G_DEFINE_ENUM_TYPE (SubagentConfinement, subagent_confinement,
  * subagent_confinement_to_string:
  * @confinement: a #SubagentConfinement
  *
+ * The name of a confinement.
+ *
  * Returns: the name used in definitions and configuration (`landlock` for
  *   %SUBAGENT_CONFINEMENT_DEFAULT)
+ *
+ * Since: 0.2
  */
 const char *
 subagent_confinement_to_string (SubagentConfinement confinement)
@@ -83,7 +87,11 @@ subagent_confinement_to_string (SubagentConfinement confinement)
  * @text: `landlock`, `none` or `required` (case-insensitive)
  * @out: (out): the confinement
  *
+ * Parses a confinement name, as written in definitions and configuration.
+ *
  * Returns: %TRUE if @text names a confinement
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_confinement_from_string (const char          *text,
@@ -133,8 +141,12 @@ subagent_confinement_merge (SubagentConfinement configured,
 /**
  * subagent_confinement_get_landlock_abi:
  *
+ * Asks the kernel which Landlock ABI it supports.
+ *
  * Returns: the running kernel's Landlock ABI version, 0 when it has no
  *   Landlock or it is disabled
+ *
+ * Since: 0.2
  */
 int
 subagent_confinement_get_landlock_abi (void)

@@ -205,7 +205,11 @@ subagent_run_options_set_max_depth (SubagentRunOptions *self,
  * subagent_run_options_get_max_depth:
  * @self: a #SubagentRunOptions
  *
+ * The depth limit inherited from the run this one nests in.
+ *
  * Returns: the inherited depth limit; 0 for none
+ *
+ * Since: 0.2
  */
 guint
 subagent_run_options_get_max_depth (SubagentRunOptions *self)
@@ -577,6 +581,8 @@ subagent_run_options_set_skill_path (SubagentRunOptions *self,
  * subagent_run_options_get_skill_path:
  * @self: a #SubagentRunOptions
  *
+ * The skill the child runs (see subagent_run_options_set_skill_path()).
+ *
  * Returns: (transfer none) (nullable): the skill's path
  *
  * Since: 0.2
@@ -610,6 +616,9 @@ subagent_run_options_set_risk_level (SubagentRunOptions *self,
 /**
  * subagent_run_options_get_risk_level:
  * @self: a #SubagentRunOptions
+ *
+ * The risk level the caller gave the run (see
+ * subagent_run_options_set_risk_level()).
  *
  * Returns: the run's risk level, or %SUBAGENT_RISK_LEVEL_NONE
  *
@@ -645,6 +654,8 @@ subagent_run_options_set_model (SubagentRunOptions *self,
 /**
  * subagent_run_options_get_model:
  * @self: a #SubagentRunOptions
+ *
+ * The parent's model for this run (see subagent_run_options_set_model()).
  *
  * Returns: (transfer none) (nullable): the parent's model for this run
  *

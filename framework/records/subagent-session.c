@@ -758,6 +758,8 @@ subagent_session_get_review (SubagentSession *self)
  * subagent_session_get_transcript:
  * @self: a #SubagentSession
  *
+ * The conversation of a model-backed child, which a follow-up continues.
+ *
  * Returns: (transfer none) (nullable): the model-backed child's
  *   conversation (sealed), or %NULL
  *

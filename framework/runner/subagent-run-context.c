@@ -789,6 +789,8 @@ subagent_run_context_get_approval_handler (SubagentRunContext *self)
  * subagent_run_context_get_model:
  * @self: a #SubagentRunContext
  *
+ * The settings of the model the child runs on.
+ *
  * Returns: (transfer none) (nullable): the settings of the child's model
  *   (see subagent_config_get_model()), or %NULL
  *
@@ -804,6 +806,8 @@ subagent_run_context_get_model (SubagentRunContext *self)
 /**
  * subagent_run_context_get_transcript:
  * @self: a #SubagentRunContext
+ *
+ * The conversation a model-backed follow-up continues.
  *
  * Returns: (transfer none) (nullable): the conversation a follow-up
  *   continues, or %NULL for a first run
@@ -821,7 +825,11 @@ subagent_run_context_get_transcript (SubagentRunContext *self)
  * subagent_run_context_get_confinement:
  * @self: a #SubagentRunContext
  *
+ * How the child is to be confined when it runs on the host.
+ *
  * Returns: the confinement the host's configuration asks for
+ *
+ * Since: 0.2
  */
 SubagentConfinement
 subagent_run_context_get_confinement (SubagentRunContext *self)
@@ -834,8 +842,13 @@ subagent_run_context_get_confinement (SubagentRunContext *self)
  * subagent_run_context_get_hidden_paths:
  * @self: a #SubagentRunContext
  *
+ * The files of the workspace a confined child may not read (secrets left out
+ * of its view).
+ *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): files a
  *   confined child may not read
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_run_context_get_hidden_paths (SubagentRunContext *self)
@@ -847,6 +860,8 @@ subagent_run_context_get_hidden_paths (SubagentRunContext *self)
 /**
  * subagent_run_context_get_skill:
  * @self: a #SubagentRunContext
+ *
+ * The skill the child runs, if any.
  *
  * Returns: (transfer none) (nullable): the skill the child runs
  *

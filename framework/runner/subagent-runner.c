@@ -412,6 +412,9 @@ subagent_run_outcome_get_message (SubagentRunOutcome *self)
  * subagent_run_outcome_get_transcript:
  * @self: a #SubagentRunOutcome
  *
+ * The conversation of a model-backed child, for its session record and
+ * follow-ups.
+ *
  * Returns: (transfer none) (nullable): the child's conversation, or %NULL
  *
  * Since: 0.2
@@ -704,8 +707,12 @@ subagent_runner_run (SubagentRunner      *self,
  * subagent_run_outcome_get_confinement:
  * @self: a #SubagentRunOutcome
  *
+ * The confinement the child ran under, as the runner reports it.
+ *
  * Returns: (transfer none) (nullable): the confinement the child ran under
  *   (`landlock`, `none`, `container`), or %NULL
+ *
+ * Since: 0.2
  */
 const char *
 subagent_run_outcome_get_confinement (SubagentRunOutcome *self)
