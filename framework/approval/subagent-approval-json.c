@@ -587,6 +587,8 @@ scan_json (const char  *data,
  *
  * Returns: %TRUE if the nesting is within bounds; else %FALSE with @error
  *   set (%JSON_PARSER_ERROR_INVALID_DATA)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_json_check_depth (const char  *data,
@@ -610,6 +612,8 @@ subagent_json_check_depth (const char  *data,
  * error).
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_json_parser_load_bounded (JsonParser  *parser,

@@ -1256,6 +1256,8 @@ subagent_config_get_confinement (SubagentConfig *self)
  *
  * Returns: (transfer none) (array zero-terminated=1): the patterns;
  *   subagent_secret_exclude_defaults() when not set
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_config_get_exclude (SubagentConfig *self)

@@ -126,6 +126,8 @@ subagent_confinement_from_string (const char          *text,
  * holds.
  *
  * Returns: the effective confinement
+ *
+ * Since: 0.2
  */
 SubagentConfinement
 subagent_confinement_merge (SubagentConfinement configured,

@@ -322,6 +322,8 @@ subagent_isolation_provider_prepare_finish (SubagentIsolationProvider  *self,
  * the record: the caller does, after %SUBAGENT_RECLAIM_REMOVED. Blocks.
  *
  * Returns: what became of the leftover
+ *
+ * Since: 0.2
  */
 SubagentReclaimOutcome
 subagent_isolation_provider_reclaim (SubagentIsolationProvider  *self,
@@ -528,6 +530,8 @@ subagent_isolation_normalize (const char *value,
  *
  * Logs a warning (domain `Subagent`) that @value is deprecated and names
  * @replacement.
+ *
+ * Since: 0.2
  */
 void
 subagent_isolation_warn_deprecated_alias (const char *value,
@@ -558,6 +562,8 @@ init_libgit2 (gpointer data)
  * asks. Opens the repository, so it touches the disk.
  *
  * Returns: %TRUE inside a git work tree
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_isolation_is_git_work_tree (const char *parent_root)

@@ -43,6 +43,8 @@ copy_object (JsonObject *object)
  *
  * Returns: %TRUE on success; %FALSE with @error set when there is no such
  *   record (shared isolation has none) or it cannot be rewritten
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_owner_record_add_process (const char  *root,
@@ -147,6 +149,8 @@ kill_by_token (const char *token)
  * is out of reach.
  *
  * Returns: how many signals were sent
+ *
+ * Since: 0.2
  */
 guint
 subagent_owner_record_stop_processes (JsonObject *record)

@@ -42,6 +42,8 @@ static const char * const secret_defaults[] = {
  * Configuration (`exclude:`) replaces the list.
  *
  * Returns: (transfer none) (array zero-terminated=1): the patterns
+ *
+ * Since: 0.2
  */
 const char * const *
 subagent_secret_exclude_defaults (void)
@@ -62,6 +64,8 @@ subagent_secret_exclude_defaults (void)
  * @relative_path ends in `/`).
  *
  * Returns: %TRUE if the path is to be left out
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_secret_path_is_excluded (const char * const *patterns,
@@ -142,6 +146,8 @@ scrub_original_environment (const char *name)
  * `/proc/<pid>/mem` and `/proc/<pid>/environ`. Also erases
  * `SUBAGENT_APPROVAL_HMAC_KEY` from the environment (after
  * subagent_approval_key_from_environment() has kept its value).
+ *
+ * Since: 0.2
  */
 void
 subagent_secrets_protect_process (void)
@@ -160,6 +166,8 @@ subagent_secrets_protect_process (void)
  *
  * Returns: (transfer full) (nullable): the key, or %NULL when the variable
  *   was unset or empty
+ *
+ * Since: 0.2
  */
 GBytes *
 subagent_approval_key_from_environment (void)

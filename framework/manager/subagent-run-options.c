@@ -192,6 +192,8 @@ subagent_run_options_get_depth (SubagentRunOptions *self)
  * while the parent's depth is below both this and its definition's
  * `max_depth`. `subagentctl run` takes it from `SUBAGENT_MAX_DEPTH`, so a
  * child that runs `subagentctl` cannot nest past its own limit.
+ *
+ * Since: 0.2
  */
 void
 subagent_run_options_set_max_depth (SubagentRunOptions *self,

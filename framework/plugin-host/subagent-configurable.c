@@ -35,6 +35,8 @@ subagent_configurable_default_init (SubagentConfigurableInterface *iface)
  *
  * Returns: (transfer full) (element-type SubagentPluginOption): the options
  *   (maybe empty)
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_configurable_list_options (SubagentConfigurable *self)
@@ -61,6 +63,8 @@ subagent_configurable_list_options (SubagentConfigurable *self)
  * Calls the implementation's configure (see subagent_plugin_configure()).
  *
  * Returns: %TRUE on success
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_configurable_configure (SubagentConfigurable  *self,
@@ -97,6 +101,8 @@ subagent_configurable_configure (SubagentConfigurable  *self,
  *
  * Returns: %TRUE on success, else %FALSE with @error set by the plugin
  *   (typically %SUBAGENT_CONFIG_ERROR_INVALID_VALUE)
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_configure (GObject     *plugin_object,

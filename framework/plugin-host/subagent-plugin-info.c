@@ -848,6 +848,8 @@ subagent_plugin_info_get_leftovers (SubagentPluginInfo *self)
  * the order written, without loading the module.
  *
  * Returns: (transfer container) (element-type SubagentPluginOption): the options
+ *
+ * Since: 0.2
  */
 GPtrArray *
 subagent_plugin_info_get_options (SubagentPluginInfo *self)

@@ -25,6 +25,8 @@
  * `SUBAGENT_PLUGIN_PATH`, then those, then the installed directory.
  *
  * Returns: (transfer full): the registry
+ *
+ * Since: 0.2
  */
 SubagentPluginRegistry *
 subagent_plugin_registry_new_for_config (SubagentConfig *config)
@@ -80,6 +82,8 @@ strv_has_nocase (const char * const *strv,
  * listed. No module is opened.
  *
  * Returns: (transfer full): the mode names
+ *
+ * Since: 0.2
  */
 GStrv
 subagent_plugin_registry_list_isolation_modes (SubagentPluginRegistry *self)
@@ -139,6 +143,8 @@ set_unknown_mode (SubagentPluginRegistry  *self,
  *
  * Returns: (nullable): the interned backend name, or %NULL with
  *   %SUBAGENT_ISOLATION_ERROR_UNKNOWN_MODE listing the modes this host has
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_registry_resolve_isolation (SubagentPluginRegistry  *self,
@@ -206,6 +212,8 @@ subagent_plugin_registry_resolve_isolation (SubagentPluginRegistry  *self,
  *
  * Returns: (nullable): the interned backend name, or %NULL with
  *   %SUBAGENT_ISOLATION_ERROR_UNKNOWN_MODE
+ *
+ * Since: 0.2
  */
 const char *
 subagent_plugin_registry_resolve_auto (SubagentPluginRegistry  *self,
@@ -262,6 +270,8 @@ subagent_plugin_registry_resolve_auto (SubagentPluginRegistry  *self,
  * descriptor's `Leftovers=`), without loading it.
  *
  * Returns: (transfer full): the plugin, or %NULL with %SUBAGENT_PLUGIN_ERROR_NOT_FOUND
+ *
+ * Since: 0.2
  */
 SubagentPluginInfo *
 subagent_plugin_registry_find_for_leftovers (SubagentPluginRegistry  *self,
@@ -377,6 +387,8 @@ add_warning (GPtrArray  *warnings,
  *
  * Returns: %TRUE when no value has the wrong type, else %FALSE with
  *   %SUBAGENT_CONFIG_ERROR_INVALID_VALUE
+ *
+ * Since: 0.2
  */
 gboolean
 subagent_plugin_registry_validate_config (SubagentPluginRegistry  *self,
@@ -460,6 +472,8 @@ subagent_plugin_registry_validate_config (SubagentPluginRegistry  *self,
  *
  * Returns: (transfer full): a new, configured object implementing
  *   @interface_type, or %NULL with @error set
+ *
+ * Since: 0.2
  */
 GObject *
 subagent_plugin_registry_create_configured (SubagentPluginRegistry  *self,
