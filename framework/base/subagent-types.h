@@ -139,6 +139,8 @@ typedef enum {
  * @text: (nullable): `low`, `medium`, `high` or `critical` (any case)
  * @level: (out): where to store the level
  *
+ * Parses a name into a value.
+ *
  * Returns: %TRUE if @text names a level; %NULL or "" give %SUBAGENT_RISK_LEVEL_NONE.
  *
  * Since: 0.2
@@ -150,6 +152,8 @@ gboolean subagent_risk_level_from_string (const char        *text,
 /**
  * subagent_risk_level_to_string:
  * @level: a level
+ *
+ * Gives the name of a value.
  *
  * Returns: (transfer none): `none`, `low`, `medium`, `high` or `critical`
  *

@@ -1113,6 +1113,8 @@ subagent_config_get_warnings (SubagentConfig *self)
  * subagent_config_get_confinement:
  * @self: a #SubagentConfig
  *
+ * Gets the confinement of host children.
+ *
  * Returns: the confinement of host children (`confinement:`);
  *   %SUBAGENT_CONFINEMENT_DEFAULT when not set
  */
@@ -1144,6 +1146,8 @@ subagent_config_get_exclude (SubagentConfig *self)
  * subagent_config_get_review_max_file_size:
  * @self: a #SubagentConfig
  *
+ * Gets the content limit of review patches in bytes.
+ *
  * Returns: the content limit of review patches in bytes (`review.max_file_size`,
  *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
  *
@@ -1159,6 +1163,8 @@ subagent_config_get_review_max_file_size (SubagentConfig *self)
 /**
  * subagent_config_get_routing_policy:
  * @self: a #SubagentConfig
+ *
+ * Gets the risk policy of `isolation: auto`.
  *
  * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
  *   else the default of #SubagentRoutingPolicy)

@@ -997,6 +997,8 @@ subagent_def_get_source_path (SubagentDef *self)
  * subagent_def_get_confinement:
  * @self: a #SubagentDef
  *
+ * Gets the confinement the definition asks for.
+ *
  * Returns: the confinement the definition asks for;
  *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none
  */

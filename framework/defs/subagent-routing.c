@@ -119,6 +119,8 @@ subagent_routing_policy_init (SubagentRoutingPolicy *self)
 /**
  * subagent_routing_policy_new_default:
  *
+ * Makes the default policy.
+ *
  * Returns: (transfer full): the reference policy (see #SubagentRoutingPolicy)
  *
  * Since: 0.2
@@ -312,6 +314,8 @@ rule_of (SubagentRoutingPolicy *self,
  * subagent_routing_policy_get_strict:
  * @self: a #SubagentRoutingPolicy
  *
+ * Tells whether an unavailable first choice is an error rather than a fallback to the next backend.
+ *
  * Returns: whether an unavailable first choice is an error rather than a
  *   fallback to the next backend
  *
@@ -328,6 +332,8 @@ subagent_routing_policy_get_strict (SubagentRoutingPolicy *self)
  * subagent_routing_policy_get_backends:
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
+ *
+ * Gets the backends to try for @level, in order.
  *
  * Returns: (transfer none) (array zero-terminated=1): the backends to try
  *   for @level, in order (empty for %SUBAGENT_RISK_LEVEL_NONE)
@@ -347,6 +353,8 @@ subagent_routing_policy_get_backends (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
+ * Gets the most CPUs a run of @level gets.
+ *
  * Returns: the most CPUs a run of @level gets, or 0 for no limit
  *
  * Since: 0.2
@@ -363,6 +371,8 @@ subagent_routing_policy_get_cpu_quota (SubagentRoutingPolicy *self,
  * subagent_routing_policy_get_memory_limit:
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
+ *
+ * Gets the memory limit of @level in docker's notation.
  *
  * Returns: (transfer none) (nullable): the memory limit of @level in
  *   docker's notation (`512m`), or %NULL
@@ -382,6 +392,8 @@ subagent_routing_policy_get_memory_limit (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
+ * Gets the process limit of @level.
+ *
  * Returns: the process limit of @level (the backend option `pids_limit`),
  *   or 0 to leave the backend's own
  *
@@ -399,6 +411,8 @@ subagent_routing_policy_get_pids_limit (SubagentRoutingPolicy *self,
  * subagent_routing_policy_get_network:
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
+ *
+ * Gets the network mode of @level.
  *
  * Returns: (transfer none) (nullable): the network mode of @level (the
  *   backend option `network`, such as `none`), or %NULL
@@ -418,6 +432,8 @@ subagent_routing_policy_get_network (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
+ * Gets the confinement of @level.
+ *
  * Returns: (transfer none) (nullable): the confinement of @level (the
  *   backend option `confinement`), or %NULL
  *
@@ -435,6 +451,8 @@ subagent_routing_policy_get_confinement (SubagentRoutingPolicy *self,
  * subagent_routing_policy_get_permission_ceiling:
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
+ *
+ * Gets the loosest permission mode a child of @level may have.
  *
  * Returns: the loosest permission mode a child of @level may have, or
  *   %SUBAGENT_PERMISSION_MODE_INHERIT for no ceiling

@@ -257,6 +257,8 @@ subagent_skill_load (const char  *root,
  * subagent_skill_get_path:
  * @self: a #SubagentSkill
  *
+ * Gets the resolved path of its `SKILL.md`.
+ *
  * Returns: (transfer none): the resolved path of its `SKILL.md`
  *
  * Since: 0.2
@@ -271,6 +273,8 @@ subagent_skill_get_path (SubagentSkill *self)
 /**
  * subagent_skill_get_relative_path:
  * @self: a #SubagentSkill
+ *
+ * Gets the path of its `SKILL.md` from the workspace root.
  *
  * Returns: (transfer none): the path of its `SKILL.md` from the workspace
  *   root (where a copy of the workspace has it too)
@@ -288,6 +292,8 @@ subagent_skill_get_relative_path (SubagentSkill *self)
  * subagent_skill_get_name:
  * @self: a #SubagentSkill
  *
+ * Gets its name.
+ *
  * Returns: (transfer none): its name (front matter, else its folder's name)
  *
  * Since: 0.2
@@ -302,6 +308,8 @@ subagent_skill_get_name (SubagentSkill *self)
 /**
  * subagent_skill_get_description:
  * @self: a #SubagentSkill
+ *
+ * Gets its description.
  *
  * Returns: (transfer none): its description (may be empty)
  *
@@ -318,6 +326,8 @@ subagent_skill_get_description (SubagentSkill *self)
  * subagent_skill_get_risk_level:
  * @self: a #SubagentSkill
  *
+ * Gets the risk its front matter declares.
+ *
  * Returns: the risk its front matter declares, or %SUBAGENT_RISK_LEVEL_NONE
  *
  * Since: 0.2
@@ -332,6 +342,8 @@ subagent_skill_get_risk_level (SubagentSkill *self)
 /**
  * subagent_skill_get_allowed_tools:
  * @self: a #SubagentSkill
+ *
+ * Gets the tools the skill allows.
  *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the skill allows, or %NULL when it does not narrow the child's tools
@@ -348,6 +360,8 @@ subagent_skill_get_allowed_tools (SubagentSkill *self)
 /**
  * subagent_skill_get_body:
  * @self: a #SubagentSkill
+ *
+ * Gets the skill's instructions.
  *
  * Returns: (transfer none): the skill's instructions (the file after its
  *   front matter)

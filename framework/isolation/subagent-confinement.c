@@ -61,6 +61,8 @@ G_DEFINE_ENUM_TYPE (SubagentConfinement, subagent_confinement,
  * subagent_confinement_to_string:
  * @confinement: a #SubagentConfinement
  *
+ * Gives the name of a value.
+ *
  * Returns: the name used in definitions and configuration (`landlock` for
  *   %SUBAGENT_CONFINEMENT_DEFAULT)
  */
@@ -82,6 +84,8 @@ subagent_confinement_to_string (SubagentConfinement confinement)
  * subagent_confinement_from_string:
  * @text: `landlock`, `none` or `required` (case-insensitive)
  * @out: (out): the confinement
+ *
+ * Parses a name into a value.
  *
  * Returns: %TRUE if @text names a confinement
  */
@@ -132,6 +136,8 @@ subagent_confinement_merge (SubagentConfinement configured,
 
 /**
  * subagent_confinement_get_landlock_abi:
+ *
+ * Gets the running kernel's Landlock ABI version, 0 when it has no Landlock or it is disabled.
  *
  * Returns: the running kernel's Landlock ABI version, 0 when it has no
  *   Landlock or it is disabled

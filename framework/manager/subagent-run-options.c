@@ -203,6 +203,8 @@ subagent_run_options_set_max_depth (SubagentRunOptions *self,
  * subagent_run_options_get_max_depth:
  * @self: a #SubagentRunOptions
  *
+ * Gets the inherited depth limit.
+ *
  * Returns: the inherited depth limit; 0 for none
  */
 guint
@@ -575,6 +577,8 @@ subagent_run_options_set_skill_path (SubagentRunOptions *self,
  * subagent_run_options_get_skill_path:
  * @self: a #SubagentRunOptions
  *
+ * Gets the skill's path.
+ *
  * Returns: (transfer none) (nullable): the skill's path
  *
  * Since: 0.2
@@ -608,6 +612,8 @@ subagent_run_options_set_risk_level (SubagentRunOptions *self,
 /**
  * subagent_run_options_get_risk_level:
  * @self: a #SubagentRunOptions
+ *
+ * Gets the run's risk level.
  *
  * Returns: the run's risk level, or %SUBAGENT_RISK_LEVEL_NONE
  *

@@ -478,6 +478,8 @@ subagent_lineage_to_json (SubagentLineage *self)
  * subagent_lineage_get_routing:
  * @self: a #SubagentLineage
  *
+ * Gets how the risk policy chose the backend, if it did.
+ *
  * Returns: (transfer none) (nullable): how the risk policy chose the
  *   backend, if it did
  *

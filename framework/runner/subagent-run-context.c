@@ -748,6 +748,8 @@ subagent_run_context_get_approval_handler (SubagentRunContext *self)
  * subagent_run_context_get_confinement:
  * @self: a #SubagentRunContext
  *
+ * Gets the confinement the host's configuration asks for.
+ *
  * Returns: the confinement the host's configuration asks for
  */
 SubagentConfinement
@@ -760,6 +762,8 @@ subagent_run_context_get_confinement (SubagentRunContext *self)
 /**
  * subagent_run_context_get_hidden_paths:
  * @self: a #SubagentRunContext
+ *
+ * Gets files a confined child may not read.
  *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): files a
  *   confined child may not read
@@ -774,6 +778,8 @@ subagent_run_context_get_hidden_paths (SubagentRunContext *self)
 /**
  * subagent_run_context_get_skill:
  * @self: a #SubagentRunContext
+ *
+ * Gets the skill the child runs.
  *
  * Returns: (transfer none) (nullable): the skill the child runs
  *

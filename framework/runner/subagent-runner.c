@@ -668,6 +668,8 @@ subagent_runner_run (SubagentRunner      *self,
  * subagent_run_outcome_get_confinement:
  * @self: a #SubagentRunOutcome
  *
+ * Gets the confinement the child ran under.
+ *
  * Returns: (transfer none) (nullable): the confinement the child ran under
  *   (`landlock`, `none`, `container`), or %NULL
  */
