@@ -139,7 +139,7 @@ typedef enum {
  * @text: (nullable): `low`, `medium`, `high` or `critical` (any case)
  * @level: (out): where to store the level
  *
- * Parses a risk level, as written in a skill's front matter or `--risk`.
+ * Parses a name into a value.
  *
  * Returns: %TRUE if @text names a level; %NULL or "" give %SUBAGENT_RISK_LEVEL_NONE.
  *
@@ -153,7 +153,7 @@ gboolean subagent_risk_level_from_string (const char        *text,
  * subagent_risk_level_to_string:
  * @level: a level
  *
- * The name of a risk level.
+ * Gives the name of a value.
  *
  * Returns: (transfer none): `none`, `low`, `medium`, `high` or `critical`
  *

@@ -1233,7 +1233,7 @@ subagent_config_list_models (SubagentConfig *self)
  * subagent_config_get_confinement:
  * @self: a #SubagentConfig
  *
- * How host children are confined (`confinement:`).
+ * Gets the confinement of host children.
  *
  * Returns: the confinement of host children (`confinement:`);
  *   %SUBAGENT_CONFINEMENT_DEFAULT when not set
@@ -1270,8 +1270,7 @@ subagent_config_get_exclude (SubagentConfig *self)
  * subagent_config_get_review_max_file_size:
  * @self: a #SubagentConfig
  *
- * The size above which a review records a file's size and digest instead of
- * its content.
+ * Gets the content limit of review patches in bytes.
  *
  * Returns: the content limit of review patches in bytes (`review.max_file_size`,
  *   default %SUBAGENT_REVIEW_DEFAULT_MAX_FILE_SIZE)
@@ -1289,8 +1288,7 @@ subagent_config_get_review_max_file_size (SubagentConfig *self)
  * subagent_config_get_routing_policy:
  * @self: a #SubagentConfig
  *
- * The risk policy that `isolation: auto` follows for a run with a skill or a
- * risk level.
+ * Gets the risk policy of `isolation: auto`.
  *
  * Returns: (transfer none): the risk policy of `isolation: auto` (`routing:`,
  *   else the default of #SubagentRoutingPolicy)

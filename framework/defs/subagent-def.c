@@ -1032,7 +1032,7 @@ subagent_def_get_source_path (SubagentDef *self)
  * subagent_def_get_confinement:
  * @self: a #SubagentDef
  *
- * How the child is confined when it runs on the host (`confinement:`).
+ * Gets the confinement the definition asks for.
  *
  * Returns: the confinement the definition asks for;
  *   %SUBAGENT_CONFINEMENT_DEFAULT when it sets none

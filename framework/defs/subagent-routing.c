@@ -119,7 +119,7 @@ subagent_routing_policy_init (SubagentRoutingPolicy *self)
 /**
  * subagent_routing_policy_new_default:
  *
- * Makes the default risk policy, used when `config.yaml` has no `routing:`.
+ * Makes the default policy.
  *
  * Returns: (transfer full): the reference policy (see #SubagentRoutingPolicy)
  *
@@ -314,7 +314,7 @@ rule_of (SubagentRoutingPolicy *self,
  * subagent_routing_policy_get_strict:
  * @self: a #SubagentRoutingPolicy
  *
- * Whether the policy is strict (`routing.strict`).
+ * Tells whether an unavailable first choice is an error rather than a fallback to the next backend.
  *
  * Returns: whether an unavailable first choice is an error rather than a
  *   fallback to the next backend
@@ -333,7 +333,7 @@ subagent_routing_policy_get_strict (SubagentRoutingPolicy *self)
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The backends a run of @level tries, first choice first.
+ * Gets the backends to try for @level, in order.
  *
  * Returns: (transfer none) (array zero-terminated=1): the backends to try
  *   for @level, in order (empty for %SUBAGENT_RISK_LEVEL_NONE)
@@ -353,7 +353,7 @@ subagent_routing_policy_get_backends (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The CPU limit of a run of @level.
+ * Gets the most CPUs a run of @level gets.
  *
  * Returns: the most CPUs a run of @level gets, or 0 for no limit
  *
@@ -372,7 +372,7 @@ subagent_routing_policy_get_cpu_quota (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The memory limit of a run of @level.
+ * Gets the memory limit of @level in docker's notation.
  *
  * Returns: (transfer none) (nullable): the memory limit of @level in
  *   docker's notation (`512m`), or %NULL
@@ -392,7 +392,7 @@ subagent_routing_policy_get_memory_limit (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The process limit of a run of @level.
+ * Gets the process limit of @level.
  *
  * Returns: the process limit of @level (the backend option `pids_limit`),
  *   or 0 to leave the backend's own
@@ -412,7 +412,7 @@ subagent_routing_policy_get_pids_limit (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The network mode of a run of @level.
+ * Gets the network mode of @level.
  *
  * Returns: (transfer none) (nullable): the network mode of @level (the
  *   backend option `network`, such as `none`), or %NULL
@@ -432,7 +432,7 @@ subagent_routing_policy_get_network (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The confinement a run of @level gets.
+ * Gets the confinement of @level.
  *
  * Returns: (transfer none) (nullable): the confinement of @level (the
  *   backend option `confinement`), or %NULL
@@ -452,7 +452,7 @@ subagent_routing_policy_get_confinement (SubagentRoutingPolicy *self,
  * @self: a #SubagentRoutingPolicy
  * @level: a risk level
  *
- * The permission ceiling of a run of @level.
+ * Gets the loosest permission mode a child of @level may have.
  *
  * Returns: the loosest permission mode a child of @level may have, or
  *   %SUBAGENT_PERMISSION_MODE_INHERIT for no ceiling

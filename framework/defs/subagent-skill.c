@@ -257,7 +257,7 @@ subagent_skill_load (const char  *root,
  * subagent_skill_get_path:
  * @self: a #SubagentSkill
  *
- * Where the skill's `SKILL.md` is.
+ * Gets the resolved path of its `SKILL.md`.
  *
  * Returns: (transfer none): the resolved path of its `SKILL.md`
  *
@@ -274,7 +274,7 @@ subagent_skill_get_path (SubagentSkill *self)
  * subagent_skill_get_relative_path:
  * @self: a #SubagentSkill
  *
- * Where the skill's `SKILL.md` is, relative to the workspace root.
+ * Gets the path of its `SKILL.md` from the workspace root.
  *
  * Returns: (transfer none): the path of its `SKILL.md` from the workspace
  *   root (where a copy of the workspace has it too)
@@ -292,7 +292,7 @@ subagent_skill_get_relative_path (SubagentSkill *self)
  * subagent_skill_get_name:
  * @self: a #SubagentSkill
  *
- * The skill's name.
+ * Gets its name.
  *
  * Returns: (transfer none): its name (front matter, else its folder's name)
  *
@@ -309,7 +309,7 @@ subagent_skill_get_name (SubagentSkill *self)
  * subagent_skill_get_description:
  * @self: a #SubagentSkill
  *
- * The skill's description (`description` of its front matter).
+ * Gets its description.
  *
  * Returns: (transfer none): its description (may be empty)
  *
@@ -326,7 +326,7 @@ subagent_skill_get_description (SubagentSkill *self)
  * subagent_skill_get_risk_level:
  * @self: a #SubagentSkill
  *
- * The risk level the skill declares (`risk` of its front matter).
+ * Gets the risk its front matter declares.
  *
  * Returns: the risk its front matter declares, or %SUBAGENT_RISK_LEVEL_NONE
  *
@@ -343,7 +343,7 @@ subagent_skill_get_risk_level (SubagentSkill *self)
  * subagent_skill_get_allowed_tools:
  * @self: a #SubagentSkill
  *
- * The tools the skill allows (`allowed-tools` of its front matter).
+ * Gets the tools the skill allows.
  *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): the tools
  *   the skill allows, or %NULL when it does not narrow the child's tools
@@ -361,7 +361,7 @@ subagent_skill_get_allowed_tools (SubagentSkill *self)
  * subagent_skill_get_body:
  * @self: a #SubagentSkill
  *
- * The skill's instructions, which the child gets before its task.
+ * Gets the skill's instructions.
  *
  * Returns: (transfer none): the skill's instructions (the file after its
  *   front matter)

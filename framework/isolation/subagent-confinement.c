@@ -61,7 +61,7 @@ G_DEFINE_ENUM_TYPE (SubagentConfinement, subagent_confinement,
  * subagent_confinement_to_string:
  * @confinement: a #SubagentConfinement
  *
- * The name of a confinement.
+ * Gives the name of a value.
  *
  * Returns: the name used in definitions and configuration (`landlock` for
  *   %SUBAGENT_CONFINEMENT_DEFAULT)
@@ -87,7 +87,7 @@ subagent_confinement_to_string (SubagentConfinement confinement)
  * @text: `landlock`, `none` or `required` (case-insensitive)
  * @out: (out): the confinement
  *
- * Parses a confinement name, as written in definitions and configuration.
+ * Parses a name into a value.
  *
  * Returns: %TRUE if @text names a confinement
  *
@@ -143,7 +143,7 @@ subagent_confinement_merge (SubagentConfinement configured,
 /**
  * subagent_confinement_get_landlock_abi:
  *
- * Asks the kernel which Landlock ABI it supports.
+ * Gets the running kernel's Landlock ABI version, 0 when it has no Landlock or it is disabled.
  *
  * Returns: the running kernel's Landlock ABI version, 0 when it has no
  *   Landlock or it is disabled

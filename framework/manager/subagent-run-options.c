@@ -207,7 +207,7 @@ subagent_run_options_set_max_depth (SubagentRunOptions *self,
  * subagent_run_options_get_max_depth:
  * @self: a #SubagentRunOptions
  *
- * The depth limit inherited from the run this one nests in.
+ * Gets the inherited depth limit.
  *
  * Returns: the inherited depth limit; 0 for none
  *
@@ -583,7 +583,7 @@ subagent_run_options_set_skill_path (SubagentRunOptions *self,
  * subagent_run_options_get_skill_path:
  * @self: a #SubagentRunOptions
  *
- * The skill the child runs (see subagent_run_options_set_skill_path()).
+ * Gets the skill's path.
  *
  * Returns: (transfer none) (nullable): the skill's path
  *
@@ -619,8 +619,7 @@ subagent_run_options_set_risk_level (SubagentRunOptions *self,
  * subagent_run_options_get_risk_level:
  * @self: a #SubagentRunOptions
  *
- * The risk level the caller gave the run (see
- * subagent_run_options_set_risk_level()).
+ * Gets the run's risk level.
  *
  * Returns: the run's risk level, or %SUBAGENT_RISK_LEVEL_NONE
  *

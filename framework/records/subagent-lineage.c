@@ -478,8 +478,7 @@ subagent_lineage_to_json (SubagentLineage *self)
  * subagent_lineage_get_routing:
  * @self: a #SubagentLineage
  *
- * How the risk policy routed the run, as one line such as `low risk:
- * directory-snapshot`.
+ * Gets how the risk policy chose the backend, if it did.
  *
  * Returns: (transfer none) (nullable): how the risk policy chose the
  *   backend, if it did

@@ -693,7 +693,7 @@ subagent_run_result_to_json (SubagentRunResult *self)
  * subagent_run_result_get_confinement:
  * @self: a #SubagentRunResult
  *
- * The confinement the child ran under.
+ * Gets the confinement the child ran under.
  *
  * Returns: (transfer none) (nullable): the confinement the child ran under
  *   (`landlock`, `none`, `container`), or %NULL when no process was started

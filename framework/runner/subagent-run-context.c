@@ -825,7 +825,7 @@ subagent_run_context_get_transcript (SubagentRunContext *self)
  * subagent_run_context_get_confinement:
  * @self: a #SubagentRunContext
  *
- * How the child is to be confined when it runs on the host.
+ * Gets the confinement the host's configuration asks for.
  *
  * Returns: the confinement the host's configuration asks for
  *
@@ -842,8 +842,7 @@ subagent_run_context_get_confinement (SubagentRunContext *self)
  * subagent_run_context_get_hidden_paths:
  * @self: a #SubagentRunContext
  *
- * The files of the workspace a confined child may not read (secrets left out
- * of its view).
+ * Gets files a confined child may not read.
  *
  * Returns: (transfer none) (nullable) (array zero-terminated=1): files a
  *   confined child may not read
@@ -861,7 +860,7 @@ subagent_run_context_get_hidden_paths (SubagentRunContext *self)
  * subagent_run_context_get_skill:
  * @self: a #SubagentRunContext
  *
- * The skill the child runs, if any.
+ * Gets the skill the child runs.
  *
  * Returns: (transfer none) (nullable): the skill the child runs
  *

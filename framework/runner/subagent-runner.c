@@ -707,7 +707,7 @@ subagent_runner_run (SubagentRunner      *self,
  * subagent_run_outcome_get_confinement:
  * @self: a #SubagentRunOutcome
  *
- * The confinement the child ran under, as the runner reports it.
+ * Gets the confinement the child ran under.
  *
  * Returns: (transfer none) (nullable): the confinement the child ran under
  *   (`landlock`, `none`, `container`), or %NULL
