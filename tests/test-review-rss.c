@@ -106,6 +106,8 @@ check_run (const char *root,
   node = json_from_string (out, NULL);
   g_assert_nonnull (node);
   result = json_node_get_object (node);
+  if (g_strcmp0 (json_object_get_string_member (result, "status"), "complete") != 0)
+    g_test_message ("result: %s", out);
   g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
   review = json_object_get_object_member (result, "review");
   g_assert_nonnull (review);
@@ -143,12 +145,17 @@ test_snapshot_child (void)
 static void
 test_docker_child (void)
 {
-  DtsEngine engine = { "docker", "docker", NULL };
-  g_autofree char *root = dts_make_root (&engine, "rss",
+  DtsEngine engine = { "docker", "DOCKER_HOST", "bind", NULL, NULL };
+  g_autofree char *root = NULL;
+
+  g_assert_true (dts_engine_setup (&engine));
+  root = dts_make_root (&engine, "rss",
                                          "truncate -s 200G sparse.bin && head -c 1073741824 /dev/urandom > real.bin");
 
   check_run (root, NULL, NULL);
   sat_rm_rf (root);
+  g_free (engine.host);
+  g_strfreev (engine.argv);
 }
 #endif
 
