@@ -129,13 +129,17 @@ cp "$work/config.good" "$root/.subagent/config.yaml"
 # exec: $! must be subagentctl itself, not a shell around it.
 ( exec env -u LD_LIBRARY_PATH -u SUBAGENT_PLUGIN_PATH -u SUBAGENT_CONFIG "$prefix/bin/subagentctl" \
     run --root "$root" --isolation tmpdir \
-    --command "sh -c 'echo \$\$ >$work/child.pid; exec sleep 60'" 'wait' >/dev/null 2>&1 ) &
+    --command "echo \$\$ >child.pid; exec sleep 60" 'wait' >/dev/null 2>&1 ) &
 host_pid=$!
+# The child writes its pid in its own workspace: Landlock lets it write
+# nowhere else.
+pid_file=
 for _ in $(seq 1 100); do
-  [[ -s $work/child.pid ]] && break
+  pid_file=$(ls "$work"/base/subagent-tmpdir-*/child.pid 2>/dev/null | head -n1)
+  [[ -n $pid_file && -s $pid_file ]] && break
   sleep 0.1
 done
-child_pid=$(cat "$work/child.pid" 2>/dev/null)
+child_pid=$(cat "$pid_file" 2>/dev/null)
 leftover=$(ls -d "$work"/base/subagent-tmpdir-* 2>/dev/null | head -n1)
 check "a run was in progress in a tmpdir workspace" test -n "$leftover" -a -n "$child_pid"
 check "the host is subagentctl" grep -q subagentctl "/proc/$host_pid/cmdline"
