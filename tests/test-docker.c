@@ -513,6 +513,18 @@ test_manager_review_patch (gconstpointer data)
 /* A model-backed child in a container: its Bash runs inside (another
  * hostname, the workspace as cwd), its file tools write the workspace on
  * the host side, and the review shows both. */
+/* Isolated children get at most workspace-write, so the model's Bash asks:
+ * answer as an approver would, from this process. */
+static gboolean
+approve_pending (gpointer data)
+{
+  g_autoptr(SubagentApprovalQueue) queue = subagent_approval_queue_try_get (subagent_manager_get_run_id (data));
+
+  if (queue != NULL)
+    subagent_approval_queue_approve_all_pending (queue, "test-docker");
+  return G_SOURCE_CONTINUE;
+}
+
 static void
 test_manager_model_child (gconstpointer data)
 {
@@ -529,6 +541,7 @@ test_manager_model_child (gconstpointer data)
   g_autofree char *label = NULL;
   JsonArray *messages;
   const char *bash;
+  guint approver;
 
   g_setenv (MTS_KEY_ENV, MTS_KEY, TRUE);
   server = mts_server_start ("{\"steps\": ["
@@ -548,7 +561,9 @@ test_manager_model_child (gconstpointer data)
   }
   manager = subagent_manager_new (root, &error);
   g_assert_no_error (error);
+  approver = g_timeout_add (50, approve_pending, manager);
   result = dts_run_def (manager, "modeler", NULL, NULL);
+  g_source_remove (approver);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
   g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "done in the container");
 
@@ -567,6 +582,7 @@ test_manager_model_child (gconstpointer data)
   {
     g_auto(GStrv) lines = g_strsplit (bash, "\n", -1);
 
+    g_test_message ("Bash in the container said: %s", bash);
     g_assert_cmpuint (g_strv_length (lines), >=, 3);
     g_assert_cmpstr (lines[0], !=, g_get_host_name ());   /* inside the container */
     g_assert_cmpstr (lines[1], ==, "/workspace");
