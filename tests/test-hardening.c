@@ -377,7 +377,7 @@ run_killed_and_prune (Fixture *f,
     {
       pid_t pid = g_array_index (pids, pid_t, i);
 
-      for (guint t = 0; t < 100 && !process_gone (pid); t++)
+      for (guint t = 0; t < 500 && !process_gone (pid); t++)
         g_usleep (20 * 1000);
       g_assert_true (process_gone (pid));
     }

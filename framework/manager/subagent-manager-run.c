@@ -731,7 +731,7 @@ secret_files (SubagentManager *self)
     {
       SubagentPluginInfo *info = plugins->pdata[i];
       JsonObject *section = subagent_config_get_section (self->config, subagent_plugin_info_get_section (info));
-      GPtrArray *options = subagent_plugin_info_get_options (info);
+      g_autoptr(GPtrArray) options = subagent_plugin_info_get_options (info);
 
       for (guint j = 0; section != NULL && options != NULL && j < options->len; j++)
         {
