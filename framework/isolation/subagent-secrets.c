@@ -4,9 +4,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "subagent.h"
 
@@ -22,6 +26,9 @@
  * shows, which unsetenv() does not change) and marks the process
  * non-dumpable, so that a process of the same user without
  * `CAP_SYS_PTRACE` cannot read its memory or environment.
+ *
+ * A store plugin configured with a key file reads it through
+ * subagent_approval_key_from_file(), which refuses a file others can read.
  *
  * Copied workspaces (snapshots, containers) leave out the files
  * subagent_secret_path_is_excluded() matches.
@@ -196,4 +203,98 @@ subagent_approval_key_from_environment (void)
   key = env_key != NULL ? g_bytes_ref (env_key) : NULL;
   g_mutex_unlock (&key_lock);
   return key;
+}
+
+/* A key file is a short secret; anything larger is not one. */
+#define KEY_FILE_MAX_SIZE (64 * 1024)
+
+/**
+ * subagent_approval_key_from_file:
+ * @path: the key file
+ * @error: return location for a #GError
+ *
+ * Reads an approval HMAC key from @path, as the approval store plugins do
+ * for their `key_file` option. The file must be a regular file of at most
+ * 64 KiB that only its owner can read or write (mode 0600 or stricter):
+ * a key others can read is no key. The mode is checked on the very file
+ * descriptor that is read. Trailing newlines (`\n`, `\r`) are not part of
+ * the key; a file holding nothing else is refused.
+ *
+ * Errors are %SUBAGENT_APPROVAL_ERROR_INTEGRITY in %SUBAGENT_APPROVAL_ERROR,
+ * since a store without its key cannot verify anything: callers should
+ * fail rather than go on unsigned.
+ *
+ * Returns: (transfer full) (nullable): the key, or %NULL with @error set
+ *
+ * Since: 0.2
+ */
+GBytes *
+subagent_approval_key_from_file (const char  *path,
+                                 GError     **error)
+{
+  g_autofree char *data = NULL;
+  struct stat st;
+  gsize length = 0;
+  int fd;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      int saved_errno = errno;
+
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "Could not open the HMAC key file %s: %s", path, g_strerror (saved_errno));
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode) || (st.st_mode & 0077) != 0 || st.st_size > KEY_FILE_MAX_SIZE)
+    {
+      close (fd);
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "Refusing the HMAC key file %s: it has mode %04o, but must be a regular file "
+                   "(of at most 64 KiB) readable by its owner only (chmod 600 %s)",
+                   path, (guint) (st.st_mode & 07777), path);
+      return NULL;
+    }
+  data = g_malloc ((gsize) st.st_size + 1);
+  while (length < (gsize) st.st_size)
+    {
+      ssize_t n = read (fd, data + length, (gsize) st.st_size - length);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved_errno = errno;
+
+          close (fd);
+          explicit_bzero (data, (gsize) st.st_size + 1);
+          g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                       "Could not read the HMAC key file %s: %s", path, g_strerror (saved_errno));
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      length += (gsize) n;
+    }
+  close (fd);
+  while (length > 0 && (data[length - 1] == '\n' || data[length - 1] == '\r'))
+    length--;
+  if (length == 0)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                   "The HMAC key file %s is empty; put a secret in it or unset the key_file option", path);
+      return NULL;
+    }
+  {
+    GBytes *key = g_bytes_new (data, length);
+
+    /* The heap copy is the caller's now; do not leave a second one behind. */
+    explicit_bzero (data, (gsize) st.st_size + 1);
+    return key;
+  }
 }

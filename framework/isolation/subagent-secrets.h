@@ -30,6 +30,9 @@ gboolean            subagent_secret_path_is_excluded   (const char * const *patt
 SUBAGENT_AVAILABLE_IN_0_2
 GBytes             *subagent_approval_key_from_environment (void);
 SUBAGENT_AVAILABLE_IN_0_2
+GBytes             *subagent_approval_key_from_file    (const char          *path,
+                                                        GError             **error);
+SUBAGENT_AVAILABLE_IN_0_2
 void                subagent_secrets_protect_process   (void);
 
 G_END_DECLS

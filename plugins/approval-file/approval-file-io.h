@@ -42,12 +42,6 @@ gboolean  afs_sync_dir      (const char  *dir,
 gboolean  afs_parse_run_file_name (const char  *name,
                                    char       **run_id);
 
-/* Reads an HMAC key from @path, which must be a regular file readable by
- * its owner only (mode 0600 or stricter); trailing newlines are not part
- * of the key. */
-GBytes   *afs_read_key_file (const char  *path,
-                             GError     **error);
-
 /* Whether @name is a temp file of afs_commit() (".<run>.json.XXXXXX"); then
  * *run_id gets the run. */
 gboolean  afs_parse_temp_name (const char *name,

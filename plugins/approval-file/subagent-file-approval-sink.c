@@ -84,7 +84,7 @@ resolve_key (SubagentFileApprovalSink  *self,
     {
       /* A key file that cannot be used fails every operation: never fall
        * back to writing unsigned files. */
-      *key = afs_read_key_file (self->key_file, error);
+      *key = subagent_approval_key_from_file (self->key_file, error);
       if (*key != NULL)
         subagent_secrets_protect_process ();
       return *key != NULL;

@@ -1,4 +1,4 @@
-/* approval-pg-sign.c: HMAC of the approval-postgres rows, and the key.
+/* approval-pg-sign.c: HMAC of the approval-postgres rows.
  *
  * Each row is signed on its own: the signature is the hex HMAC-SHA256 of
  * the canonical JSON (subagent_json_to_canonical_string()) of the request
@@ -12,17 +12,11 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <nettle/hmac.h>
 #include <nettle/memops.h>
 
 #include "approval-pg-sign.h"
-
-#define MAX_KEY_FILE_SIZE (64 * 1024)
 
 char *
 apg_request_canonical (SubagentApprovalRequest *request)
@@ -87,66 +81,4 @@ apg_verify (GBytes     *key,
     }
   hmac_raw (key, canonical, expected);
   return memeql_sec (expected, found, SHA256_DIGEST_SIZE);
-}
-
-GBytes *
-apg_read_key_file (const char  *path,
-                   GError     **error)
-{
-  g_autofree char *data = NULL;
-  struct stat st;
-  gsize length = 0;
-  int fd;
-
-  fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fstat (fd, &st) < 0)
-    {
-      int saved_errno = errno;
-
-      if (fd >= 0)
-        close (fd);
-      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
-                   "Could not open the HMAC key file %s: %s", path, g_strerror (saved_errno));
-      return NULL;
-    }
-  /* Checked on the very file read below; a key others can read is no key. */
-  if (!S_ISREG (st.st_mode) || (st.st_mode & 0077) != 0 || st.st_size > MAX_KEY_FILE_SIZE)
-    {
-      close (fd);
-      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
-                   "Refusing the HMAC key file %s: it has mode %04o, but must be a regular file "
-                   "(of at most 64 KiB) readable by its owner only (chmod 600 %s)",
-                   path, (guint) (st.st_mode & 07777), path);
-      return NULL;
-    }
-  data = g_malloc ((gsize) st.st_size + 1);
-  while (length < (gsize) st.st_size)
-    {
-      ssize_t n = read (fd, data + length, (gsize) st.st_size - length);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved_errno = errno;
-
-          close (fd);
-          g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
-                       "Could not read the HMAC key file %s: %s", path, g_strerror (saved_errno));
-          return NULL;
-        }
-      if (n == 0)
-        break;
-      length += (gsize) n;
-    }
-  close (fd);
-  while (length > 0 && (data[length - 1] == '\n' || data[length - 1] == '\r'))
-    length--;
-  if (length == 0)
-    {
-      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
-                   "The HMAC key file %s is empty", path);
-      return NULL;
-    }
-  return g_bytes_new (data, length);
 }

@@ -1,4 +1,4 @@
-/* approval-pg-sign.h: HMAC of the approval-postgres rows, and the key.
+/* approval-pg-sign.h: HMAC of the approval-postgres rows.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -24,10 +24,5 @@ char     *apg_sign              (GBytes     *key,
 gboolean  apg_verify            (GBytes     *key,
                                  const char *canonical,
                                  const char *signature);
-
-/* Reads an HMAC key from @path, a regular file readable by its owner only
- * (mode 0600 or stricter); trailing newlines are not part of the key. */
-GBytes   *apg_read_key_file     (const char  *path,
-                                 GError     **error);
 
 G_END_DECLS

@@ -93,7 +93,7 @@ resolve_key (SubagentPostgresApprovalSink  *self,
     {
       /* A key file that cannot be used fails every operation: never fall
        * back to writing unsigned rows. */
-      *key = apg_read_key_file (self->key_file, error);
+      *key = subagent_approval_key_from_file (self->key_file, error);
       return *key != NULL;
     }
   else if (env != NULL && env[0] != '\0')
