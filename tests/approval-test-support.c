@@ -337,6 +337,21 @@ ats_pg_exec (const char *sql)
   PQfinish (conn);
 }
 
+gint64
+ats_pg_query_int (const char *sql)
+{
+  PGconn *conn = pg_connect_or_die ();
+  PGresult *result = PQexec (conn, sql);
+  gint64 value;
+
+  if (PQresultStatus (result) != PGRES_TUPLES_OK || PQntuples (result) != 1 || PQnfields (result) < 1)
+    g_error ("%s: %s", sql, PQresultErrorMessage (result));
+  value = g_ascii_strtoll (PQgetvalue (result, 0, 0), NULL, 10);
+  PQclear (result);
+  PQfinish (conn);
+  return value;
+}
+
 static SubagentApprovalSink *
 new_postgres_sink (const char *schema,
                    char        host,

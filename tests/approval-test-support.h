@@ -56,6 +56,9 @@ const char              *ats_pg_conninfo           (char host);
 /* Runs @sql on the test server (through host a), failing the test on error. */
 void                     ats_pg_exec               (const char *sql);
 
+/* Runs @sql (one row, an integer first) on the test server. */
+gint64                   ats_pg_query_int          (const char *sql);
+
 /* Ways to alter what a store holds, as someone with write access to it
  * (and, with a resign key, the key) would. The first two requests of the
  * run are used. */

@@ -3,12 +3,15 @@
  * tests/meson.build registers both): the state machine's edges, one
  * winner per compare-and-set among threads and processes, prune keeping
  * pending queues, tampering detected (HMAC) and verdicts bound to their
- * action (digest), and "changed" in the watcher's context. Store-specific
+ * action (digest), batch verdicts (one write, each request still its own
+ * compare-and-set), and "changed" in the watcher's context. Store-specific
  * behaviour is in test-approval-file.c and test-approval-stress.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
 
 #include "approval-test-support.h"
 
@@ -277,6 +280,299 @@ test_threads_compare_and_set (Fixture       *f,
       g_auto(GStrv) entries = ats_dir_entries (f->dir);
 
       g_assert_cmpuint (g_strv_length (entries), ==, 2);
+    }
+  g_cond_clear (&cond);
+  g_mutex_clear (&mutex);
+}
+
+/* Batch verdicts */
+
+/* Counts the atomic writes of a run's file, as bench/approvals does: by
+ * their temp files (".<run>.json.XXXXXX", one new name per write, so
+ * inotify never merges two). For postgres: the transactions that wrote
+ * the run's decided rows (their distinct xmin). */
+typedef struct {
+  Fixture *f;
+  int inotify_fd;
+} WriteCounter;
+
+static void
+write_counter_start (WriteCounter *c,
+                     Fixture      *f)
+{
+  c->f = f;
+  c->inotify_fd = -1;
+  if (f->kind != ATS_STORE_FILE)
+    return;
+  c->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (c->inotify_fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (c->inotify_fd, f->dir, IN_CREATE), >=, 0);
+}
+
+static guint
+write_counter_finish (WriteCounter *c,
+                      const char   *run)
+{
+  g_autofree char *prefix = g_strdup_printf (".%s.json.", run);
+  guint writes = 0;
+
+  if (c->f->kind != ATS_STORE_FILE)
+    {
+      g_autofree char *sql = g_strdup_printf ("SELECT count(DISTINCT xmin::text) FROM %s.approval_requests "
+                                              "WHERE run_id = '%s' AND status <> 'pending'", c->f->schema, run);
+
+      return (guint) ats_pg_query_int (sql);
+    }
+  for (;;)
+    {
+      char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+      ssize_t n = read (c->inotify_fd, buf, sizeof buf);
+
+      if (n <= 0)
+        break;
+      for (char *p = buf; p < buf + n;)
+        {
+          struct inotify_event *event = (struct inotify_event *) p;
+
+          if (event->len > 0 && g_str_has_prefix (event->name, prefix))
+            writes++;
+          p += sizeof *event + event->len;
+        }
+    }
+  close (c->inotify_fd);
+  return writes;
+}
+
+#define BATCH_SIZE 12
+
+static void
+test_batch_compare_and_set (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(GPtrArray) made = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GArray) won = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *none[] = { NULL };
+  const char *bad[] = { "ok", "../x", NULL };
+  WriteCounter counter;
+
+  /* Nothing stored: every id is missing, nothing is created. */
+  {
+    const char *missing[] = { "a", "b", NULL };
+
+    won = subagent_approval_sink_update_status_batch (f->sink, RUN, missing, SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                                      NULL, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (won->len, ==, 2);
+    g_assert_false (g_array_index (won, gboolean, 0) || g_array_index (won, gboolean, 1));
+    g_clear_pointer (&won, g_array_unref);
+    assert_no_runs (f);
+  }
+  g_assert_null (subagent_approval_sink_update_status_batch (f->sink, RUN, bad, SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                                             NULL, NULL, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID);
+  g_clear_error (&error);
+
+  for (guint i = 0; i < BATCH_SIZE; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/batch/%u", i);
+
+      g_ptr_array_add (made, ats_make_request (RUN, "delete_file", path));
+    }
+  g_assert_true (subagent_approval_sink_save (f->sink, RUN, made, &error));
+  g_assert_no_error (error);
+  /* Two decided before the batch: it must not win them. */
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (made->pdata[0]),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, "earlier", "eve", &error));
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (made->pdata[1]),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "eve", &error));
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < BATCH_SIZE; i++)
+    g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (made->pdata[i]));
+  g_ptr_array_add (ids, (gpointer) "no-such-request");
+  g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (made->pdata[2]));  /* twice */
+  g_ptr_array_add (ids, NULL);
+
+  write_counter_start (&counter, f);
+  won = subagent_approval_sink_update_status_batch (f->sink, RUN, (const char * const *) ids->pdata,
+                                                    SUBAGENT_APPROVAL_STATUS_DENIED, "all at once", "frank", &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (won);
+  g_assert_cmpuint (won->len, ==, BATCH_SIZE + 2);
+  g_assert_false (g_array_index (won, gboolean, 0));
+  g_assert_false (g_array_index (won, gboolean, 1));
+  for (guint i = 2; i < BATCH_SIZE; i++)
+    g_assert_true (g_array_index (won, gboolean, i));
+  g_assert_false (g_array_index (won, gboolean, BATCH_SIZE));
+  g_assert_false (g_array_index (won, gboolean, BATCH_SIZE + 1));
+  if (f->kind == ATS_STORE_FILE)
+    g_assert_cmpuint (write_counter_finish (&counter, RUN), ==, 1);
+  else
+    /* The two single verdicts, and one transaction for the batch. */
+    g_assert_cmpuint (write_counter_finish (&counter, RUN), ==, 3);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, ids->pdata[0])), ==,
+                   SUBAGENT_APPROVAL_STATUS_DENIED);
+  g_assert_cmpstr (subagent_approval_request_get_denial_reason (ats_find (requests, ids->pdata[0])), ==, "earlier");
+  g_assert_cmpint (subagent_approval_request_get_status (ats_find (requests, ids->pdata[1])), ==,
+                   SUBAGENT_APPROVAL_STATUS_APPROVED);
+  for (guint i = 2; i < BATCH_SIZE; i++)
+    {
+      SubagentApprovalRequest *stored = ats_find (requests, ids->pdata[i]);
+
+      g_assert_cmpint (subagent_approval_request_get_status (stored), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+      g_assert_cmpstr (subagent_approval_request_get_denial_reason (stored), ==, "all at once");
+      g_assert_cmpstr (subagent_approval_request_get_approved_by (stored), ==, "frank");
+    }
+  g_assert_null (ats_find (requests, "no-such-request"));
+
+  /* A repeat wins nothing and writes nothing; an empty batch is empty. */
+  g_clear_pointer (&won, g_array_unref);
+  write_counter_start (&counter, f);
+  won = subagent_approval_sink_update_status_batch (f->sink, RUN, (const char * const *) ids->pdata,
+                                                    SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, NULL, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < won->len; i++)
+    g_assert_false (g_array_index (won, gboolean, i));
+  if (f->kind == ATS_STORE_FILE)
+    g_assert_cmpuint (write_counter_finish (&counter, RUN), ==, 0);
+  else
+    g_assert_cmpuint (write_counter_finish (&counter, RUN), ==, 3);
+  g_clear_pointer (&won, g_array_unref);
+  won = subagent_approval_sink_update_status_batch (f->sink, RUN, none, SUBAGENT_APPROVAL_STATUS_APPROVED,
+                                                    NULL, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (won->len, ==, 0);
+}
+
+/* Batches (in several orders, on sinks as several processes would have
+ * them) racing single verdicts over the same requests: each request has
+ * exactly one winner, whose verdict is stored. */
+#define BATCH_RACERS 6
+#define BATCH_RACE_REQUESTS 24
+
+typedef struct {
+  SubagentApprovalSink *sink;
+  const char *ids[BATCH_RACE_REQUESTS + 1];
+  gboolean single;         /* one update_status() per request, not a batch */
+  SubagentApprovalStatus verdict;
+  char actor[16];
+  gboolean won[BATCH_RACE_REQUESTS];
+  GMutex *mutex;
+  GCond *cond;
+  gboolean *go;
+} BatchRacer;
+
+static gpointer
+batch_racer_thread (gpointer data)
+{
+  BatchRacer *r = data;
+  g_autoptr(GError) error = NULL;
+
+  g_mutex_lock (r->mutex);
+  while (!*r->go)
+    g_cond_wait (r->cond, r->mutex);
+  g_mutex_unlock (r->mutex);
+
+  if (r->single)
+    for (guint i = 0; i < BATCH_RACE_REQUESTS; i++)
+      {
+        r->won[i] = subagent_approval_sink_update_status (r->sink, RUN, r->ids[i], r->verdict, "racing", r->actor,
+                                                          &error);
+        g_assert_no_error (error);
+      }
+  else
+    {
+      g_autoptr(GArray) won = subagent_approval_sink_update_status_batch (r->sink, RUN, r->ids, r->verdict,
+                                                                          "racing", r->actor, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (won->len, ==, BATCH_RACE_REQUESTS);
+      memcpy (r->won, won->data, sizeof r->won);
+    }
+  return NULL;
+}
+
+static void
+test_batch_races (Fixture       *f,
+                  gconstpointer  data)
+{
+  g_autoptr(GPtrArray) made = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) sinks = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+  static const SubagentApprovalStatus verdicts[] = {
+    SUBAGENT_APPROVAL_STATUS_APPROVED, SUBAGENT_APPROVAL_STATUS_DENIED, SUBAGENT_APPROVAL_STATUS_CANCELLED,
+  };
+  BatchRacer racers[BATCH_RACERS];
+  GThread *threads[BATCH_RACERS];
+  GMutex mutex;
+  GCond cond;
+  gboolean go = FALSE;
+
+  g_mutex_init (&mutex);
+  g_cond_init (&cond);
+  for (guint i = 0; i < BATCH_RACE_REQUESTS; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/race/%u", i);
+
+      g_ptr_array_add (made, ats_make_request (RUN, "delete_file", path));
+    }
+  g_assert_true (subagent_approval_sink_save (f->sink, RUN, made, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < 2; i++)
+    g_ptr_array_add (sinks, ats_store_new_sink (f, data));
+
+  for (guint k = 0; k < BATCH_RACERS; k++)
+    {
+      BatchRacer *r = &racers[k];
+
+      *r = (BatchRacer) { .sink = k % 3 == 0 ? f->sink : sinks->pdata[k % 3 - 1],
+                          .single = k == BATCH_RACERS - 1, .verdict = verdicts[k % 3],
+                          .mutex = &mutex, .cond = &cond, .go = &go };
+      g_snprintf (r->actor, sizeof r->actor, "racer-%u", k);
+      /* Each racer takes the requests in its own order: rotated, and
+       * reversed for every other one. */
+      for (guint i = 0; i < BATCH_RACE_REQUESTS; i++)
+        {
+          guint j = (i + k * 5) % BATCH_RACE_REQUESTS;
+
+          if (k % 2)
+            j = BATCH_RACE_REQUESTS - 1 - j;
+          r->ids[i] = subagent_approval_request_get_request_id (made->pdata[j]);
+        }
+      r->ids[BATCH_RACE_REQUESTS] = NULL;
+    }
+  for (guint k = 0; k < BATCH_RACERS; k++)
+    threads[k] = g_thread_new ("batch-racer", batch_racer_thread, &racers[k]);
+  g_mutex_lock (&mutex);
+  go = TRUE;
+  g_cond_broadcast (&cond);
+  g_mutex_unlock (&mutex);
+  for (guint k = 0; k < BATCH_RACERS; k++)
+    g_thread_join (threads[k]);
+
+  requests = ats_load (f->sink, RUN);
+  g_assert_cmpuint (requests->len, ==, BATCH_RACE_REQUESTS);
+  for (guint j = 0; j < BATCH_RACE_REQUESTS; j++)
+    {
+      const char *id = subagent_approval_request_get_request_id (made->pdata[j]);
+      SubagentApprovalRequest *stored = ats_find (requests, id);
+      guint winners = 0;
+
+      for (guint k = 0; k < BATCH_RACERS; k++)
+        for (guint i = 0; i < BATCH_RACE_REQUESTS; i++)
+          if (g_str_equal (racers[k].ids[i], id) && racers[k].won[i])
+            {
+              winners++;
+              g_assert_cmpint (subagent_approval_request_get_status (stored), ==, racers[k].verdict);
+              g_assert_cmpstr (subagent_approval_request_get_approved_by (stored), ==, racers[k].actor);
+            }
+      g_assert_cmpuint (winners, ==, 1);
     }
   g_cond_clear (&cond);
   g_mutex_clear (&mutex);
@@ -591,6 +887,9 @@ main (int   argc,
   add ("state/save-merges-and-stored-verdicts-win", test_save_merges, NULL);
   add ("state/update-status-is-compare-and-set-from-pending", test_update_status_cas, NULL);
   add ("state/threads-one-winner-per-compare-and-set", test_threads_compare_and_set, NULL);
+  add ("state/batch-is-compare-and-set-per-request-in-one-write", test_batch_compare_and_set, NULL);
+  add ("state/batch-races-one-winner-per-request", test_batch_races, NULL);
+  add ("state/batch-races-one-winner-per-request-with-key", test_batch_races, KEY);
   add ("state/prune-keeps-pending", test_prune_keeps_pending, NULL);
   add ("state/list-runs-in-byte-order", test_list_runs, NULL);
   add ("integrity/right-key-verifies-across-sinks", test_integrity_right_key, KEY);

@@ -223,17 +223,27 @@ cmd_decide_all (SubagentApprovalSink   *sink,
 
   if (requests == NULL)
     return sactl_fail (error);
-  for (guint i = 0; i < requests->len; i++)
+  /* collect() gives the requests run by run: one batch compare-and-set
+   * (one write) per run. */
+  for (guint start = 0; start < requests->len;)
     {
-      SubagentApprovalRequest *r = requests->pdata[i];
+      const char *run = subagent_approval_request_get_parent_run_id (requests->pdata[start]);
+      g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+      g_autoptr(GArray) won = NULL;
+      guint end = start;
 
-      /* FALSE without error: someone else decided it meanwhile. */
-      if (subagent_approval_sink_update_status (sink, subagent_approval_request_get_parent_run_id (r),
-                                                subagent_approval_request_get_request_id (r),
-                                                verdict, o->reason, o->by, &error))
-        decided++;
-      else if (error != NULL)
+      for (; end < requests->len
+             && g_str_equal (subagent_approval_request_get_parent_run_id (requests->pdata[end]), run); end++)
+        g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (requests->pdata[end]));
+      g_ptr_array_add (ids, NULL);
+      won = subagent_approval_sink_update_status_batch (sink, run, (const char * const *) ids->pdata, verdict,
+                                                        o->reason, o->by, &error);
+      if (won == NULL)
         return sactl_fail (error);
+      /* FALSE: someone else decided it meanwhile. */
+      for (guint i = 0; i < won->len; i++)
+        decided += g_array_index (won, gboolean, i) ? 1 : 0;
+      start = end;
     }
   printf ("%s %u request%s\n", verdict_name (verdict), decided, decided == 1 ? "" : "s");
   return 0;

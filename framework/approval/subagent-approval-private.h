@@ -113,6 +113,12 @@ G_GNUC_INTERNAL
 void                     subagent_approval_queue_notify_resolved  (SubagentApprovalQueue     *self,
                                                                    SubagentApprovalRequest   *request);
 G_GNUC_INTERNAL
+guint                    subagent_approval_queue_resolve_many     (SubagentApprovalQueue     *self,
+                                                                   const char * const        *request_ids,
+                                                                   SubagentApprovalStatus     status,
+                                                                   const char                *reason,
+                                                                   const char                *actor);
+G_GNUC_INTERNAL
 void                     subagent_approval_queue_emit_added       (SubagentApprovalQueue     *self,
                                                                    SubagentApprovalRequest   *request);
 G_GNUC_INTERNAL

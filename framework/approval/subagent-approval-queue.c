@@ -299,6 +299,101 @@ not_pending:
   return FALSE;
 }
 
+/* Gives one verdict to each of @request_ids, through one
+ * subagent_approval_sink_update_status_batch(): one write for all of them
+ * in the file and postgres stores, each request still its own
+ * compare-and-set. The same rules as subagent_approval_queue_resolve()
+ * apply per request; requests missing here or not pending are skipped.
+ * Returns how many this call resolved. */
+guint
+subagent_approval_queue_resolve_many (SubagentApprovalQueue   *self,
+                                      const char * const      *request_ids,
+                                      SubagentApprovalStatus   status,
+                                      const char              *reason,
+                                      const char              *actor)
+{
+  g_autoptr(GPtrArray) targets = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) ids = g_ptr_array_new ();
+  g_autoptr(GArray) won = NULL;
+  g_autoptr(GError) error = NULL;
+  guint count = 0;
+
+  for (guint i = 0; request_ids != NULL && request_ids[i] != NULL; i++)
+    {
+      SubagentApprovalRequest *request = subagent_approval_queue_lookup (self, request_ids[i]);
+
+      if (request == NULL || subagent_approval_status_is_terminal (subagent_approval_request_get_status (request)))
+        {
+          g_debug ("Approval request %s of run %s is missing or not pending; not resolved",
+                   request_ids[i], self->parent_run_id);
+          g_clear_object (&request);
+          continue;
+        }
+      g_ptr_array_add (targets, request);
+      g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (request));
+    }
+  if (targets->len == 0)
+    return 0;
+  g_ptr_array_add (ids, NULL);
+
+  if (self->sink == NULL)
+    {
+      for (guint i = 0; i < targets->len; i++)
+        if (subagent_approval_request_transition (targets->pdata[i], status, reason, actor))
+          {
+            subagent_approval_queue_notify_resolved (self, targets->pdata[i]);
+            count++;
+          }
+      return count;
+    }
+
+  won = subagent_approval_sink_update_status_batch (self->sink, self->parent_run_id,
+                                                    (const char * const *) ids->pdata, status, reason, actor,
+                                                    &error);
+  if (won == NULL)
+    {
+      /* As for one request: an approval nothing stored is refused, while
+       * refusing is always safe to apply here. */
+      if (status == SUBAGENT_APPROVAL_STATUS_APPROVED)
+        {
+          g_warning ("Cannot record the approval of %u request%s of run %s: %s; they stay pending",
+                     targets->len, targets->len == 1 ? "" : "s", self->parent_run_id, error->message);
+          return 0;
+        }
+      g_warning ("Cannot record the %s verdict of %u approval request%s of run %s: %s; it applies in this "
+                 "process only", subagent_approval_status_to_string (status), targets->len,
+                 targets->len == 1 ? "" : "s", self->parent_run_id, error->message);
+      for (guint i = 0; i < targets->len; i++)
+        if (subagent_approval_request_transition (targets->pdata[i], status, reason, actor))
+          {
+            subagent_approval_queue_notify_resolved (self, targets->pdata[i]);
+            count++;
+          }
+      return count;
+    }
+
+  /* Adopt the stored verdicts, ours and other writers', with their stamps. */
+  if (!reload_internal (self, NULL, NULL, &error))
+    g_debug ("Reloading run %s after verdicts failed: %s", self->parent_run_id, error->message);
+  for (guint i = 0; i < targets->len; i++)
+    {
+      SubagentApprovalRequest *request = targets->pdata[i];
+      gboolean pending = !subagent_approval_status_is_terminal (subagent_approval_request_get_status (request));
+
+      if (g_array_index (won, gboolean, i))
+        {
+          count++;
+          if (pending && subagent_approval_request_transition (request, status, reason, actor))
+            subagent_approval_queue_notify_resolved (self, request);
+        }
+      /* Lost, yet still pending here: the store lacks it (or could not be
+       * read back); the one-request path knows what to do then. */
+      else if (pending && subagent_approval_queue_resolve (self, ids->pdata[i], status, reason, actor, NULL))
+        count++;
+    }
+  return count;
+}
+
 void
 subagent_approval_queue_emit_added (SubagentApprovalQueue   *self,
                                     SubagentApprovalRequest *request)

@@ -19,6 +19,9 @@
  * later save of a stale copy. subagent_approval_sink_update_status() is the
  * cross-process compare-and-set through which every verdict goes: of two
  * writers, only the one that finds the request pending wins.
+ * subagent_approval_sink_update_status_batch() is the same compare-and-set
+ * for many requests of one run with one verdict, in one write where the
+ * sink can.
  *
  * The queue learns about changes made behind its back through
  * #SubagentApprovalSink::changed, which a sink emits, after
@@ -54,9 +57,38 @@ default_prune_stale (SubagentApprovalSink  *self,
   return 0;
 }
 
+/* Sinks written before the batch method: one compare-and-set after another. */
+static gboolean
+default_update_status_batch (SubagentApprovalSink    *self,
+                             const char              *parent_run_id,
+                             const char * const      *request_ids,
+                             guint                    n_requests,
+                             SubagentApprovalStatus   status,
+                             const char              *reason,
+                             const char              *actor,
+                             gboolean                *won,
+                             GError                 **error)
+{
+  SubagentApprovalSinkInterface *iface = SUBAGENT_APPROVAL_SINK_GET_IFACE (self);
+
+  for (guint i = 0; i < n_requests; i++)
+    {
+      GError *local_error = NULL;
+
+      won[i] = iface->update_status (self, parent_run_id, request_ids[i], status, reason, actor, &local_error);
+      if (local_error != NULL)
+        {
+          g_propagate_error (error, local_error);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static void
 subagent_approval_sink_default_init (SubagentApprovalSinkInterface *iface)
 {
+  iface->update_status_batch = default_update_status_batch;
   iface->watch = default_watch;
   iface->unwatch = default_watch;
   iface->prune_stale = default_prune_stale;
@@ -225,6 +257,74 @@ subagent_approval_sink_update_status (SubagentApprovalSink    *self,
     }
   return SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->update_status (self, parent_run_id, request_id,
                                                                  status, reason, actor, error);
+}
+
+/**
+ * subagent_approval_sink_update_status_batch:
+ * @self: a sink
+ * @parent_run_id: the run whose queue holds the requests
+ * @request_ids: (array zero-terminated=1): the requests to resolve
+ * @status: the terminal state to set on each
+ * @reason: (nullable): why (for every state but approval)
+ * @actor: (nullable): who gives the verdict
+ * @error: return location for a #GError
+ *
+ * subagent_approval_sink_update_status() for every request of
+ * @request_ids, with one verdict: each request is resolved only if it is
+ * still pending when its verdict is applied, so of several writers racing
+ * for a request exactly one wins it, whether they use this function or
+ * subagent_approval_sink_update_status(). An id given twice is resolved
+ * at most once (the first occurrence reports it).
+ *
+ * The file and postgres stores write the whole batch at once (one atomic
+ * file write, one transaction), so approving many requests costs about
+ * what approving one does; other sinks apply the verdicts one after
+ * another. With an error, some of the verdicts may still have been
+ * stored by such a sink: load the run to learn which.
+ *
+ * Returns: (transfer full) (element-type gboolean) (nullable): one entry
+ *   per id of @request_ids, %TRUE where this call resolved the request
+ *   (%FALSE where it is missing or was not pending); %NULL with @error set
+ *   when the store failed or an id is invalid
+ *
+ * Since: 0.2
+ */
+GArray *
+subagent_approval_sink_update_status_batch (SubagentApprovalSink    *self,
+                                            const char              *parent_run_id,
+                                            const char * const      *request_ids,
+                                            SubagentApprovalStatus   status,
+                                            const char              *reason,
+                                            const char              *actor,
+                                            GError                 **error)
+{
+  g_autoptr(GArray) won = NULL;
+  guint n = 0;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), NULL);
+  g_return_val_if_fail (request_ids != NULL, NULL);
+  g_return_val_if_fail (subagent_approval_status_is_terminal (status), NULL);
+  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_CANCELLED, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_run_id (parent_run_id, error))
+    return NULL;
+  for (; request_ids[n] != NULL; n++)
+    if (!subagent_approval_id_is_valid (request_ids[n]))
+      {
+        g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INVALID_ID,
+                     "Invalid approval request id “%s”: use 1–%d characters of [A-Za-z0-9_-]",
+                     request_ids[n], SUBAGENT_APPROVAL_ID_MAX_LENGTH);
+        return NULL;
+      }
+  won = g_array_sized_new (FALSE, TRUE, sizeof (gboolean), n);
+  g_array_set_size (won, n);
+  if (n == 0)
+    return g_steal_pointer (&won);
+  if (!SUBAGENT_APPROVAL_SINK_GET_IFACE (self)->update_status_batch (self, parent_run_id, request_ids, n, status,
+                                                                     reason, actor, (gboolean *) won->data, error))
+    return NULL;
+  return g_steal_pointer (&won);
 }
 
 /**

@@ -39,6 +39,11 @@ G_DECLARE_INTERFACE (SubagentApprovalSink, subagent_approval_sink, SUBAGENT, APP
  *   in the thread-default main context of the caller
  * @unwatch: undoes one @watch call made from the same thread-default main
  *   context (optional; the default does nothing)
+ * @update_status_batch: @update_status for each of @n_requests requests
+ *   with one verdict, setting @won[i] to whether request i was resolved by
+ *   this call; %FALSE with an error when the store failed. Optional: the
+ *   default calls @update_status once per request; a sink that can store
+ *   them in one write should (Since: 0.2)
  *
  * The virtual methods of #SubagentApprovalSink. Every method may be called
  * from any thread.
@@ -70,9 +75,18 @@ struct _SubagentApprovalSinkInterface
                                const char              *parent_run_id);
   void       (*unwatch)       (SubagentApprovalSink    *self,
                                const char              *parent_run_id);
+  gboolean   (*update_status_batch) (SubagentApprovalSink    *self,
+                                     const char              *parent_run_id,
+                                     const char * const      *request_ids,
+                                     guint                    n_requests,
+                                     SubagentApprovalStatus   status,
+                                     const char              *reason,
+                                     const char              *actor,
+                                     gboolean                *won,
+                                     GError                 **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 SUBAGENT_AVAILABLE_IN_ALL
@@ -92,6 +106,14 @@ gboolean   subagent_approval_sink_update_status (SubagentApprovalSink    *self,
                                                  const char              *reason,
                                                  const char              *actor,
                                                  GError                 **error);
+SUBAGENT_AVAILABLE_IN_0_2
+GArray    *subagent_approval_sink_update_status_batch (SubagentApprovalSink    *self,
+                                                       const char              *parent_run_id,
+                                                       const char * const      *request_ids,
+                                                       SubagentApprovalStatus   status,
+                                                       const char              *reason,
+                                                       const char              *actor,
+                                                       GError                 **error);
 SUBAGENT_AVAILABLE_IN_ALL
 guint      subagent_approval_sink_prune_stale   (SubagentApprovalSink    *self,
                                                  GTimeSpan                max_age,

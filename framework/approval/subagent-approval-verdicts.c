@@ -5,11 +5,13 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-approval-private.h"
 
-/* Every function here goes through subagent_approval_queue_resolve(), so
- * each verdict takes the store's compare-and-set; they only differ in which
- * requests they pick. A request resolved elsewhere in the meantime is
- * simply not counted. */
+/* Every function here goes through subagent_approval_queue_resolve() or,
+ * for several requests, subagent_approval_queue_resolve_many() (one batch
+ * compare-and-set of the sink: one write), so each verdict takes the
+ * store's compare-and-set; they only differ in which requests they pick.
+ * A request resolved elsewhere in the meantime is simply not counted. */
 
 static gboolean
 resolve_quietly (SubagentApprovalQueue  *self,
@@ -54,12 +56,9 @@ resolve_all (SubagentApprovalQueue  *self,
              const char             *reason,
              const char             *actor)
 {
-  guint count = 0;
-
-  for (guint i = 0; request_ids != NULL && request_ids[i] != NULL; i++)
-    if (resolve_quietly (self, request_ids[i], status, reason, actor))
-      count++;
-  return count;
+  if (request_ids != NULL && request_ids[0] != NULL && request_ids[1] == NULL)
+    return resolve_quietly (self, request_ids[0], status, reason, actor) ? 1 : 0;
+  return subagent_approval_queue_resolve_many (self, request_ids, status, reason, actor);
 }
 
 /**

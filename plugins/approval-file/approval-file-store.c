@@ -448,6 +448,7 @@ typedef struct {
   gboolean result;
   gboolean changed;        /* it changed the version being written */
   GError *error;
+  gboolean follows;        /* not the first operation of one caller's batch */
 } Op;
 
 #define RECENT_WRITES 8
@@ -495,6 +496,17 @@ run_queue_release (AfsStore   *self,
   if (run_queue_recent_batch (queue) > 1 && g_hash_table_size (self->queues) <= QUEUES_MAX_RUNS)
     return;
   g_hash_table_remove (self->queues, run_id);
+}
+
+/* How many operations of @batch came with an earlier one of the same call. */
+static guint
+batch_extra_ops (GPtrArray *batch)
+{
+  guint extra = 0;
+
+  for (guint i = 0; i < batch->len; i++)
+    extra += ((Op *) batch->pdata[i])->follows;
+  return extra;
 }
 
 static void
@@ -740,12 +752,16 @@ linger (AfsStore *self,
   queue->lingering = FALSE;
 }
 
-static gboolean
-commit_op (AfsStore    *self,
-           const char  *run_id,
-           Op          *op,
-           GError     **error)
+/* Queues @ops (all at once, so that one write takes them all) and waits
+ * until a writer, perhaps this thread, has completed them. */
+static void
+commit_ops (AfsStore    *self,
+            const char  *run_id,
+            Op         **ops,
+            guint        n_ops)
 {
+  Op *last = ops[n_ops - 1];
+
   g_mutex_lock (&self->commit_mutex);
   {
     RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
@@ -756,18 +772,20 @@ commit_op (AfsStore    *self,
         queue->queued = g_ptr_array_new ();
         g_hash_table_insert (self->queues, g_strdup (run_id), queue);
       }
-    g_ptr_array_add (queue->queued, op);
+    for (guint i = 0; i < n_ops; i++)
+      g_ptr_array_add (queue->queued, ops[i]);
     if (queue->lingering)
       g_cond_broadcast (&self->linger_cond);
   }
-  while (op->state != OP_DONE)
+  /* Writers take the whole queue: our operations finish together. */
+  while (last->state != OP_DONE)
     {
       RunQueue *queue = g_hash_table_lookup (self->queues, run_id);
       g_autoptr(GPtrArray) batch = NULL;
       gint64 started;
 
-      /* Our operation is queued (the queue exists) or taken by a writer. */
-      if (op->state != OP_QUEUED || queue->writing)
+      /* Our operations are queued (the queue exists) or taken by a writer. */
+      if (last->state != OP_QUEUED || queue->writing)
         {
           g_cond_wait (&self->commit_cond, &self->commit_mutex);
           continue;
@@ -787,14 +805,24 @@ commit_op (AfsStore    *self,
       queue = g_hash_table_lookup (self->queues, run_id);
       queue->writing = FALSE;
       queue->last_write_us = g_get_monotonic_time () - started;
-      queue->batch_sizes[queue->next_size++ % RECENT_WRITES] = batch->len;
+      /* What the next writer may wait for is other callers' operations,
+       * not the size of one caller's batch: a batch counts as one. */
+      queue->batch_sizes[queue->next_size++ % RECENT_WRITES] = batch->len - batch_extra_ops (batch);
       run_queue_release (self, run_id, queue);
       for (guint i = 0; i < batch->len; i++)
         ((Op *) batch->pdata[i])->state = OP_DONE;
       g_cond_broadcast (&self->commit_cond);
     }
   g_mutex_unlock (&self->commit_mutex);
+}
 
+static gboolean
+commit_op (AfsStore    *self,
+           const char  *run_id,
+           Op          *op,
+           GError     **error)
+{
+  commit_ops (self, run_id, &op, 1);
   if (op->error != NULL)
     {
       g_propagate_error (error, op->error);
@@ -855,6 +883,70 @@ afs_store_update_status (AfsStore                *self,
   if (!is_pending (stored, request_id, &slot))
     return FALSE;
   return commit_op (self, parent_run_id, &op, error);
+}
+
+gboolean
+afs_store_update_batch (AfsStore                *self,
+                        const char              *parent_run_id,
+                        const char * const      *request_ids,
+                        guint                    n_requests,
+                        SubagentApprovalStatus   status,
+                        const char              *reason,
+                        const char              *actor,
+                        gboolean                *won,
+                        GError                 **error)
+{
+  g_autoptr(GPtrArray) stored = NULL;
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *path = afs_run_file_path (self->dir, parent_run_id);
+  g_autofree Op *ops = NULL;
+  g_autofree Op **queued = NULL;
+  g_autoptr(GHashTable) asked = g_hash_table_new (g_str_hash, g_str_equal);
+  GError *failure = NULL;
+  guint n_queued = 0;
+
+  memset (won, 0, n_requests * sizeof (gboolean));
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  /* As in afs_store_update_status(): what some version shows decided (or
+   * does not hold) has lost already; an id given twice is asked once. */
+  stored = read_requests (self, parent_run_id, TRUE, &local_error);
+  if (stored == NULL)
+    return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);
+  ops = g_new0 (Op, n_requests);
+  queued = g_new0 (Op *, n_requests);
+  for (guint i = 0; i < n_requests; i++)
+    {
+      guint slot = 0;
+
+      if (!g_hash_table_add (asked, (gpointer) request_ids[i]) || !is_pending (stored, request_ids[i], &slot))
+        continue;
+      ops[i] = (Op) { .request_id = request_ids[i], .status = status, .reason = reason, .actor = actor,
+                      .follows = n_queued > 0 };
+      queued[n_queued++] = &ops[i];
+    }
+  if (n_queued == 0)
+    return TRUE;
+
+  /* One write for all: each operation is still its own compare-and-set,
+   * applied in order to the version read under the lock. */
+  commit_ops (self, parent_run_id, queued, n_queued);
+  for (guint i = 0; i < n_requests; i++)
+    {
+      if (ops[i].request_id == NULL)
+        continue;
+      won[i] = ops[i].error == NULL && ops[i].result;
+      if (ops[i].error != NULL && failure == NULL)
+        failure = g_steal_pointer (&ops[i].error);
+      g_clear_error (&ops[i].error);
+    }
+  if (failure != NULL)
+    {
+      memset (won, 0, n_requests * sizeof (gboolean));
+      g_propagate_error (error, failure);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 static int

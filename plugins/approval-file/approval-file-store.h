@@ -46,6 +46,17 @@ gboolean    afs_store_update_status (AfsStore                *self,
                                      const char              *reason,
                                      const char              *actor,
                                      GError                 **error);
+/* update_status for each request, in one write: won[i] tells whether
+ * request_ids[i] was resolved by this call. All or nothing on error. */
+gboolean    afs_store_update_batch  (AfsStore                *self,
+                                     const char              *parent_run_id,
+                                     const char * const      *request_ids,
+                                     guint                    n_requests,
+                                     SubagentApprovalStatus   status,
+                                     const char              *reason,
+                                     const char              *actor,
+                                     gboolean                *won,
+                                     GError                 **error);
 guint       afs_store_prune         (AfsStore                *self,
                                      GTimeSpan                max_age,
                                      GError                 **error);

@@ -181,6 +181,30 @@ sink_update_status (SubagentApprovalSink    *sink,
          && afs_store_update_status (store, parent_run_id, request_id, status, reason, actor, error);
 }
 
+static gboolean
+sink_update_status_batch (SubagentApprovalSink    *sink,
+                          const char              *parent_run_id,
+                          const char * const      *request_ids,
+                          guint                    n_requests,
+                          SubagentApprovalStatus   status,
+                          const char              *reason,
+                          const char              *actor,
+                          gboolean                *won,
+                          GError                 **error)
+{
+  gboolean exists;
+  AfsStore *store = get_store (SUBAGENT_FILE_APPROVAL_SINK (sink), FALSE, &exists, error);
+
+  if (store == NULL)
+    return FALSE;
+  if (!exists)
+    {
+      memset (won, 0, n_requests * sizeof (gboolean));
+      return TRUE;
+    }
+  return afs_store_update_batch (store, parent_run_id, request_ids, n_requests, status, reason, actor, won, error);
+}
+
 static guint
 sink_prune_stale (SubagentApprovalSink  *sink,
                   GTimeSpan              max_age,
@@ -232,6 +256,7 @@ subagent_file_approval_sink_iface_init (SubagentApprovalSinkInterface *iface)
   iface->save = sink_save;
   iface->load = sink_load;
   iface->update_status = sink_update_status;
+  iface->update_status_batch = sink_update_status_batch;
   iface->prune_stale = sink_prune_stale;
   iface->list_runs = sink_list_runs;
   iface->watch = sink_watch;

@@ -67,6 +67,8 @@ struct _ApgStore
   char *sql_save;
   char *sql_read_one;
   char *sql_decide;
+  char *sql_read_many;
+  char *sql_decide_many;
   char *sql_list;
   char *sql_prunable;
   char *sql_prune;
@@ -139,6 +141,29 @@ apg_store_new (const char       *conninfo,
     "  WHERE run_id = $1 AND request_id = $2 AND status = 'pending' AND version = $7::bigint"
     "  RETURNING run_id)"
     " SELECT 1 FROM won, LATERAL (SELECT pg_notify($8, won.run_id)) n");
+  /* $1 run, $2 a text[] of request ids. */
+  self->sql_read_many = apg_with_schema (schema,
+    "SELECT request_id, status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
+    "WHERE run_id = $1 AND request_id = ANY($2::text[])");
+  /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
+   * g: signature, v: the version read}, $3 token, $4 the channel: every
+   * verdict of a batch in one statement, each its own compare-and-set.
+   * Returns the request ids that won. */
+  self->sql_decide_many = apg_with_schema (schema,
+    "WITH input AS ("
+    "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature,"
+    "         (e->>'v')::bigint AS version"
+    "  FROM jsonb_array_elements($2::jsonb) AS x(e)),"
+    " won AS ("
+    "  UPDATE @S@.approval_requests AS t"
+    "  SET status = input.status, document = input.document, signature = input.signature,"
+    "      verdict_token = $3, version = t.version + 1, updated_at = now()"
+    "  FROM input"
+    "  WHERE t.run_id = $1 AND t.request_id = input.request_id AND t.status = 'pending'"
+    "    AND t.version = input.version"
+    "  RETURNING t.request_id)"
+    " SELECT won.request_id FROM won,"
+    "  LATERAL (SELECT count(*) FROM (SELECT pg_notify($4, $1) FROM (SELECT 1 FROM won LIMIT 1) w) n) c");
   self->sql_list = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id ORDER BY run_id COLLATE \"C\"");
   /* $1 the age in microseconds. The server's clock, shared by every host. */
@@ -174,6 +199,8 @@ apg_store_free (ApgStore *self)
   g_free (self->sql_save);
   g_free (self->sql_read_one);
   g_free (self->sql_decide);
+  g_free (self->sql_read_many);
+  g_free (self->sql_decide_many);
   g_free (self->sql_list);
   g_free (self->sql_prunable);
   g_free (self->sql_prune);
@@ -694,6 +721,246 @@ apg_store_update_status (ApgStore                *self,
       return FALSE;
     }
   return op.won;
+}
+
+/* update_status, for many requests in one statement */
+
+typedef struct {
+  const char *run_id;
+  const char * const *ids; /* distinct */
+  guint n;
+  SubagentApprovalStatus status;
+  const char *reason;
+  const char *actor;
+  char token[37];
+  gboolean *won;           /* per id */
+  gboolean *settled;       /* per id: won, or seen decided or missing */
+} DecideManyOp;
+
+/* What one round will write: the pending request and the version read. */
+typedef struct {
+  SubagentApprovalRequest *request;
+  char *version;
+} Seen;
+
+static void
+seen_clear (Seen *seen)
+{
+  g_clear_object (&seen->request);
+  g_clear_pointer (&seen->version, g_free);
+}
+
+/* Reads the rows of the unsettled ids without a Seen: settles those
+ * missing, decided, or decided by us (a repeat after a lost reply). */
+static Step
+read_many (ApgStore      *self,
+           PGconn        *conn,
+           DecideManyOp  *op,
+           Seen          *seen,
+           GError       **error)
+{
+  g_autoptr(GString) array = g_string_new ("{");
+  g_autoptr(GHashTable) index = g_hash_table_new (g_str_hash, g_str_equal);
+  Step step = STEP_FAILED;
+  PGresult *result;
+
+  for (guint i = 0; i < op->n; i++)
+    if (!op->settled[i] && seen[i].request == NULL)
+      {
+        /* Ids are [A-Za-z0-9_-]: nothing to quote in an array literal. */
+        g_string_append_printf (array, "%s%s", array->len > 1 ? "," : "", op->ids[i]);
+        g_hash_table_insert (index, (gpointer) op->ids[i], GUINT_TO_POINTER (i + 1));
+      }
+  if (g_hash_table_size (index) == 0)
+    return STEP_DONE;
+  g_string_append_c (array, '}');
+  {
+    const char *params[] = { op->run_id, array->str };
+
+    result = exec (conn, self->sql_read_many, 2, params, "Reading approval requests", &step, error);
+  }
+  if (result == NULL)
+    return step;
+  for (int r = 0; r < PQntuples (result); r++)
+    {
+      const char *request_id = PQgetvalue (result, r, 0);
+      guint i = GPOINTER_TO_UINT (g_hash_table_lookup (index, request_id));
+      g_autoptr(SubagentApprovalRequest) stored = NULL;
+
+      if (i-- == 0)
+        continue;
+      g_hash_table_remove (index, request_id);
+      if (!PQgetisnull (result, r, 5) && g_str_equal (PQgetvalue (result, r, 5), op->token))
+        {
+          op->won[i] = op->settled[i] = TRUE;
+          continue;
+        }
+      stored = verify_row (self, op->run_id, request_id, PQgetvalue (result, r, 1), PQgetvalue (result, r, 2),
+                           PQgetisnull (result, r, 3) ? NULL : PQgetvalue (result, r, 3), error);
+      if (stored == NULL)
+        {
+          PQclear (result);
+          return STEP_FAILED;
+        }
+      if (subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
+        {
+          op->settled[i] = TRUE;
+          continue;
+        }
+      seen[i].request = g_steal_pointer (&stored);
+      seen[i].version = g_strdup (PQgetvalue (result, r, 4));
+    }
+  PQclear (result);
+  /* Not stored at all: missing, so lost. */
+  {
+    GHashTableIter iter;
+    gpointer value;
+
+    g_hash_table_iter_init (&iter, index);
+    while (g_hash_table_iter_next (&iter, NULL, &value))
+      op->settled[GPOINTER_TO_UINT (value) - 1] = TRUE;
+  }
+  return STEP_DONE;
+}
+
+static Step
+decide_many_op (ApgStore  *self,
+                PGconn    *conn,
+                gpointer   data,
+                GError   **error)
+{
+  DecideManyOp *op = data;
+  /* As in decide_op(): the first round writes at the versions the last
+   * load saw, the next ones read first. */
+  gboolean guess = TRUE;
+
+  for (;;)
+    {
+      g_autofree Seen *seen = g_new0 (Seen, op->n);
+      g_autoptr(JsonBuilder) builder = json_builder_new ();
+      g_autoptr(JsonNode) batch = NULL;
+      g_autofree char *text = NULL;
+      const char *status_name = subagent_approval_status_to_string (op->status);
+      guint writing = 0;
+      Step step = STEP_DONE;
+      PGresult *result;
+
+      for (guint i = 0; guess && i < op->n; i++)
+        if (!op->settled[i])
+          seen[i].request = cached_pending (self, op->run_id, op->ids[i], &seen[i].version);
+      guess = FALSE;
+      step = read_many (self, conn, op, seen, error);
+
+      json_builder_begin_array (builder);
+      for (guint i = 0; step == STEP_DONE && i < op->n; i++)
+        {
+          g_autoptr(SubagentApprovalRequest) decided = NULL;
+          g_autoptr(JsonNode) document = NULL;
+
+          if (op->settled[i] || seen[i].request == NULL)
+            continue;
+          decided = subagent_approval_request_copy (seen[i].request);
+          if (!subagent_approval_request_transition (decided, op->status, op->reason, op->actor))
+            {
+              op->settled[i] = TRUE;
+              continue;
+            }
+          document = json_node_new (JSON_NODE_OBJECT);
+          json_node_take_object (document, subagent_approval_request_to_json (decided));
+          json_builder_begin_object (builder);
+          json_builder_set_member_name (builder, "r");
+          json_builder_add_string_value (builder, op->ids[i]);
+          json_builder_set_member_name (builder, "s");
+          json_builder_add_string_value (builder, status_name);
+          json_builder_set_member_name (builder, "d");
+          json_builder_add_value (builder, json_node_ref (document));
+          if (self->key != NULL)
+            {
+              g_autofree char *canonical = subagent_json_to_canonical_string (document);
+              g_autofree char *signature = apg_sign (self->key, canonical);
+
+              json_builder_set_member_name (builder, "g");
+              json_builder_add_string_value (builder, signature);
+            }
+          json_builder_set_member_name (builder, "v");
+          json_builder_add_string_value (builder, seen[i].version);
+          json_builder_end_object (builder);
+          writing++;
+        }
+      json_builder_end_array (builder);
+      for (guint i = 0; i < op->n; i++)
+        seen_clear (&seen[i]);
+      if (step != STEP_DONE)
+        return step;
+      if (writing == 0)
+        {
+          /* Everything settled, or only misses of the guess left to read. */
+          gboolean all = TRUE;
+
+          for (guint i = 0; i < op->n; i++)
+            all &= op->settled[i];
+          if (all)
+            return STEP_DONE;
+          continue;
+        }
+
+      batch = json_builder_get_root (builder);
+      text = json_to_string (batch, FALSE);
+      {
+        const char *params[] = { op->run_id, text, op->token, self->channel };
+
+        result = exec (conn, self->sql_decide_many, 4, params, "Recording verdicts", &step, error);
+      }
+      if (result == NULL)
+        return step;
+      for (int r = 0; r < PQntuples (result); r++)
+        for (guint i = 0; i < op->n; i++)
+          if (g_str_equal (op->ids[i], PQgetvalue (result, r, 0)))
+            op->won[i] = op->settled[i] = TRUE;
+      PQclear (result);
+      /* The ones a save replaced in between missed: read them again. */
+    }
+}
+
+gboolean
+apg_store_update_batch (ApgStore                *self,
+                        const char              *parent_run_id,
+                        const char * const      *request_ids,
+                        guint                    n_requests,
+                        SubagentApprovalStatus   status,
+                        const char              *reason,
+                        const char              *actor,
+                        gboolean                *won,
+                        GError                 **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *token = g_uuid_string_random ();
+  g_autoptr(GHashTable) first = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree const char **ids = g_new0 (const char *, n_requests + 1);
+  g_autofree guint *where = g_new0 (guint, n_requests);
+  g_autofree gboolean *won_distinct = g_new0 (gboolean, n_requests);
+  g_autofree gboolean *settled = g_new0 (gboolean, n_requests);
+  DecideManyOp op = { parent_run_id, ids, 0, status, reason, actor, "", won_distinct, settled };
+
+  /* An id given twice is decided once, reported at its first place. */
+  for (guint i = 0; i < n_requests; i++)
+    if (g_hash_table_add (first, (gpointer) request_ids[i]))
+      {
+        where[op.n] = i;
+        ids[op.n++] = request_ids[i];
+      }
+  memset (won, 0, n_requests * sizeof (gboolean));
+  g_strlcpy (op.token, token, sizeof op.token);
+  if (!run_op (self, decide_many_op, &op, &local_error))
+    {
+      if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
+        report_integrity (self, parent_run_id, local_error);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+      return FALSE;
+    }
+  for (guint j = 0; j < op.n; j++)
+    won[where[j]] = won_distinct[j];
+  return TRUE;
 }
 
 /* list_runs */

@@ -49,6 +49,18 @@ gboolean    apg_store_update_status (ApgStore                *self,
                                      const char              *reason,
                                      const char              *actor,
                                      GError                 **error);
+/* update_status for each request, in one statement (more only when a save
+ * replaced a pending row meanwhile): won[i] tells whether request_ids[i]
+ * was resolved by this call. */
+gboolean    apg_store_update_batch  (ApgStore                *self,
+                                     const char              *parent_run_id,
+                                     const char * const      *request_ids,
+                                     guint                    n_requests,
+                                     SubagentApprovalStatus   status,
+                                     const char              *reason,
+                                     const char              *actor,
+                                     gboolean                *won,
+                                     GError                 **error);
 guint       apg_store_prune         (ApgStore                *self,
                                      GTimeSpan                max_age,
                                      GError                 **error);

@@ -195,6 +195,23 @@ sink_update_status (SubagentApprovalSink    *sink,
   return store != NULL && apg_store_update_status (store, parent_run_id, request_id, status, reason, actor, error);
 }
 
+static gboolean
+sink_update_status_batch (SubagentApprovalSink    *sink,
+                          const char              *parent_run_id,
+                          const char * const      *request_ids,
+                          guint                    n_requests,
+                          SubagentApprovalStatus   status,
+                          const char              *reason,
+                          const char              *actor,
+                          gboolean                *won,
+                          GError                 **error)
+{
+  ApgStore *store = get_store (SUBAGENT_POSTGRES_APPROVAL_SINK (sink), error);
+
+  return store != NULL && apg_store_update_batch (store, parent_run_id, request_ids, n_requests, status, reason,
+                                                  actor, won, error);
+}
+
 static guint
 sink_prune_stale (SubagentApprovalSink  *sink,
                   GTimeSpan              max_age,
@@ -245,6 +262,7 @@ subagent_postgres_approval_sink_iface_init (SubagentApprovalSinkInterface *iface
   iface->save = sink_save;
   iface->load = sink_load;
   iface->update_status = sink_update_status;
+  iface->update_status_batch = sink_update_status_batch;
   iface->prune_stale = sink_prune_stale;
   iface->list_runs = sink_list_runs;
   iface->watch = sink_watch;
