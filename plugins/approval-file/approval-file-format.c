@@ -87,10 +87,20 @@ afs_request_text (SubagentApprovalRequest *request,
   if (text == NULL)
     {
       g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+      char *mine;
 
       json_node_take_object (node, subagent_approval_request_to_json (request));
-      text = canonical ? subagent_json_to_canonical_string (node) : json_to_string (node, FALSE);
-      g_object_set_qdata_full (G_OBJECT (request), quark, text, g_free);
+      mine = canonical ? subagent_json_to_canonical_string (node) : json_to_string (node, FALSE);
+      /* Readers on several threads may get here at once for a shared
+       * request: the first text set stays, so a pointer handed out is
+       * never freed while the request lives. */
+      if (g_object_replace_qdata (G_OBJECT (request), quark, NULL, mine, g_free, NULL))
+        text = mine;
+      else
+        {
+          g_free (mine);
+          text = g_object_get_qdata (G_OBJECT (request), quark);
+        }
     }
   return text;
 }
@@ -183,12 +193,12 @@ verify_signature (JsonNode  *node,
   return TRUE;
 }
 
-GPtrArray *
-afs_document_parse (const char  *run_id,
-                    const char  *data,
-                    gsize        length,
-                    GBytes      *key,
-                    GError     **error)
+static GPtrArray *
+parse_full (const char  *run_id,
+            const char  *data,
+            gsize        length,
+            GBytes      *key,
+            GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GPtrArray) requests = g_ptr_array_new_with_free_func (g_object_unref);
@@ -279,4 +289,271 @@ afs_document_parse (const char  *run_id,
       g_ptr_array_add (requests, g_steal_pointer (&request));
     }
   return g_steal_pointer (&requests);
+}
+
+/* Reparsing a version that differs from the previous one in a few
+ * requests (a verdict, a new request) reuses the others.
+ *
+ * The fast path takes only documents laid out exactly as
+ * afs_document_serialize() writes them — {"version":1,"parent_run_id":…,
+ * "updated_at":…,"requests":[…],"signature":…} with no whitespace — and
+ * finds each request's text by matching brackets. A request whose text is
+ * byte for byte the compact text of a request of the previous version is
+ * that request (its canonical text is then known too); the others are
+ * parsed alone. The signature is then checked over the canonical document
+ * rebuilt from the requests' canonical texts, which is exactly what
+ * subagent_json_to_canonical_string() gives for the whole document: keys in
+ * byte order, and the run id, time and version need no escaping (checked).
+ * Anything else — another layout, a request that does not parse or
+ * verify, a wrong signature — falls back to the full parse, which gives
+ * the same result and error as before: the fast path only ever accepts
+ * what the full parse would. */
+
+typedef struct {
+  const char *p;
+  const char *end;
+} Scan;
+
+static gboolean
+scan_literal (Scan       *s,
+              const char *literal)
+{
+  gsize n = strlen (literal);
+
+  if ((gsize) (s->end - s->p) < n || memcmp (s->p, literal, n) != 0)
+    return FALSE;
+  s->p += n;
+  return TRUE;
+}
+
+/* A JSON string whose bytes need no escaping in canonical form (printable
+ * ASCII but `"` and `\`); *text and *length get its contents. */
+static gboolean
+scan_plain_string (Scan        *s,
+                   const char **text,
+                   gsize       *length)
+{
+  const char *start;
+
+  if (s->p >= s->end || *s->p != '"')
+    return FALSE;
+  start = ++s->p;
+  while (s->p < s->end && *s->p != '"')
+    {
+      if ((guchar) *s->p < 0x20 || (guchar) *s->p >= 0x7f || *s->p == '\\')
+        return FALSE;
+      s->p++;
+    }
+  if (s->p >= s->end)
+    return FALSE;
+  *text = start;
+  *length = (gsize) (s->p - start);
+  s->p++;
+  return TRUE;
+}
+
+/* One object, brackets matched outside strings; *length gets its size. */
+static gboolean
+scan_object (Scan  *s,
+             gsize *length)
+{
+  const char *start = s->p;
+  guint depth = 0;
+
+  if (s->p >= s->end || *s->p != '{')
+    return FALSE;
+  for (; s->p < s->end; s->p++)
+    {
+      char c = *s->p;
+
+      if (c == '"')
+        {
+          for (s->p++; s->p < s->end && *s->p != '"'; s->p++)
+            if (*s->p == '\\')
+              s->p++;
+          if (s->p >= s->end)
+            return FALSE;
+        }
+      else if (c == '{' || c == '[')
+        depth++;
+      else if (c == '}' || c == ']')
+        {
+          if (depth == 0)
+            return FALSE;
+          if (--depth == 0)
+            {
+              s->p++;
+              *length = (gsize) (s->p - start);
+              return TRUE;
+            }
+        }
+    }
+  return FALSE;
+}
+
+/* The previous version's requests by their compact text. */
+static SubagentApprovalRequest *
+find_unchanged (GPtrArray   *previous,
+                GHashTable **by_text,
+                guint        index,
+                const char  *text,
+                gsize        length)
+{
+  g_autofree char *copy = NULL;
+
+  /* Most requests stay where they were. */
+  if (index < previous->len)
+    {
+      const char *old = afs_request_text (previous->pdata[index], FALSE);
+
+      if (strlen (old) == length && memcmp (old, text, length) == 0)
+        return previous->pdata[index];
+    }
+  if (*by_text == NULL)
+    {
+      *by_text = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 0; i < previous->len; i++)
+        g_hash_table_insert (*by_text, (gpointer) afs_request_text (previous->pdata[i], FALSE), previous->pdata[i]);
+    }
+  copy = g_strndup (text, length);
+  return g_hash_table_lookup (*by_text, copy);
+}
+
+/* A request parsed alone; *canonical gets the canonical text of the JSON
+ * as written (not as the request would write it again), so that a member
+ * the request does not keep still counts against the signature. */
+static SubagentApprovalRequest *
+parse_one (const char  *text,
+           gsize        length,
+           char       **canonical)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  SubagentApprovalRequest *request;
+
+  if (!json_parser_load_from_data (parser, text, (gssize) length, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return NULL;
+  request = subagent_approval_request_new_from_json (json_node_get_object (json_parser_get_root (parser)), NULL);
+  if (request != NULL)
+    *canonical = subagent_json_to_canonical_string (json_parser_get_root (parser));
+  return request;
+}
+
+static GPtrArray *
+parse_reusing (const char *run_id,
+               const char *data,
+               gsize       length,
+               GBytes     *key,
+               GPtrArray  *previous)
+{
+  g_autoptr(GPtrArray) requests = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) fresh_canonical = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) canonical_texts = g_ptr_array_new ();
+  g_autoptr(GHashTable) by_text = NULL;
+  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  Scan s = { data, data + length };
+  const char *run, *updated_at, *signature = NULL;
+  gsize run_length, updated_at_length, signature_length = 0;
+
+  /* The same depth bound the full parse puts on the whole document. */
+  if (!subagent_json_check_depth (data, (gssize) length, SUBAGENT_JSON_MAX_DEPTH, NULL))
+    return NULL;
+  if (!scan_literal (&s, "{\"version\":1,\"parent_run_id\":") || !scan_plain_string (&s, &run, &run_length)
+      || run_length != strlen (run_id) || memcmp (run, run_id, run_length) != 0
+      || !scan_literal (&s, ",\"updated_at\":") || !scan_plain_string (&s, &updated_at, &updated_at_length)
+      || !scan_literal (&s, ",\"requests\":["))
+    return NULL;
+  if (!scan_literal (&s, "]"))
+    for (;;)
+      {
+        g_autoptr(SubagentApprovalRequest) request = NULL;
+        const char *text = s.p;
+        gsize text_length = 0;
+        SubagentApprovalRequest *unchanged;
+
+        if (!scan_object (&s, &text_length))
+          return NULL;
+        unchanged = find_unchanged (previous, &by_text, requests->len, text, text_length);
+        if (unchanged != NULL)
+          {
+            request = g_object_ref (unchanged);
+            g_ptr_array_add (canonical_texts, (gpointer) afs_request_text (unchanged, TRUE));
+          }
+        else
+          {
+            char *canonical = NULL;
+
+            request = parse_one (text, text_length, &canonical);
+            if (request == NULL)
+              return NULL;
+            g_ptr_array_add (fresh_canonical, canonical);
+            g_ptr_array_add (canonical_texts, canonical);
+          }
+        if (g_strcmp0 (subagent_approval_request_get_parent_run_id (request), run_id) != 0
+            || !g_hash_table_add (seen, (gpointer) subagent_approval_request_get_request_id (request)))
+          return NULL;
+        g_ptr_array_add (requests, g_steal_pointer (&request));
+        if (scan_literal (&s, "]"))
+          break;
+        if (!scan_literal (&s, ","))
+          return NULL;
+      }
+  if (scan_literal (&s, ",\"signature\":"))
+    {
+      if (!scan_plain_string (&s, &signature, &signature_length))
+        return NULL;
+    }
+  if (!scan_literal (&s, "}"))
+    return NULL;
+  scan_literal (&s, "\n");
+  if (s.p != s.end)
+    return NULL;
+
+  if (key != NULL)
+    {
+      g_autoptr(GString) canonical = g_string_sized_new (length);
+      g_autofree char *copy = NULL;
+      guint8 expected[SHA256_DIGEST_SIZE];
+      guint8 found[SHA256_DIGEST_SIZE];
+
+      if (signature == NULL)
+        return NULL;
+      copy = g_strndup (signature, signature_length);
+      if (!hex_decode (copy, found))
+        return NULL;
+      g_string_append (canonical, "{\"parent_run_id\":\"");
+      g_string_append_len (canonical, run, (gssize) run_length);
+      g_string_append (canonical, "\",\"requests\":[");
+      for (guint i = 0; i < canonical_texts->len; i++)
+        {
+          if (i > 0)
+            g_string_append_c (canonical, ',');
+          g_string_append (canonical, canonical_texts->pdata[i]);
+        }
+      g_string_append (canonical, "],\"updated_at\":\"");
+      g_string_append_len (canonical, updated_at, (gssize) updated_at_length);
+      g_string_append_printf (canonical, "\",\"version\":%d}", AFS_FORMAT_VERSION);
+      hmac_raw (key, canonical->str, canonical->len, expected);
+      if (!memeql_sec (expected, found, SHA256_DIGEST_SIZE))
+        return NULL;
+    }
+  return g_steal_pointer (&requests);
+}
+
+GPtrArray *
+afs_document_parse (const char  *run_id,
+                    const char  *data,
+                    gsize        length,
+                    GBytes      *key,
+                    GPtrArray   *previous,
+                    GError     **error)
+{
+  if (previous != NULL && previous->len > 0)
+    {
+      GPtrArray *requests = parse_reusing (run_id, data, length, key, previous);
+
+      if (requests != NULL)
+        return requests;
+    }
+  return parse_full (run_id, data, length, key, error);
 }

@@ -34,11 +34,15 @@ GBytes     *afs_document_serialize (const char *run_id,
 /* Parses and verifies a file's contents. Returns the requests (element type
  * SubagentApprovalRequest) or NULL with SUBAGENT_APPROVAL_ERROR_INTEGRITY
  * when the text does not parse, the signature is missing/wrong while @key is
- * set, the document belongs to another run, or a request fails its digest. */
+ * set, the document belongs to another run, or a request fails its digest.
+ * @previous (nullable: the requests of the last version read or written,
+ * which must never change) lets unchanged requests be reused rather than
+ * parsed and verified again; the result is the same either way. */
 GPtrArray  *afs_document_parse     (const char *run_id,
                                     const char *data,
                                     gsize       length,
                                     GBytes     *key,
+                                    GPtrArray  *previous,
                                     GError    **error);
 
 G_END_DECLS

@@ -248,6 +248,7 @@ read_requests (AfsStore    *self,
 {
   g_autofree char *path = afs_run_file_path (self->dir, run_id);
   g_autoptr(GBytes) contents = NULL;
+  g_autoptr(GPtrArray) previous = NULL;
   GPtrArray *requests;
   gsize length = 0;
   const char *data;
@@ -261,7 +262,8 @@ read_requests (AfsStore    *self,
     return requests;
 
   data = g_bytes_get_data (contents, &length);
-  requests = afs_document_parse (run_id, data, length, self->key, error);
+  previous = cache_last_trusted (self, run_id);
+  requests = afs_document_parse (run_id, data, length, self->key, previous, error);
   if (requests == NULL)
     {
       g_prefix_error (error, "%s: ", path);

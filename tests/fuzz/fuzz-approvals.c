@@ -28,7 +28,7 @@ LLVMFuzzerTestOneInput (const guint8 *data,
   fuzz_init_root ();
   if (data[0] & 1)
     key = g_bytes_new_static (key_text, strlen (key_text));
-  requests = afs_document_parse ("run-1", (const char *) data + 1, size - 1, key, &error);
+  requests = afs_document_parse ("run-1", (const char *) data + 1, size - 1, key, NULL, &error);
   if (requests != NULL)
     {
       /* What was accepted is written back, and must read back the same. */
@@ -37,9 +37,21 @@ LLVMFuzzerTestOneInput (const guint8 *data,
       gsize length = 0;
       const char *text = g_bytes_get_data (again, &length);
 
-      reread = afs_document_parse ("run-1", text, length, key, NULL);
+      reread = afs_document_parse ("run-1", text, length, key, NULL, NULL);
       if (reread == NULL || reread->len != requests->len)
         abort ();
+      {
+        /* The input again, reusing what it gave: the same outcome as a
+         * full parse, request for request. */
+        g_autoptr(GPtrArray) reused = afs_document_parse ("run-1", (const char *) data + 1, size - 1, key,
+                                                          requests, NULL);
+
+        if (reused == NULL || reused->len != requests->len)
+          abort ();
+        for (guint i = 0; i < reused->len; i++)
+          if (strcmp (afs_request_text (reused->pdata[i], TRUE), afs_request_text (requests->pdata[i], TRUE)) != 0)
+            abort ();
+      }
     }
   else if (error == NULL)
     abort ();
