@@ -58,6 +58,10 @@ struct _AfsStore
   GCond commit_cond;
   GCond linger_cond;       /* an operation was queued for a lingering writer */
   GHashTable *queues;      /* run id → RunQueue; guarded by commit_mutex */
+  /* The directory afs_store_check_dir() last verified; guarded by mutex. */
+  gboolean dir_checked;
+  dev_t dir_dev;
+  ino_t dir_ino;
 };
 
 AfsStore *
@@ -113,6 +117,25 @@ afs_store_check_dir (AfsStore  *self,
   gboolean inside;
 
   *exists = FALSE;
+  /* Still the very directory checked before, and no symlink (lstat) in
+   * its place: writes land in the directory realpath() verified, so
+   * neither mkdir nor realpath — a readlink per component — again. */
+  {
+    struct stat st;
+    gboolean same;
+
+    if (lstat (self->dir, &st) == 0 && S_ISDIR (st.st_mode))
+      {
+        g_mutex_lock (&self->mutex);
+        same = self->dir_checked && st.st_dev == self->dir_dev && st.st_ino == self->dir_ino;
+        g_mutex_unlock (&self->mutex);
+        if (same)
+          {
+            *exists = TRUE;
+            return TRUE;
+          }
+      }
+  }
   if (create && g_mkdir_with_parents (self->dir, 0700) < 0)
     {
       g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE,
@@ -136,6 +159,18 @@ afs_store_check_dir (AfsStore  *self,
                    "%s is not a directory inside the workspace (a symlink?); remove it", self->dir);
       return FALSE;
     }
+  {
+    struct stat st;
+
+    if (stat (self->dir, &st) == 0)
+      {
+        g_mutex_lock (&self->mutex);
+        self->dir_dev = st.st_dev;
+        self->dir_ino = st.st_ino;
+        self->dir_checked = TRUE;
+        g_mutex_unlock (&self->mutex);
+      }
+  }
   *exists = TRUE;
   return TRUE;
 }
@@ -224,13 +259,20 @@ file_is_signed (AfsStore   *self,
 {
   g_autofree char *path = afs_run_file_path (self->dir, run_id);
   g_autoptr(GBytes) contents = NULL;
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonParser) parser = NULL;
   gsize length = 0;
   const char *data;
 
   if (!afs_read (path, &contents, NULL) || contents == NULL)
     return FALSE;
   data = g_bytes_get_data (contents, &length);
+  /* A member named "signature" is spelt so, or with a \u escape: a file
+   * with neither has none, and needs no parse (this runs on every write
+   * without a key). */
+  if (memmem (data, length, "\"signature\"", strlen ("\"signature\"")) == NULL
+      && memmem (data, length, "\\u", 2) == NULL)
+    return FALSE;
+  parser = json_parser_new ();
   return subagent_json_parser_load_bounded (parser, data, (gssize) length, NULL) &&
          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)) &&
          json_object_has_member (json_node_get_object (json_parser_get_root (parser)), "signature");
