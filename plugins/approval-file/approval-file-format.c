@@ -401,14 +401,17 @@ find_unchanged (GPtrArray   *previous,
 {
   g_autofree char *copy = NULL;
 
-  /* Most requests stay where they were. */
-  if (index < previous->len)
-    {
-      const char *old = afs_request_text (previous->pdata[index], FALSE);
+  /* Most requests stay where they were, and new ones come at the end:
+   * only a request at a place the previous version had is looked for
+   * elsewhere (a lookup missed only costs a parse). */
+  if (index >= previous->len)
+    return NULL;
+  {
+    const char *old = afs_request_text (previous->pdata[index], FALSE);
 
-      if (strlen (old) == length && memcmp (old, text, length) == 0)
-        return previous->pdata[index];
-    }
+    if (strlen (old) == length && memcmp (old, text, length) == 0)
+      return previous->pdata[index];
+  }
   if (*by_text == NULL)
     {
       *by_text = g_hash_table_new (g_str_hash, g_str_equal);
