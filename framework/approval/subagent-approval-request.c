@@ -125,12 +125,18 @@ sealed_copy (JsonObject *object)
   return empty;
 }
 
+/* Set by subagent_approval_request_copy() while it constructs its copy,
+ * which it fills in itself: no defaults, id or digest to compute then. */
+static _Thread_local gboolean constructing_copy;
+
 static void
 subagent_approval_request_constructed (GObject *object)
 {
   SubagentApprovalRequest *self = SUBAGENT_APPROVAL_REQUEST (object);
 
   G_OBJECT_CLASS (subagent_approval_request_parent_class)->constructed (object);
+  if (constructing_copy)
+    return;
 
   if (self->request_id == NULL || *self->request_id == '\0')
     {
@@ -471,25 +477,29 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
 
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), NULL);
 
-  copy = g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
-                       "request-id", self->request_id,
-                       "subagent-id", self->subagent_id,
-                       "parent-run-id", self->parent_run_id,
-                       "subagent-name", self->subagent_name,
-                       "tool-name", self->tool_name,
-                       "permission-mode", self->permission_mode,
-                       "isolation", self->isolation,
-                       "batch-index", self->batch_index,
-                       "worktree-path", self->worktree_path,
-                       "created-at", self->created_at,
-                       "timeout-seconds", self->timeout_seconds,
-                       NULL);
+  /* Fields are set directly rather than through construct properties:
+   * loads copy every request they return, and setting eleven GValues and
+   * computing a digest the copy then replaces took most of a copy's time.
+   * The constant members never change after construction, so they are
+   * read without the lock. */
+  constructing_copy = TRUE;
+  copy = g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST, NULL);
+  constructing_copy = FALSE;
+  copy->request_id = g_strdup (self->request_id);
+  copy->subagent_id = g_strdup (self->subagent_id);
+  copy->parent_run_id = g_strdup (self->parent_run_id);
+  copy->subagent_name = g_strdup (self->subagent_name);
+  copy->tool_name = g_strdup (self->tool_name);
+  copy->permission_mode = g_strdup (self->permission_mode);
+  copy->isolation = g_strdup (self->isolation);
+  copy->batch_index = self->batch_index;
+  copy->worktree_path = g_strdup (self->worktree_path);
+  copy->created_at = g_strdup (self->created_at);
+  copy->timeout_seconds = self->timeout_seconds;
   /* Not through the property: a boxed GValue would take a reference to the
    * shared arguments, and json-glib's counts are not atomic. Same tool,
    * same arguments: same digest. */
-  json_object_unref (copy->tool_arguments);
   copy->tool_arguments = sealed_copy (self->tool_arguments);
-  g_free (copy->action_digest);
   copy->action_digest = g_strdup (self->action_digest);
   g_mutex_lock (&self->lock);
   copy->status = self->status;
