@@ -8,6 +8,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <stdio.h>
+#include <sys/inotify.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
@@ -434,6 +435,95 @@ test_integrity_verdict_bound_to_action (Fixture       *f,
   subagent_approval_queue_release (RUN);
 }
 
+/* The temp files of the run's atomic writes since @fd started watching
+ * (one new name per write, so inotify merges none). */
+static guint
+count_writes (int         fd,
+              const char *run)
+{
+  g_autofree char *prefix = g_strdup_printf (".%s.json.", run);
+  char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint writes = 0;
+  ssize_t n;
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *event = (struct inotify_event *) p;
+
+        if (event->len > 0 && g_str_has_prefix (event->name, prefix))
+          writes++;
+        p += sizeof *event + event->len;
+      }
+  return writes;
+}
+
+/* approve_all_pending() and approve_batch() of a queue on the file store:
+ * one atomic write for all their verdicts, each still a compare-and-set
+ * (a request another process denied meanwhile keeps that verdict). */
+static guint
+count_pending (SubagentApprovalQueue *queue)
+{
+  g_autoptr(GPtrArray) pending = subagent_approval_queue_list_pending (queue);
+
+  return pending->len;
+}
+
+static void
+test_queue_batch_verdicts_one_write (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentApprovalQueue) queue = subagent_approval_queue_get (RUN, f->sink, &error);
+  g_autoptr(SubagentApprovalSink) other = ats_new_sink (f->root, data);
+  g_autoptr(GPtrArray) made = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) stored = NULL;
+  const char *ids[4];
+  int fd;
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < 8; i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/q/%u", i);
+
+      g_ptr_array_add (made, ats_make_request (RUN, "delete_file", path));
+    }
+  /* Stored by another process; the queue takes them from the store. */
+  g_assert_true (subagent_approval_sink_save (other, RUN, made, &error));
+  g_assert_no_error (error);
+  g_assert_true (subagent_approval_queue_reload_from_store (queue, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (count_pending (queue), ==, 8);
+
+  /* The other process denies request 1 behind the queue's back. */
+  g_assert_true (subagent_approval_sink_update_status (other, RUN, subagent_approval_request_get_request_id (made->pdata[1]),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, "no", "bob", &error));
+  fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+  g_assert_cmpint (inotify_add_watch (fd, f->dir, IN_CREATE), >=, 0);
+  for (guint i = 0; i < 3; i++)
+    ids[i] = subagent_approval_request_get_request_id (made->pdata[i]);
+  ids[3] = NULL;
+  g_assert_cmpuint (subagent_approval_queue_approve_batch (queue, ids, "amy"), ==, 2);
+  g_assert_cmpuint (count_writes (fd, RUN), ==, 1);
+  g_assert_cmpuint (count_pending (queue), ==, 5);
+
+  g_assert_cmpuint (subagent_approval_queue_approve_all_pending (queue, "amy"), ==, 5);
+  g_assert_cmpuint (count_writes (fd, RUN), ==, 1);
+  g_assert_cmpuint (count_pending (queue), ==, 0);
+  close (fd);
+
+  stored = ats_load (other, RUN);
+  for (guint i = 0; i < made->len; i++)
+    {
+      SubagentApprovalRequest *r = ats_find (stored, subagent_approval_request_get_request_id (made->pdata[i]));
+
+      g_assert_cmpint (subagent_approval_request_get_status (r), ==,
+                       i == 1 ? SUBAGENT_APPROVAL_STATUS_DENIED : SUBAGENT_APPROVAL_STATUS_APPROVED);
+      g_assert_cmpstr (subagent_approval_request_get_approved_by (r), ==, i == 1 ? "bob" : "amy");
+    }
+  subagent_approval_queue_release (RUN);
+}
+
 /* A writer without the key must not turn a signed queue into an unsigned
  * one its keyed host would refuse. */
 static void
@@ -631,6 +721,8 @@ main (int   argc,
   ADD ("store/bad-file-does-not-block-others", test_bad_file_does_not_block_others, NULL);
   ADD ("store/write-bounded-by-read-limit", test_write_bounded_by_read_limit, NULL);
   ADD ("store/atomic-write-leaves-no-temp-files", test_atomic_write_no_temp_files, NULL);
+  ADD ("store/queue-batch-verdicts-make-one-write", test_queue_batch_verdicts_one_write, NULL);
+  ADD ("store/queue-batch-verdicts-make-one-write-signed", test_queue_batch_verdicts_one_write, KEY);
   ADD ("store/invalid-ids-are-errors-never-paths", test_invalid_ids, NULL);
   ADD ("store/save-without-changes-does-not-rewrite", test_save_unchanged_does_not_rewrite, NULL);
   ADD ("store/prune-keeps-pending-and-unverifiable", test_prune_keeps_pending_and_unverifiable, NULL);
