@@ -238,8 +238,14 @@ on_command (GIOChannel   *channel,
   if (g_str_equal (words[0], "approve") && g_strv_length (words) == 4)
     {
       g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) seen = NULL;
       gint64 start;
 
+      /* An approver has seen the request it decides (a CLI's list, a
+       * queue's reload, a GUI): it loads the run first, untimed, as they do. */
+      seen = subagent_approval_sink_load (c->sink, words[1], &error);
+      if (seen == NULL)
+        die ("loading the run to approve", error);
       g_usleep (g_ascii_strtoull (words[3], NULL, 10));
       start = g_get_monotonic_time ();
       if (!subagent_approval_sink_update_status (c->sink, words[1], words[2], SUBAGENT_APPROVAL_STATUS_APPROVED,
