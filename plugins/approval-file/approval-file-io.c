@@ -171,6 +171,7 @@ gboolean
 afs_commit (const char  *dir,
             const char  *run_id,
             GBytes      *contents,
+            int         *replaced_fd,
             GError     **error)
 {
   g_autofree char *template_name = g_strconcat (".", run_id, ".json.XXXXXX", NULL);
@@ -180,6 +181,7 @@ afs_commit (const char  *dir,
   const guint8 *data = g_bytes_get_data (contents, &length);
   int fd;
 
+  *replaced_fd = -1;
   fd = g_mkstemp_full (temp_path, O_WRONLY | O_CLOEXEC, 0600);
   if (fd < 0)
     return set_io_error (error, errno, "create a temp file in", dir);
@@ -199,11 +201,18 @@ afs_commit (const char  *dir,
       g_unlink (temp_path);
       return set_io_error (error, saved_errno, "close", temp_path);
     }
+  /* The version being replaced stays open across the rename: its inode
+   * is then freed when the caller closes it, after the rename has woken
+   * the readers, instead of inside rename() (about 0.15 ms on ext4). */
+  *replaced_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (rename (temp_path, path) < 0)
     {
       int saved_errno = errno;
 
       g_unlink (temp_path);
+      if (*replaced_fd >= 0)
+        close (*replaced_fd);
+      *replaced_fd = -1;
       return set_io_error (error, saved_errno, "rename a temp file over", path);
     }
   return TRUE;

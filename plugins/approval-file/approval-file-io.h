@@ -29,10 +29,14 @@ gboolean  afs_read          (const char  *path,
 
 /* Writes @contents to a temp file beside the run's file, fsyncs it and renames
  * it over the run's file. Call with the run's lock held; follow with
- * afs_sync_dir() (after unlocking is fine) to make the rename durable. */
+ * afs_sync_dir() (after unlocking is fine) to make the rename durable.
+ * *replaced_fd gets a descriptor of the replaced version, or -1: close it
+ * once the rename's readers matter less than the caller's time (it frees
+ * the old inode). */
 gboolean  afs_commit        (const char  *dir,
                              const char  *run_id,
                              GBytes      *contents,
+                             int         *replaced_fd,
                              GError     **error);
 gboolean  afs_sync_dir      (const char  *dir,
                              GError     **error);

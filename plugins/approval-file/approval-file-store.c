@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <glib/gstdio.h>
 
 #include "approval-file-format.h"
@@ -321,6 +322,7 @@ static gboolean
 write_requests (AfsStore    *self,
                 const char  *run_id,
                 GPtrArray   *requests,
+                int         *replaced_fd,
                 GError     **error)
 {
   g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
@@ -342,7 +344,7 @@ write_requests (AfsStore    *self,
                    AFS_MAX_FILE_SIZE);
       return FALSE;
     }
-  if (!afs_commit (self->dir, run_id, contents, error))
+  if (!afs_commit (self->dir, run_id, contents, replaced_fd, error))
     return FALSE;
   cache_store (self, run_id, contents, requests);
   return TRUE;
@@ -697,6 +699,7 @@ write_batch (AfsStore   *self,
   g_autoptr(GError) write_error = NULL;
   gboolean changed = FALSE;
   guint next = 0;
+  int replaced_fd = -1;
   int lock_fd;
 
   lock_fd = lock_and_read (self, run_id, settle_lost_updates, ops, &stored, &read_error);
@@ -767,13 +770,15 @@ write_batch (AfsStore   *self,
     }
   while (take_queued (self, run_id, ops) > 0);
 
-  if (changed && !write_requests (self, run_id, working, &write_error))
+  if (changed && !write_requests (self, run_id, working, &replaced_fd, &write_error))
     changed = FALSE;
   afs_unlock (lock_fd);
   /* The directory fsync comes after unlocking: other processes' writes
    * overlap it. */
   if (write_error == NULL && changed)
     afs_sync_dir (self->dir, &write_error);
+  if (replaced_fd >= 0)
+    close (replaced_fd);
   if (write_error != NULL)
     fail_ops (ops, write_error, TRUE);
 }
