@@ -2,6 +2,9 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <string.h>
+#include <glib/gstdio.h>
+
 #include "test-support.h"
 
 static void
@@ -158,6 +161,50 @@ test_memory_sink_prune_keeps_pending (void)
   g_assert_cmpstrv (runs, ((const char * const[]) { "run-p1", NULL }));
 }
 
+/* The key-file helper both approval stores use. */
+static void
+test_key_from_file (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("subagent-key-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "approval.key", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) key = NULL;
+
+  g_assert_nonnull (dir);
+  /* Missing. */
+  g_assert_null (subagent_approval_key_from_file (path, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_clear_error (&error);
+
+  /* Readable by others: refused, and the message says how to fix it. */
+  g_assert_true (g_file_set_contents (path, "s3cret\n\r\n", -1, NULL));
+  g_assert_cmpint (g_chmod (path, 0640), ==, 0);
+  g_assert_null (subagent_approval_key_from_file (path, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_assert_nonnull (strstr (error->message, "chmod 600"));
+  g_clear_error (&error);
+
+  /* Private: the key, without its trailing newlines. */
+  g_assert_cmpint (g_chmod (path, 0600), ==, 0);
+  key = subagent_approval_key_from_file (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (key, NULL), g_bytes_get_size (key), "s3cret", 6);
+
+  /* Only newlines: empty. A directory: not a regular file. */
+  g_assert_true (g_file_set_contents (path, "\n\n", -1, NULL));
+  g_assert_cmpint (g_chmod (path, 0600), ==, 0);
+  g_assert_null (subagent_approval_key_from_file (path, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  g_assert_nonnull (strstr (error->message, "empty"));
+  g_clear_error (&error);
+  g_assert_cmpint (g_chmod (dir, 0700), ==, 0);
+  g_assert_null (subagent_approval_key_from_file (dir, &error));
+  g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -165,5 +212,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/approval/sink/memory/merge-and-compare-and-set", test_memory_sink_merge_and_cas);
   g_test_add_func ("/approval/sink/memory/changed-in-watcher-context", test_memory_sink_changed_in_watcher_context);
   g_test_add_func ("/approval/sink/memory/prune-keeps-pending", test_memory_sink_prune_keeps_pending);
+  g_test_add_func ("/approval/key/from-file-must-be-private", test_key_from_file);
   return g_test_run ();
 }
