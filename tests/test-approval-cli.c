@@ -309,11 +309,12 @@ test_cli_approve_wakes_waiting_queue (Fixture       *f,
   g_autoptr(GError) error = NULL;
   QueueWait w = { f, subagent_approval_request_get_request_id (a), FALSE, FALSE, SUBAGENT_APPROVAL_STATUS_PENDING };
   guint timeout_id;
+  gulong handler;
   int status;
 
   queue = subagent_approval_queue_get (RUN, f->sink, &error);
   g_assert_no_error (error);
-  g_signal_connect (f->sink, "changed", G_CALLBACK (on_store_changed), &w);
+  handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_store_changed), &w);
   subagent_approval_sink_watch (f->sink, RUN);
   timeout_id = g_timeout_add_seconds (20, on_queue_timeout, NULL);
   subagent_approval_queue_submit_async (queue, a, NULL, on_submitted, &w);
@@ -326,6 +327,10 @@ test_cli_approve_wakes_waiting_queue (Fixture       *f,
   g_assert_cmpint (w.status, ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
   subagent_approval_sink_unwatch (f->sink, RUN);
   subagent_approval_queue_release (RUN);
+  /* The queue's watcher thread emits "changed" on this sink too: it must be
+   * gone before @w (on this stack) is. */
+  g_clear_object (&queue);
+  g_signal_handler_disconnect (f->sink, handler);
 }
 
 static void
