@@ -18,6 +18,7 @@
 #include "subagent.h"
 #include "subagent-confinement-private.h"
 #include "subagent-landlock-private.h"
+#include "subagent-run-context-private.h"
 
 /**
  * SECTION:subagent-confinement
@@ -343,11 +344,13 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   g_autoptr(SubagentLandlockPolicy) policy = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *root_real = NULL;
+  SubagentConfinementCache *cache;
   char *real;
 
   out->ruleset_fd = -1;
   out->tmpdir = NULL;
   out->applied = SUBAGENT_CONFINEMENT_APPLIED_NONE;
+  out->lease = NULL;
 
   if (mode == SUBAGENT_CONFINEMENT_NONE)
     return TRUE;
@@ -390,16 +393,29 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   if (network != NULL && g_ascii_strcasecmp (network, "none") == 0)
     _subagent_landlock_policy_deny_tcp (policy);
 
-  out->tmpdir = g_dir_make_tmp ("subagent-child-XXXXXX", &local_error);
-  if (out->tmpdir == NULL)
+  cache = _subagent_run_context_get_confinement_cache (context);
+  if (cache != NULL)
     {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot make the child's temporary directory: %s", local_error->message);
-      return FALSE;
+      /* A manager's children: the ruleset and a TMPDIR from its cache. */
+      out->lease = _subagent_confinement_cache_acquire (cache, policy, &local_error);
+      if (out->lease != NULL)
+        {
+          out->ruleset_fd = _subagent_confinement_lease_get_ruleset_fd (out->lease);
+          out->tmpdir = g_strdup (_subagent_confinement_lease_get_tmpdir (out->lease));
+        }
     }
-  _subagent_landlock_policy_allow_write (policy, out->tmpdir);
-
-  out->ruleset_fd = _subagent_landlock_policy_build (policy, &local_error);
+  else
+    {
+      out->tmpdir = g_dir_make_tmp ("subagent-child-XXXXXX", &local_error);
+      if (out->tmpdir == NULL)
+        {
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                       "Cannot make the child's temporary directory: %s", local_error->message);
+          return FALSE;
+        }
+      _subagent_landlock_policy_allow_write (policy, out->tmpdir);
+      out->ruleset_fd = _subagent_landlock_policy_build (policy, &local_error);
+    }
   if (out->ruleset_fd < 0)
     {
       _subagent_child_confinement_clear (out, TRUE);
@@ -421,6 +437,17 @@ void
 _subagent_child_confinement_clear (SubagentChildConfinement *self,
                                    gboolean                  remove_tmpdir)
 {
+  if (self->lease != NULL)
+    {
+      /* The cache's ruleset; the TMPDIR is emptied and kept for another. */
+      self->ruleset_fd = -1;
+      if (remove_tmpdir)
+        {
+          g_clear_pointer (&self->lease, _subagent_confinement_lease_release);
+          g_clear_pointer (&self->tmpdir, g_free);
+        }
+      return;
+    }
   if (self->ruleset_fd >= 0)
     {
       close (self->ruleset_fd);

@@ -12,6 +12,7 @@
 #include "subagent.h"
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
+#include "subagent-run-context-private.h"
 #include "subagent-def-private.h"
 #include "subagent-supervisor-private.h"
 #include "subagent-review-private.h"
@@ -903,6 +904,7 @@ run_start (GTask *task_in)
                           "hidden-paths", hidden,
                           "skill", state->skill,
                           NULL);
+  _subagent_run_context_set_confinement_cache (context, self->confinement_cache);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
   cancellable = g_task_get_cancellable (task);
