@@ -922,8 +922,15 @@ run_finished (GObject      *source,
 
   state->outcome = subagent_runner_run_finish (SUBAGENT_RUNNER (source), result, &state->runner_error);
   /* Review capture and cleanup block on the filesystem (or an engine):
-   * keep them off the caller's main context. */
-  g_task_run_in_thread (task, run_wrap_up);
+   * keep them off the caller's main context. The built-in shared backend
+   * has neither (its child works in the parent's root, which stays): what
+   * is left are two appends (audit line, session record), cheaper than the
+   * hop to a worker thread and back, which on a busy machine waits for a
+   * core twice. */
+  if (SUBAGENT_IS_SHARED_ISOLATION (subagent_isolation_context_get_provider (state->context)))
+    run_wrap_up (task, g_task_get_source_object (task), state, g_task_get_cancellable (task));
+  else
+    g_task_run_in_thread (task, run_wrap_up);
 }
 
 /* Worktrees diff against the commit the child started from (backend-data
