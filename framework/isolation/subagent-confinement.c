@@ -30,8 +30,11 @@
  *
  * - writes succeed only beneath the child root — narrowed to the entries
  *   of the definition's `write_scope` when it has one (resolved inside the
- *   child root; a missing entry is made as a directory) — a private
- *   temporary directory the child finds in `TMPDIR`, and `/dev/null`,
+ *   child root; a missing entry is made as a directory) — its own
+ *   temporary directory, found in `TMPDIR` (emptied when the run ends; a
+ *   manager hands it to a later child with the same rights, and lets such
+ *   children write each other's, as they can write each other's files in
+ *   the child root), and `/dev/null`,
  *   `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`;
  * - a worktree child may also write exactly what `git add` and `git commit`
  *   need in the parent repository: `objects/`, its own
