@@ -215,6 +215,25 @@ test_domains (Fixture       *f,
   rescoped_domain = probe_domain (rescoped);
   g_assert_cmpstr (rescoped_domain, !=, scoped_domain);
 
+  /* The TMPDIRs removed behind the manager's back (a temp cleaner): the
+   * next child gets a new one, and still its domain. */
+  {
+    g_autofree char *again = NULL;
+    g_autofree char *again_domain = NULL;
+    g_autofree char *children_base = g_path_get_dirname (open_domain);
+
+    sat_rm_rf (children_base);
+    again = run_probe (f, "open");
+    assert_probe (again, "tmp_empty", TRUE);
+    assert_probe (again, "tmp_write", TRUE);
+    assert_probe (again, "tcp", TRUE);
+    again_domain = probe_domain (again);
+    g_assert_cmpstr (again_domain, !=, open_domain);
+    g_assert_true (g_file_test (again_domain, G_FILE_TEST_IS_DIR));
+    g_free (open_domain);
+    open_domain = g_steal_pointer (&again_domain);
+  }
+
   /* The manager freed, no TMPDIR remains once the last runs' tasks are
    * released (they may be, just after their results returned). */
   base = g_path_get_dirname (open_domain);

@@ -22,10 +22,12 @@ void                      _subagent_confinement_cache_unref (SubagentConfinement
 
 /* A ruleset for @policy (built, or reused when the same policy was built
  * before and none of its paths changed since) and a temporary directory
- * for one child, which it may write in. NULL with @error set when the
- * ruleset cannot be built. The ruleset fd stays the cache's. */
+ * for one child, which it may write in. NULL with @error set when either
+ * cannot be made; @ruleset_failed tells which. The ruleset fd stays the
+ * cache's. */
 SubagentConfinementLease *_subagent_confinement_cache_acquire (SubagentConfinementCache  *self,
                                                                SubagentLandlockPolicy    *policy,
+                                                               gboolean                  *ruleset_failed,
                                                                GError                   **error);
 int                       _subagent_confinement_lease_get_ruleset_fd (SubagentConfinementLease *lease);
 const char               *_subagent_confinement_lease_get_tmpdir     (SubagentConfinementLease *lease);

@@ -249,6 +249,7 @@ static Entry *
 entry_build (SubagentConfinementCache  *self,
              SubagentLandlockPolicy    *policy,
              GBytes                    *key,
+             gboolean                  *ruleset_failed,
              GError                   **error)
 {
   g_autoptr(GError) local_error = NULL;
@@ -271,14 +272,16 @@ entry_build (SubagentConfinementCache  *self,
   for (guint i = 0; paths[i] != NULL; i++)
     add_stamp (entry, paths[i], FALSE, 0);
 
+  /* Removed behind our back (a temp cleaner): start a new one. */
+  if (self->base != NULL && !g_file_test (self->base->path, G_FILE_TEST_IS_DIR))
+    g_clear_pointer (&self->base, base_unref);
   if (self->base == NULL)
     {
       char *path = g_dir_make_tmp ("subagent-children-XXXXXX", &local_error);
 
       if (path == NULL)
         {
-          g_set_error (error, G_IO_ERROR, local_error->code, "Cannot make the children's temporary directory: %s",
-                       local_error->message);
+          g_set_error (error, G_IO_ERROR, local_error->code, "%s", local_error->message);
           entry_unref (entry);
           return NULL;
         }
@@ -293,16 +296,19 @@ entry_build (SubagentConfinementCache  *self,
       int saved = errno;
 
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Cannot make the children's temporary directory in %s: %s", self->base->path, g_strerror (saved));
+                   "Cannot make a directory in %s: %s", self->base->path, g_strerror (saved));
       entry_unref (entry);
       return NULL;
     }
   entry->tmp_parent = g_steal_pointer (&template);
+  /* Removed behind our back, it makes the entry stale like a write path. */
+  add_stamp (entry, entry->tmp_parent, FALSE, 0);
   _subagent_landlock_policy_allow_write (policy, entry->tmp_parent);
   start = g_get_real_time ();
   entry->ruleset_fd = _subagent_landlock_policy_build (policy, error);
   if (entry->ruleset_fd < 0)
     {
+      *ruleset_failed = TRUE;
       entry_unref (entry);
       return NULL;
     }
@@ -339,8 +345,8 @@ take_tmpdir (Entry   *entry,
     {
       int saved = errno;
 
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot make the child's temporary directory: %s",
-                   g_strerror (saved));
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Cannot make a directory in %s: %s",
+                   entry->tmp_parent, g_strerror (saved));
       return NULL;
     }
   return g_steal_pointer (&template);
@@ -349,6 +355,7 @@ take_tmpdir (Entry   *entry,
 SubagentConfinementLease *
 _subagent_confinement_cache_acquire (SubagentConfinementCache  *self,
                                      SubagentLandlockPolicy    *policy,
+                                     gboolean                  *ruleset_failed,
                                      GError                   **error)
 {
   g_autoptr(GBytes) key = _subagent_landlock_policy_get_key (policy);
@@ -356,6 +363,7 @@ _subagent_confinement_cache_acquire (SubagentConfinementCache  *self,
   SubagentConfinementLease *lease;
   Entry *entry = NULL;
 
+  *ruleset_failed = FALSE;
   g_mutex_lock (&self->lock);
   entry = g_hash_table_lookup (self->entries, key);
   if (entry != NULL && stamps_hold (entry))
@@ -370,7 +378,7 @@ _subagent_confinement_cache_acquire (SubagentConfinementCache  *self,
           g_queue_remove (&self->order, entry);
           g_hash_table_remove (self->entries, key);
         }
-      entry = entry_build (self, policy, key, error);
+      entry = entry_build (self, policy, key, ruleset_failed, error);
       if (entry == NULL)
         {
           g_mutex_unlock (&self->lock);
@@ -396,6 +404,14 @@ _subagent_confinement_cache_acquire (SubagentConfinementCache  *self,
   lease->tmpdir = take_tmpdir (entry, &local_error);
   if (lease->tmpdir == NULL)
     {
+      /* Its directory is gone or unusable: the next child builds anew. */
+      g_mutex_lock (&self->lock);
+      if (g_hash_table_lookup (self->entries, entry->key) == entry)
+        {
+          g_queue_remove (&self->order, entry);
+          g_hash_table_remove (self->entries, entry->key);
+        }
+      g_mutex_unlock (&self->lock);
       g_propagate_error (error, g_steal_pointer (&local_error));
       entry_unref (entry);
       g_free (lease);

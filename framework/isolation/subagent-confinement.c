@@ -400,11 +400,19 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   if (cache != NULL)
     {
       /* A manager's children: the ruleset and a TMPDIR from its cache. */
-      out->lease = _subagent_confinement_cache_acquire (cache, policy, &local_error);
+      gboolean ruleset_failed = FALSE;
+
+      out->lease = _subagent_confinement_cache_acquire (cache, policy, &ruleset_failed, &local_error);
       if (out->lease != NULL)
         {
           out->ruleset_fd = _subagent_confinement_lease_get_ruleset_fd (out->lease);
           out->tmpdir = g_strdup (_subagent_confinement_lease_get_tmpdir (out->lease));
+        }
+      else if (!ruleset_failed)
+        {
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                       "Cannot make the child's temporary directory: %s", local_error->message);
+          return FALSE;
         }
     }
   else
