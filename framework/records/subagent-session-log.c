@@ -62,6 +62,7 @@ struct _SubagentSessionLog
   guint64 appended;             /* records written so far */
   guint64 synced;               /* of those, known to be on disk */
   guint sync_waiters;           /* in subagent_session_log_sync() */
+  gboolean syncer_idle;         /* waits for a first append to sync */
   GThread *syncer;              /* started with the first append */
   gboolean quit;
   GError *sync_error;           /* a failed sync: sticky, since the kernel reports a lost write once */
@@ -233,8 +234,10 @@ sync_thread (gpointer data)
       guint64 target;
       int saved = 0;
 
+      self->syncer_idle = TRUE;
       while (self->synced == self->appended && !self->quit)
         g_cond_wait (&self->cond, &self->lock);
+      self->syncer_idle = FALSE;
       if (self->synced == self->appended)
         break;
       {
@@ -345,7 +348,10 @@ subagent_session_log_append (SubagentSessionLog  *self,
       self->appended++;
       if (self->syncer == NULL)
         self->syncer = g_thread_new ("subagent-sessions", sync_thread, self);
-      g_cond_broadcast (&self->cond);
+      /* While it gathers appends, waking it for each would only cost a
+       * context switch: it syncs this one with the others. */
+      else if (self->syncer_idle)
+        g_cond_broadcast (&self->cond);
     }
   g_mutex_unlock (&self->lock);
   return ok;
