@@ -16,9 +16,8 @@
  *     own session): what confinement costs per child.
  *
  * Usage: supervisor [--children N] [--parallel P]
- *        [--only in-process|command|command-manager|command-bare]
- * (command-manager and command-bare run only those children: for perf and
- * strace.)
+ *        [--only in-process|command|command-manager|command-supervisor|command-bare]
+ * (the last three run only those children: for perf and strace.)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -440,14 +439,16 @@ bench_commands (guint children,
           (cpu[2] - cpu[1]) / (cpu[4] - cpu[3]));
 }
 
-/* Only the manager's command children (Landlock, the default), or only the
- * bare spawns, with nothing else in the process: what `perf record` and
+/* Only the manager's or the supervisor's command children (Landlock, the
+ * default), or only the bare spawns, with nothing else in the process: what `perf record` and
  * `strace -c -f` should look at. */
 static void
-profile_commands (guint    children,
-                  guint    parallel,
-                  gboolean manager_alone)
+profile_commands (guint       children,
+                  guint       parallel,
+                  const char *which)
 {
+  gboolean manager_alone = g_str_equal (which, "command-manager");
+  gboolean supervisor = g_str_equal (which, "command-supervisor");
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
@@ -458,9 +459,12 @@ profile_commands (guint    children,
   cpu0 = cpu_seconds ();
   host0 = host_cpu_seconds ();
   wall = manager_alone ? through_manager (manager, children, parallel)
-                       : timed_spawns (children, parallel, spawn_more_posix);
+       : supervisor ? through_supervisor (manager, children, parallel)
+                    : timed_spawns (children, parallel, spawn_more_posix);
   printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f\n",
-          manager_alone ? "manager alone              " : "bare posix_spawn + waitpid ", wall, 1000 * wall / children,
+          manager_alone ? "manager alone              " : supervisor ? "supervisor (batch)         "
+                                                                       : "bare posix_spawn + waitpid ",
+          wall, 1000 * wall / children,
           1000 * (cpu_seconds () - cpu0) / children, 1000 * (host_cpu_seconds () - host0) / children);
   g_clear_object (&manager);
   remove_tree (root);
@@ -476,8 +480,8 @@ main (int argc, char *argv[])
     { "children", 'n', 0, G_OPTION_ARG_INT, &children, "Children per measurement (default 1000)", "N" },
     { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
     { "only", 0, 0, G_OPTION_ARG_STRING, &only,
-      "Measure only in-process or command children; command-manager and command-bare run only those children, "
-      "for perf and strace", "in-process|command|command-manager|command-bare" },
+      "Measure only in-process or command children; command-manager, command-supervisor and command-bare run only "
+      "those children, for perf and strace", "in-process|command|command-manager|command-supervisor|command-bare" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("— supervisor overhead");
@@ -489,11 +493,12 @@ main (int argc, char *argv[])
   if (children < 1 || parallel < 1)
     die ("--children and --parallel must be at least 1", NULL);
   if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command") &&
-      !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-bare"))
-    die ("--only takes in-process, command, command-manager or command-bare", NULL);
+      !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-supervisor") &&
+      !g_str_equal (only, "command-bare"))
+    die ("--only takes in-process, command, command-manager, command-supervisor or command-bare", NULL);
   if (only != NULL && g_str_has_prefix (only, "command-"))
     {
-      profile_commands (children, parallel, g_str_equal (only, "command-manager"));
+      profile_commands (children, parallel, only);
       return 0;
     }
 
