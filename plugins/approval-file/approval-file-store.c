@@ -431,10 +431,13 @@ afs_store_load (AfsStore    *self,
  * @settle, which returns TRUE once it has nothing left to write: then no
  * lock is taken and -1 is returned with neither *stored nor @error set.
  * Otherwise returns the lock's fd, with *stored set or (an unreadable or
- * untrusted file) @error set; or -1 with @error set. */
+ * untrusted file) @error set; or -1 with @error set. With @skip_first the
+ * first round locks at once: the callers have just read the file and
+ * settled what they could. */
 static int
 lock_and_read (AfsStore    *self,
                const char  *run_id,
+               gboolean     skip_first,
                gboolean   (*settle) (GPtrArray *version, gpointer data),
                gpointer     settle_data,
                GPtrArray  **stored,
@@ -443,7 +446,10 @@ lock_and_read (AfsStore    *self,
   *stored = NULL;
   for (guint round = 0;; round++)
     {
-      g_autoptr(GPtrArray) parsed_unlocked = read_requests (self, run_id, TRUE, NULL);
+      /* Callers that have just looked at the file themselves (skip_first)
+       * need no look before the first lock. */
+      g_autoptr(GPtrArray) parsed_unlocked = round == 0 && skip_first ? NULL
+                                             : read_requests (self, run_id, TRUE, NULL);
       GError *local_error = NULL;
       int fd;
 
@@ -495,6 +501,7 @@ typedef struct {
   gboolean changed;        /* it changed the version being written */
   GError *error;
   gboolean follows;        /* not the first operation of one caller's batch */
+  gboolean checked;        /* a verdict its caller just saw pending (unlocked) */
 } Op;
 
 #define RECENT_WRITES 8
@@ -686,6 +693,17 @@ take_queued (AfsStore   *self,
   return taken;
 }
 
+/* Whether every operation of @ops is a verdict whose caller has just seen
+ * its request pending in the current version. */
+static gboolean
+all_checked (GPtrArray *ops)
+{
+  for (guint i = 0; i < ops->len; i++)
+    if (!((Op *) ops->pdata[i])->checked)
+      return FALSE;
+  return TRUE;
+}
+
 /* One locked read-modify-write for @ops, in order, and for the operations
  * that join them once the lock is held. */
 static void
@@ -702,7 +720,7 @@ write_batch (AfsStore   *self,
   int replaced_fd = -1;
   int lock_fd;
 
-  lock_fd = lock_and_read (self, run_id, settle_lost_updates, ops, &stored, &read_error);
+  lock_fd = lock_and_read (self, run_id, all_checked (ops), settle_lost_updates, ops, &stored, &read_error);
   if (lock_fd < 0 && read_error == NULL)
     return;
   if (lock_fd >= 0)
@@ -915,7 +933,7 @@ afs_store_update_status (AfsStore                *self,
   g_autoptr(GPtrArray) stored = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *path = NULL;
-  Op op = { .request_id = request_id, .status = status, .reason = reason, .actor = actor };
+  Op op = { .request_id = request_id, .status = status, .reason = reason, .actor = actor, .checked = TRUE };
   guint slot = 0;
 
   path = afs_run_file_path (self->dir, parent_run_id);
@@ -971,7 +989,7 @@ afs_store_update_batch (AfsStore                *self,
       if (!g_hash_table_add (asked, (gpointer) request_ids[i]) || !is_pending (stored, request_ids[i], &slot))
         continue;
       ops[i] = (Op) { .request_id = request_ids[i], .status = status, .reason = reason, .actor = actor,
-                      .follows = n_queued > 0 };
+                      .follows = n_queued > 0, .checked = TRUE };
       queued[n_queued++] = &ops[i];
     }
   if (n_queued == 0)
