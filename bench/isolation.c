@@ -2,7 +2,10 @@
  * what a user would run instead (git worktree, cp -a), side by side in one
  * run on a generated mid-size repository. Prints medians and ratios.
  *
- * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot] [--keep]
+ * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot|pool] [--keep]
+ *
+ * `--only pool` measures only what the snapshot pool's target compares:
+ * `cp -a` into a `chattr +T` parent against a pooled snapshot prepare.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -257,11 +260,11 @@ main (int argc, char *argv[])
 {
   gboolean keep = FALSE;
   g_autofree char *only = NULL;
-  gboolean do_worktree, do_snapshot;
+  gboolean do_worktree, do_snapshot, do_pool_only;
   const GOptionEntry entries[] = {
     { "files", 0, 0, G_OPTION_ARG_INT, &n_files, "Files in the generated repository", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "Measured rounds per contender", "N" },
-    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only the worktree or the snapshot contenders", "worktree|snapshot" },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only the worktree, the snapshot or the snapshot pool contenders", "worktree|snapshot|pool" },
     { "keep", 0, 0, G_OPTION_ARG_NONE, &keep, "Keep the generated repository", NULL },
     { NULL }
   };
@@ -282,10 +285,11 @@ main (int argc, char *argv[])
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     g_error ("%s", error->message);
-  if (only != NULL && !g_str_equal (only, "worktree") && !g_str_equal (only, "snapshot"))
-    g_error ("--only takes worktree or snapshot, not “%s”", only);
+  if (only != NULL && !g_str_equal (only, "worktree") && !g_str_equal (only, "snapshot") && !g_str_equal (only, "pool"))
+    g_error ("--only takes worktree, snapshot or pool, not “%s”", only);
+  do_pool_only = only != NULL && g_str_equal (only, "pool");
   do_worktree = only == NULL || g_str_equal (only, "worktree");
-  do_snapshot = only == NULL || g_str_equal (only, "snapshot");
+  do_snapshot = only == NULL || g_str_equal (only, "snapshot") || do_pool_only;
 
   root = make_repository ();
   spread_parent = make_spread_parent ();
@@ -321,11 +325,15 @@ main (int argc, char *argv[])
         }
       if (do_snapshot)
         {
-          measure_cp (root, NULL, dst[3]);
+          if (!do_pool_only)
+            measure_cp (root, NULL, dst[3]);
           if (spread_parent != NULL)
             measure_cp (root, spread_parent, dst[6]);
-          measure_provider (root, "directory-snapshot", copy, dst[4], 0);
-          measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+          if (!do_pool_only)
+            {
+              measure_provider (root, "directory-snapshot", copy, dst[4], 0);
+              measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+            }
           measure_provider (root, "directory-snapshot", snap_pool, dst[8], warm ? 1 : 0);
         }
       if (warm)
@@ -348,7 +356,19 @@ main (int argc, char *argv[])
         report ("git CLI, parent with chattr +T", &git_spread, git_p, git_t, "of git");
       printf ("  pooled prepare is %.1fx faster than git worktree add\n\n", git_p / median (ours_pooled.prepare));
     }
-  if (do_snapshot)
+  if (do_pool_only)
+    {
+      if (spread_parent == NULL)
+        g_error ("--only pool needs a filesystem with the top-directory flag (ext2/3/4)");
+      cp_p = median (cp_spread.prepare);
+      cp_t = cp_p + median (cp_spread.cleanup);
+      printf ("snapshot pool (against cp -a / rm -rf into a parent with chattr +T):\n");
+      report ("cp -a, parent with chattr +T", &cp_spread, 0, 0, "");
+      report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a +T");
+      printf ("  pooled snapshot prepare is %.1fx faster than cp -a into a parent with chattr +T\n",
+              cp_p / median (snap_pooled.prepare));
+    }
+  else if (do_snapshot)
     {
       cp_p = median (cp.prepare);
       cp_t = cp_p + median (cp.cleanup);

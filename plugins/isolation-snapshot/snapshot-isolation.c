@@ -319,7 +319,8 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
           used = "copy";
           recycled = TRUE;
           sync_started = stats.sync_started;
-          g_debug ("Snapshot %s from the pool: %u copied again, %u removed", key, stats.copied, stats.removed);
+          g_debug ("Snapshot %s from the pool: %s, %u checked, %u copied again, %u removed", key,
+                   stats.full_sync ? "synced again" : "parent unchanged", stats.checked, stats.copied, stats.removed);
         }
       else if (local_error != NULL)
         {
@@ -420,7 +421,7 @@ park_tree (SubagentIsolationContext *context,
       !g_variant_lookup (data, "snapshot-dir", "&s", &snapshot_dir))
     return;
   tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
-  if (snapshot_pool_park (snapshot_dir, parent, tree, pool_size, sync_started, handed_out))
+  if (snapshot_pool_park (snapshot_dir, parent, tree, excluded_names, pool_size, sync_started, handed_out))
     g_debug ("Snapshot %s parked in the pool", base);
 }
 

@@ -43,6 +43,7 @@
 
 #define POOL_DIR ".pool"
 #define POOL_STATE "pool.json"
+#define POOL_MANIFEST "manifest"
 
 gint64
 snapshot_pool_clock_now (void)
@@ -73,6 +74,7 @@ typedef struct _DirJob DirJob;
 
 typedef struct {
   const char * const *exclude;   /* top-level names left out */
+  SnapshotManifest *manifest;    /* records the parent as walked, or NULL */
   gint64 parent_since;           /* parent entries changed at or after this */
   gint64 child_since;            /* tree entries changed at or after this */
   const char *dest;              /* the tree's path, to reopen directories */
@@ -96,6 +98,7 @@ struct _DirJob {
   gint pending;                  /* its own pass, plus unfinished subdirectories */
   gint changed;                  /* entries were added or removed */
   struct stat src_st;            /* the parent's directory: mode and times */
+  SnapshotManifestDir *record;   /* its entries, when the sync records a manifest */
 };
 
 static gboolean
@@ -309,6 +312,7 @@ dir_job_free (DirJob *job)
     close (job->src_fd);
   if (job->dst_fd >= 0)
     close (job->dst_fd);
+  snapshot_manifest_dir_free (job->record);
   g_free (job->rel);
   g_free (job);
 }
@@ -408,6 +412,10 @@ sync_entry (DirJob     *job,
     return sync_fail_at (sync, errno, "stat", job->rel, name);
 
   file = S_ISREG (s.st_mode);
+  /* What the tree will hold, as the parent had it when it was statted:
+   * the manifest prepare checks the parent against (snapshot-manifest.c). */
+  if (job->record != NULL && (file || S_ISLNK (s.st_mode)))
+    snapshot_manifest_dir_add (job->record, name, &s);
   if (file)
     {
       if (have_dst && S_ISREG (d.st_mode) && s.st_size == d.st_size && same_time (&s.st_mtim, &d.st_mtim) &&
@@ -451,6 +459,18 @@ sync_entry (DirJob     *job,
               : copy_link (sync, job->src_fd, job->dst_fd, name, &s, rel);
 }
 
+/* The one place that decides which of the parent's entries the tree
+ * leaves out (a copy leaves out the same ones). */
+static gboolean
+sync_leaves_out (Sync       *sync,
+                 DirJob     *job,
+                 const char *name)
+{
+  gboolean top = *job->rel == '\0';
+
+  return top && sync->exclude != NULL && g_strv_contains (sync->exclude, name);
+}
+
 static void
 dir_job_run (DirJob *job)
 {
@@ -458,10 +478,13 @@ dir_job_run (DirJob *job)
   g_autoptr(GPtrArray) src_names = NULL;
   g_autoptr(GPtrArray) dst_names = NULL;
   g_autoptr(GHashTable) wanted = NULL;
-  gboolean top = *job->rel == '\0';
 
   if (g_atomic_int_get (&sync->stop))
     goto done;
+  /* Its status was taken before its names are read: a name added after
+   * the listing changes the directory's ctime past the recorded one. */
+  if (sync->manifest != NULL)
+    job->record = snapshot_manifest_dir_new (job->rel, &job->src_st);
   src_names = read_names (job->src_fd);
   dst_names = src_names ? read_names (job->dst_fd) : NULL;
   if (dst_names == NULL)
@@ -471,7 +494,7 @@ dir_job_run (DirJob *job)
     }
   wanted = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < src_names->len; i++)
-    if (!top || sync->exclude == NULL || !g_strv_contains (sync->exclude, src_names->pdata[i]))
+    if (!sync_leaves_out (sync, job, src_names->pdata[i]))
       g_hash_table_add (wanted, src_names->pdata[i]);
   /* What the child made, or the parent removed, goes first: a name may
    * change type. */
@@ -489,6 +512,8 @@ dir_job_run (DirJob *job)
   for (guint i = 0; i < src_names->len && !g_atomic_int_get (&sync->stop); i++)
     if (g_hash_table_contains (wanted, src_names->pdata[i]) && !sync_entry (job, src_names->pdata[i]))
       break;
+  if (job->record != NULL && !g_atomic_int_get (&sync->stop))
+    snapshot_manifest_take_dir (sync->manifest, g_steal_pointer (&job->record));
 
 done:
   /* Subdirectories hold their own descriptors. */
@@ -514,10 +539,11 @@ snapshot_tree_sync (const char         *source,
                     const char * const *exclude_top_level,
                     gint64              parent_since,
                     gint64              child_since,
+                    SnapshotManifest   *record,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
-  Sync sync = { exclude_top_level, parent_since, child_since, dest };
+  Sync sync = { exclude_top_level, record, parent_since, child_since, dest };
   DirJob *root = g_new0 (DirJob, 1);
   gboolean ok;
 
@@ -612,6 +638,18 @@ read_state (const char *entry)
   return json_object_ref (json_node_get_object (root));
 }
 
+/* How many entries <dir> holds; 0 if it cannot be read. */
+static guint
+count_entries (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}
+
 gboolean
 snapshot_pool_take (const char         *snapshot_dir,
                     const char         *parent,
@@ -626,10 +664,13 @@ snapshot_pool_take (const char         *snapshot_dir,
   g_autoptr(GDir) d = NULL;
   g_autofree char *taken = NULL;
   g_autoptr(JsonObject) state = NULL;
+  SnapshotManifest *manifest = NULL;
   const char *name;
-  gint64 sync_started;
+  gint64 sync_started, synced_at;
+  gboolean ok;
   int lock;
 
+  memset (stats, 0, sizeof *stats);
   lock = pool_lock (pool_dir, id);
   if (lock < 0)
     return FALSE;
@@ -654,14 +695,38 @@ snapshot_pool_take (const char         *snapshot_dir,
   pool_unlock (lock);
   if (taken == NULL)
     return FALSE;
+
+  /* From here the tree is this child's: prove the parent did not change
+   * since the tree was synced at park time, or sync it again. */
+  synced_at = json_object_get_int_member_with_default (state, "synced_at", 0);
+  if (synced_at > 0)
+    {
+      g_autofree char *path = g_build_filename (taken, POOL_MANIFEST, NULL);
+      g_autoptr(GError) local_error = NULL;
+
+      manifest = snapshot_manifest_load (path, &local_error);
+      if (manifest == NULL)
+        g_debug ("Pooled snapshot %s: %s", taken, local_error->message);
+    }
   subagent_tree_remove (taken, NULL, NULL);
 
-  /* From here the tree is this child's: bring it to the parent's state. */
   sync_started = snapshot_pool_clock_now ();
-  if (!snapshot_tree_sync (parent, tree, exclude_top_level,
-                           json_object_get_int_member_with_default (state, "sync_started", 0),
-                           json_object_get_int_member_with_default (state, "handed_out", 0),
-                           stats, error))
+  if (manifest != NULL && snapshot_manifest_matches (manifest, parent, synced_at))
+    {
+      stats->checked = snapshot_manifest_get_n_entries (manifest);
+      ok = TRUE;
+    }
+  else
+    {
+      g_debug ("Pooled snapshot for %s: the parent changed since it was parked; syncing", parent);
+      ok = snapshot_tree_sync (parent, tree, exclude_top_level,
+                               json_object_get_int_member_with_default (state, "sync_started", 0),
+                               json_object_get_int_member_with_default (state, "handed_out", 0),
+                               NULL, stats, error);
+      stats->full_sync = TRUE;
+    }
+  snapshot_manifest_free (manifest);
+  if (!ok)
     return FALSE;
   stats->sync_started = sync_started;
   return TRUE;
@@ -669,35 +734,40 @@ snapshot_pool_take (const char         *snapshot_dir,
 
 static char *
 state_to_string (const char *parent,
-                 gint64      sync_started,
-                 gint64      handed_out)
+                 gint64      synced_at)
 {
   g_autoptr(JsonObject) object = json_object_new ();
   g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
 
   json_object_set_string_member (object, "parent", parent);
-  json_object_set_int_member (object, "sync_started", sync_started);
-  json_object_set_int_member (object, "handed_out", handed_out);
+  json_object_set_int_member (object, "synced_at", synced_at);
+  /* Should the manifest not do, the full sync at take trusts nothing of
+   * either side changed since the park-time sync began. */
+  json_object_set_int_member (object, "sync_started", synced_at);
+  json_object_set_int_member (object, "handed_out", synced_at);
   json_node_set_object (node, object);
   return json_to_string (node, FALSE);
 }
 
 gboolean
-snapshot_pool_park (const char *snapshot_dir,
-                    const char *parent,
-                    const char *tree,
-                    guint       pool_size,
-                    gint64      sync_started,
-                    gint64      handed_out)
+snapshot_pool_park (const char         *snapshot_dir,
+                    const char         *parent,
+                    const char         *tree,
+                    const char * const *exclude_top_level,
+                    guint               pool_size,
+                    gint64              sync_started,
+                    gint64              handed_out)
 {
   g_autofree char *pool_dir = g_build_filename (snapshot_dir, POOL_DIR, NULL);
   g_autofree char *id = parent_id (parent);
   g_autofree char *dir = g_build_filename (pool_dir, id, NULL);
-  g_autofree char *entry = NULL, *entry_tree = NULL, *state_path = NULL, *state = NULL;
-  g_autoptr(GDir) d = NULL;
+  g_autofree char *entry = NULL, *entry_tree = NULL, *state_path = NULL, *state = NULL, *manifest_path = NULL;
   g_autoptr(GError) error = NULL;
-  guint n = 0;
+  SnapshotManifest *manifest = NULL;
+  SnapshotSyncStats stats;
   gboolean parked = FALSE;
+  gint64 synced_at;
+  guint n;
   int lock;
 
   if (pool_size == 0 || sync_started <= 0 || handed_out <= 0)
@@ -705,24 +775,40 @@ snapshot_pool_park (const char *snapshot_dir,
   lock = pool_lock (pool_dir, id);
   if (lock < 0)
     return FALSE;
-  if (g_mkdir_with_parents (dir, 0700) == 0 && (d = g_dir_open (dir, 0, NULL)) != NULL)
+  n = count_entries (dir);
+  pool_unlock (lock);
+  if (n >= pool_size)
+    return FALSE;
+
+  /* The child is gone: bring its tree back to the parent's state now, off
+   * the prepare path, recording what the parent looked like. */
+  synced_at = snapshot_pool_clock_now ();
+  manifest = snapshot_manifest_new ();
+  if (!snapshot_tree_sync (parent, tree, exclude_top_level, sync_started, handed_out, manifest, &stats, &error))
     {
-      while (g_dir_read_name (d) != NULL)
-        n++;
-      if (n < pool_size)
+      g_debug ("Not parking snapshot %s: %s", tree, error->message);
+      snapshot_manifest_free (manifest);
+      return FALSE;
+    }
+  g_debug ("Snapshot %s synced for the pool: %u copied again, %u removed", tree, stats.copied, stats.removed);
+
+  lock = pool_lock (pool_dir, id);
+  if (lock >= 0 && g_mkdir_with_parents (dir, 0700) == 0 && count_entries (dir) < pool_size)
+    {
+      entry = g_build_filename (dir, "XXXXXX", NULL);
+      if (g_mkdtemp_full (entry, 0700) != NULL)
         {
-          entry = g_build_filename (dir, "XXXXXX", NULL);
-          if (g_mkdtemp_full (entry, 0700) != NULL)
-            {
-              entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
-              state_path = g_build_filename (entry, POOL_STATE, NULL);
-              state = state_to_string (parent, sync_started, handed_out);
-              parked = g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
-              if (!parked)
-                subagent_tree_remove (entry, NULL, NULL);
-            }
+          entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
+          state_path = g_build_filename (entry, POOL_STATE, NULL);
+          manifest_path = g_build_filename (entry, POOL_MANIFEST, NULL);
+          state = state_to_string (parent, synced_at);
+          parked = snapshot_manifest_save (manifest, manifest_path, &error) &&
+                   g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
+          if (!parked)
+            subagent_tree_remove (entry, NULL, NULL);
         }
     }
   pool_unlock (lock);
+  snapshot_manifest_free (manifest);
   return parked;
 }

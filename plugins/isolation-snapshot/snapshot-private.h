@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <sys/stat.h>
+
 #include <subagent.h>
 
 G_BEGIN_DECLS
@@ -38,10 +40,36 @@ SubagentReclaimOutcome snapshot_reclaim (SubagentIsolationProvider  *provider,
                                          SubagentReclaimFlags        flags,
                                          char                      **reason);
 
+/* snapshot-manifest.c */
+typedef struct _SnapshotManifest SnapshotManifest;
+typedef struct _SnapshotManifestDir SnapshotManifestDir;
+
+SnapshotManifestDir *snapshot_manifest_dir_new      (const char          *rel,
+                                                     const struct stat   *st);
+void                 snapshot_manifest_dir_add      (SnapshotManifestDir *dir,
+                                                     const char          *name,
+                                                     const struct stat   *st);
+void                 snapshot_manifest_dir_free     (SnapshotManifestDir *dir);
+SnapshotManifest    *snapshot_manifest_new          (void);
+void                 snapshot_manifest_take_dir     (SnapshotManifest    *manifest,
+                                                     SnapshotManifestDir *dir);
+guint                snapshot_manifest_get_n_entries (SnapshotManifest   *manifest);
+void                 snapshot_manifest_free         (SnapshotManifest    *manifest);
+gboolean             snapshot_manifest_save         (SnapshotManifest    *manifest,
+                                                     const char          *path,
+                                                     GError             **error);
+SnapshotManifest    *snapshot_manifest_load         (const char          *path,
+                                                     GError             **error);
+gboolean             snapshot_manifest_matches      (SnapshotManifest    *manifest,
+                                                     const char          *parent,
+                                                     gint64               since);
+
 /* snapshot-pool.c */
 typedef struct {
   guint copied;         /* files and links copied again */
   guint removed;        /* entries removed from the tree */
+  guint checked;        /* parent entries checked against the manifest */
+  gboolean full_sync;   /* the take had to compare both trees */
   gint64 sync_started;  /* coarse real time (ns) when the sync began */
 } SnapshotSyncStats;
 
@@ -51,6 +79,7 @@ gboolean snapshot_tree_sync      (const char         *source,
                                   const char * const *exclude_top_level,
                                   gint64              parent_since,
                                   gint64              child_since,
+                                  SnapshotManifest   *record,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
 gboolean snapshot_pool_take      (const char         *snapshot_dir,
@@ -62,6 +91,7 @@ gboolean snapshot_pool_take      (const char         *snapshot_dir,
 gboolean snapshot_pool_park      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
+                                  const char * const *exclude_top_level,
                                   guint               pool_size,
                                   gint64              sync_started,
                                   gint64              handed_out);
