@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-support.h"
@@ -553,6 +555,62 @@ test_pool_checks_parent_since_park (void)
   assert_same_tree (parent, subagent_isolation_context_get_child_root (context), TRUE);
   subagent_isolation_context_cleanup (context);
   g_object_unref (context);
+  sat_rm_rf (snapdir);
+  sat_rm_rf (parent);
+}
+
+/* A process the child left behind (out of its group, so the runner's kill
+ * missed it) with its working directory or an open file in the tree: the
+ * tree is not parked, it is removed. */
+static void
+test_pool_refuses_tree_still_held (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *snapdir = sat_make_temp_dir ("snap-pool");
+  const char * const scripts[] = {
+    "exec sleep 60",                                /* working directory */
+    "exec 3>>sub/b.txt; cd /; exec sleep 60",       /* an open file */
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (scripts); i++)
+    {
+      g_autoptr(SubagentIsolationContext) context = prepare_pooled (parent, "held", snapdir, 1);
+      g_autofree char *base = snapshot_base (context);
+      const char *argv[] = { "setsid", "sh", "-c", scripts[i], NULL };
+      g_autoptr(GError) error = NULL;
+      GPid pid = 0;
+      int status;
+
+      g_assert_true (g_spawn_async (subagent_isolation_context_get_child_root (context), (char **) argv, NULL,
+                                    G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &error));
+      g_assert_no_error (error);
+      /* Until the shell has opened the file and left the tree. */
+      for (guint tries = 0; tries < 500; tries++)
+        {
+          g_autofree char *fd3 = g_strdup_printf ("/proc/%d/fd/3", pid);
+          g_autofree char *cwd = g_strdup_printf ("/proc/%d/cwd", pid);
+          g_autofree char *cwd_target = g_file_read_link (cwd, NULL);
+          g_autofree char *comm = NULL;
+          g_autofree char *comm_path = g_strdup_printf ("/proc/%d/comm", pid);
+
+          if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "sleep") &&
+              (i == 0 || (g_file_test (fd3, G_FILE_TEST_EXISTS) && g_strcmp0 (cwd_target, "/") == 0)))
+            break;
+          g_usleep (10000);
+        }
+      subagent_isolation_context_cleanup (context);
+      g_assert_false (g_file_test (base, G_FILE_TEST_EXISTS));
+      g_assert_cmpuint (pooled_trees (snapdir), ==, 0);
+      g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
+      g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+    }
+
+  /* With the process gone, the same tree is parked. */
+  {
+    g_autoptr(SubagentIsolationContext) context = prepare_pooled (parent, "held", snapdir, 1);
+    subagent_isolation_context_cleanup (context);
+    g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+  }
   sat_rm_rf (snapdir);
   sat_rm_rf (parent);
 }
@@ -1224,6 +1282,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/snapshot/pool/recycled-equals-fresh-copy", test_pool_recycled_equals_fresh_copy);
   g_test_add_func ("/snapshot/pool/never-grows-past-its-size", test_pool_never_grows_past_its_size);
   g_test_add_func ("/snapshot/pool/checks-parent-since-park", test_pool_checks_parent_since_park);
+  g_test_add_func ("/snapshot/pool/refuses-tree-still-held", test_pool_refuses_tree_still_held);
   g_test_add_func ("/snapshot/copy/spawn-runs-in-child-root", test_copy_spawn_runs_in_child_root);
   g_test_add_func ("/snapshot/reflink/falls-back-to-copy-on-ext4-and-tmpfs", test_reflink_falls_back_to_copy);
   g_test_add_func ("/snapshot/copy/error-removes-partial-snapshot", test_copy_error_removes_partial_snapshot);

@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -767,6 +768,8 @@ snapshot_pool_park (const char         *snapshot_dir,
   SnapshotSyncStats stats;
   gboolean parked = FALSE;
   gint64 synced_at;
+  char *real_tree;
+  int holder = 0;
   guint n;
   int lock;
 
@@ -779,6 +782,18 @@ snapshot_pool_park (const char         *snapshot_dir,
   pool_unlock (lock);
   if (n >= pool_size)
     return FALSE;
+
+  /* Nothing of the child may be left to write into a tree the pool will
+   * trust (snapshot-holders.c). */
+  real_tree = realpath (tree, NULL);
+  if (real_tree == NULL || snapshot_tree_has_holders (real_tree, &holder))
+    {
+      g_message ("Not keeping snapshot %s in the pool: %s%d still holds files in it", tree,
+                 real_tree ? "process " : "cannot resolve it; ", holder);
+      free (real_tree);
+      return FALSE;
+    }
+  free (real_tree);
 
   /* The child is gone: bring its tree back to the parent's state now, off
    * the prepare path, recording what the parent looked like. */

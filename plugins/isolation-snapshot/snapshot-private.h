@@ -64,6 +64,10 @@ gboolean             snapshot_manifest_matches      (SnapshotManifest    *manife
                                                      const char          *parent,
                                                      gint64               since);
 
+/* snapshot-holders.c */
+gboolean snapshot_tree_has_holders (const char *tree,
+                                    int        *pid_out);
+
 /* snapshot-pool.c */
 typedef struct {
   guint copied;         /* files and links copied again */
