@@ -3,25 +3,39 @@
  *
  * Creating thousands of files is most of what a copied snapshot costs, and
  * removing them most of its cleanup (docs/performance.md). With a pool, the
- * cleanup of a copied (or cloned) snapshot parks its tree instead of
- * removing it, and the next prepare for the same parent takes a parked tree
- * and brings it back to the parent's state by comparing the two trees:
- * only what the child changed, or what changed in the parent since, is
- * copied again or removed.
+ * cleanup of a copied (or cloned) snapshot keeps its tree for the next
+ * prepare of the same parent instead of removing it:
  *
- * What counts as changed, per entry: another type, mode, size, modification
- * time or link target; and, for files, a status-change time (ctime) at or
- * after the moment the tree was handed out (the child wrote it, even if it
- * put size and mtime back) or at or after the moment the last sync started
- * (the parent's file changed since). A process cannot set ctime, so a child
- * cannot make its edit look untouched.
+ * - Park (cleanup): once no process holds anything in the tree any more
+ *   (snapshot-holders.c), the tree is brought back to the parent's state
+ *   by comparing the two trees (snapshot_tree_sync()): only what the child
+ *   changed, or what changed in the parent since, is copied again or
+ *   removed. The sync records a manifest of the parent as it walked it
+ *   (snapshot-manifest.c); the tree is parked with it.
+ * - Take (prepare): a parked tree is the parent's as of its park-time sync,
+ *   and nothing has had it since. Prepare only proves the parent did not
+ *   change since then: one stat per entry of the parent against the
+ *   manifest, none of the tree, no directory listing. Should anything
+ *   differ (or the manifest be missing or torn, or the exclusions differ),
+ *   it compares the two trees as the park did.
  *
- * Layout: `<snapshot_dir>/.pool/<parent-id>/<entry>/` holding `tree/` and
- * `pool.json` (`parent`, `sync_started`, `handed_out`: nanoseconds of the
- * coarse real-time clock, the clock ctime is taken from). `.pool` cannot be
- * a session key (keys have no dot). Taking and parking hold an exclusive
+ * What counts as changed in a sync, per entry: another type, mode, size,
+ * modification time or link target; and, for files, a status-change time
+ * (ctime) at or after the moment the tree was handed out (the child wrote
+ * it, even if it put size and mtime back) or at or after the moment the
+ * last sync started (the parent's file changed since), or a second link (a
+ * write through it would reach the tree). A process cannot set ctime, so a
+ * child cannot make its edit look untouched.
+ *
+ * Layout: `<snapshot_dir>/.pool/<parent-id>/<entry>/` holding `tree/`,
+ * `manifest` and `pool.json` (`parent`, `synced_at`: when the park-time
+ * sync began, `exclude`: what the tree leaves out, and for the full sync
+ * `sync_started`, `handed_out`; times are nanoseconds of the coarse
+ * real-time clock, the clock ctime is taken from). `.pool` cannot be a
+ * session key (keys have no dot). Taking and parking hold an exclusive
  * flock on `<snapshot_dir>/.pool/<parent-id>.lock`, so concurrent children
- * never share an entry and the pool never grows past its size.
+ * never share an entry and the pool never grows past its size (the
+ * park-time sync runs outside it, on a tree no one else can take yet).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -639,6 +653,16 @@ read_state (const char *entry)
   return json_object_ref (json_node_get_object (root));
 }
 
+/* What the tree leaves out, as pool.json keeps it: a tree parked under
+ * other exclusions is synced in full (names once left out may now be
+ * wanted, and the other way round; the manifest knows only what the tree
+ * held). Whatever else decides what a sync leaves out belongs in here too. */
+static char *
+exclude_fingerprint (const char * const *exclude_top_level)
+{
+  return exclude_top_level ? g_strjoinv ("\n", (char **) exclude_top_level) : g_strdup ("");
+}
+
 /* How many entries <dir> holds; 0 if it cannot be read. */
 static guint
 count_entries (const char *dir)
@@ -666,6 +690,7 @@ snapshot_pool_take (const char         *snapshot_dir,
   g_autofree char *taken = NULL;
   g_autoptr(JsonObject) state = NULL;
   SnapshotManifest *manifest = NULL;
+  g_autofree char *exclude = NULL;
   const char *name;
   gint64 sync_started, synced_at;
   gboolean ok;
@@ -700,7 +725,8 @@ snapshot_pool_take (const char         *snapshot_dir,
   /* From here the tree is this child's: prove the parent did not change
    * since the tree was synced at park time, or sync it again. */
   synced_at = json_object_get_int_member_with_default (state, "synced_at", 0);
-  if (synced_at > 0)
+  exclude = exclude_fingerprint (exclude_top_level);
+  if (synced_at > 0 && g_strcmp0 (json_object_get_string_member_with_default (state, "exclude", NULL), exclude) == 0)
     {
       g_autofree char *path = g_build_filename (taken, POOL_MANIFEST, NULL);
       g_autoptr(GError) local_error = NULL;
@@ -734,14 +760,17 @@ snapshot_pool_take (const char         *snapshot_dir,
 }
 
 static char *
-state_to_string (const char *parent,
-                 gint64      synced_at)
+state_to_string (const char         *parent,
+                 const char * const *exclude_top_level,
+                 gint64              synced_at)
 {
   g_autoptr(JsonObject) object = json_object_new ();
   g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *exclude = exclude_fingerprint (exclude_top_level);
 
   json_object_set_string_member (object, "parent", parent);
   json_object_set_int_member (object, "synced_at", synced_at);
+  json_object_set_string_member (object, "exclude", exclude);
   /* Should the manifest not do, the full sync at take trusts nothing of
    * either side changed since the park-time sync began. */
   json_object_set_int_member (object, "sync_started", synced_at);
@@ -816,7 +845,7 @@ snapshot_pool_park (const char         *snapshot_dir,
           entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
           state_path = g_build_filename (entry, POOL_STATE, NULL);
           manifest_path = g_build_filename (entry, POOL_MANIFEST, NULL);
-          state = state_to_string (parent, synced_at);
+          state = state_to_string (parent, exclude_top_level, synced_at);
           parked = snapshot_manifest_save (manifest, manifest_path, &error) &&
                    g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
           if (!parked)
