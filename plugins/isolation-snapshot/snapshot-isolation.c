@@ -469,8 +469,9 @@ snapshot_list_options (SubagentConfigurable *configurable)
   g_ptr_array_add (options, subagent_plugin_option_new ("snapshot_dir", "string", "$XDG_CACHE_HOME/subagent/snapshots",
                                                         "An absolute directory outside the parent for snapshots", NULL));
   g_ptr_array_add (options, subagent_plugin_option_new ("pool_size", "integer", "0",
-                                                        "Copied snapshots of each parent kept after cleanup and synced "
-                                                        "with it for the next prepare (0 to 64; never overlays)", NULL));
+                                                        "Copied snapshots of each parent synced with it at cleanup and "
+                                                        "kept for the next prepare, which only checks the parent did not "
+                                                        "change (0 to 64; never overlays)", NULL));
   return options;
 }
 
