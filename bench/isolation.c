@@ -5,7 +5,8 @@
  * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot|pool] [--keep]
  *
  * `--only pool` measures only what the snapshot pool's target compares:
- * `cp -a` into a `chattr +T` parent against a pooled snapshot prepare.
+ * `cp -a` into a `chattr +T` parent against a pooled snapshot prepare
+ * (also with one parent file rewritten since the tree was parked).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -124,8 +125,25 @@ samples_new (void)
   return (Samples) { g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 }
 
+/* What a parent agent does between two children: rewrite one file the
+ * way editors and GLib do (a new file renamed over the old one), so both
+ * the file and its directory change. */
 static void
-measure_provider (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup)
+edit_parent (const char *root)
+{
+  static int edits = 0;
+  g_autofree char *path = g_strdup_printf ("%s/src/mod050/file1200.c", root);
+  g_autofree char *text = g_strdup_printf ("/* edit %d */\nint x = %d;\n", edits, edits);
+  g_autoptr(GError) error = NULL;
+
+  edits++;
+  if (!g_file_set_contents (path, text, -1, &error))
+    g_error ("%s", error->message);
+}
+
+static void
+measure_provider_full (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup,
+                       gboolean edit)
 {
   g_autoptr(SubagentIsolationProvider) p = provider (backend);
 
@@ -135,8 +153,11 @@ measure_provider (const char *root, const char *backend, JsonObject *options, Sa
       g_autofree char *key = subagent_isolation_new_session_key ("bench", backend);
       g_autoptr(SubagentIsolationRequest) req = request (root, backend, key, options);
       g_autoptr(SubagentIsolationContext) ctx = NULL;
-      double t0 = now_ms (), t1, t2;
+      double t0, t1, t2;
 
+      if (edit)
+        edit_parent (root);
+      t0 = now_ms ();
       ctx = subagent_isolation_provider_prepare (p, req, NULL, &error);
       if (ctx == NULL)
         g_error ("%s prepare: %s", backend, error->message);
@@ -150,6 +171,12 @@ measure_provider (const char *root, const char *backend, JsonObject *options, Sa
           g_array_append_val (s->cleanup, b);
         }
     }
+}
+
+static void
+measure_provider (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup)
+{
+  measure_provider_full (root, backend, options, s, warmup, FALSE);
 }
 
 /* git worktree add into parent, or into the repository's .subagent/ when
@@ -278,7 +305,7 @@ main (int argc, char *argv[])
   g_autoptr(JsonObject) snap_pool = json_object_new ();
   Samples git_cli = samples_new (), git_spread = samples_new (), ours_cold = samples_new (), ours_pooled = samples_new ();
   Samples cp = samples_new (), cp_spread = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
-  Samples snap_pooled = samples_new ();
+  Samples snap_pooled = samples_new (), snap_pooled_edit = samples_new ();
   g_autofree char *spread_parent = NULL;
   double git_p, git_t, cp_p, cp_t;
 
@@ -306,11 +333,12 @@ main (int argc, char *argv[])
   for (int round = 0; round <= rounds; round++)
     {
       gboolean warm = round == 0;
-      Samples *dst[9] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread, &git_spread, &snap_pooled };
-      Samples scratch[9];
+      Samples *dst[10] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread, &git_spread,
+                           &snap_pooled, &snap_pooled_edit };
+      Samples scratch[10];
 
       if (warm)
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 10; i++)
           {
             scratch[i] = samples_new ();
             dst[i] = &scratch[i];
@@ -335,9 +363,10 @@ main (int argc, char *argv[])
               measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
             }
           measure_provider (root, "directory-snapshot", snap_pool, dst[8], warm ? 1 : 0);
+          measure_provider_full (root, "directory-snapshot", snap_pool, dst[9], 0, TRUE);
         }
       if (warm)
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 10; i++)
           {
             g_array_unref (scratch[i].prepare);
             g_array_unref (scratch[i].cleanup);
@@ -365,8 +394,10 @@ main (int argc, char *argv[])
       printf ("snapshot pool (against cp -a / rm -rf into a parent with chattr +T):\n");
       report ("cp -a, parent with chattr +T", &cp_spread, 0, 0, "");
       report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a +T");
+      report ("pooled, one file edited before", &snap_pooled_edit, cp_p, cp_t, "of cp -a +T");
       printf ("  pooled snapshot prepare is %.1fx faster than cp -a into a parent with chattr +T\n",
               cp_p / median (snap_pooled.prepare));
+      printf ("  with one parent file edited since the park: %.1fx faster\n", cp_p / median (snap_pooled_edit.prepare));
     }
   else if (do_snapshot)
     {
@@ -379,6 +410,7 @@ main (int argc, char *argv[])
       report ("libsubagent snapshot, copy", &snap_copy, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, overlay", &snap_overlay, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a");
+      report ("pooled, one file edited before", &snap_pooled_edit, cp_p, cp_t, "of cp -a");
       if (spread_parent != NULL)
         {
           printf ("  snapshot copy prepare is %.2fx of cp -a into a parent with chattr +T\n",

@@ -322,10 +322,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
         {
           used = "copy";
           recycled = TRUE;
-          full_sync = stats.full_sync;
+          full_sync = stats.synced;
           sync_started = stats.sync_started;
           g_debug ("Snapshot %s from the pool: %s, %u checked, %u copied again, %u removed", key,
-                   stats.full_sync ? "synced again" : "parent unchanged", stats.checked, stats.copied, stats.removed);
+                   stats.synced ? "synced again" : "parent unchanged", stats.checked, stats.copied, stats.removed);
         }
       else if (local_error != NULL)
         {

@@ -58,12 +58,14 @@ typedef struct {
 struct _SnapshotManifestDir {
   char *rel;                    /* "" for the parent itself */
   ManifestStat st;
-  GArray *entries;              /* ManifestEntry */
+  GArray *entries;              /* ManifestEntry: files, links, subdirectories */
   GString *names;               /* NUL-terminated names, back to back */
+  GHashTable *by_name;          /* name -> index + 1, once loaded */
 };
 
 struct _SnapshotManifest {
   GPtrArray *dirs;              /* SnapshotManifestDir */
+  GHashTable *by_rel;           /* rel -> SnapshotManifestDir, once loaded */
   GMutex lock;                  /* while a sync adds directories */
 };
 
@@ -143,6 +145,7 @@ snapshot_manifest_dir_free (SnapshotManifestDir *dir)
   g_free (dir->rel);
   g_array_unref (dir->entries);
   g_string_free (dir->names, TRUE);
+  g_clear_pointer (&dir->by_name, g_hash_table_unref);
   g_free (dir);
 }
 
@@ -181,6 +184,7 @@ snapshot_manifest_free (SnapshotManifest *manifest)
 {
   if (manifest == NULL)
     return;
+  g_clear_pointer (&manifest->by_rel, g_hash_table_unref);
   g_ptr_array_unref (manifest->dirs);
   g_mutex_clear (&manifest->lock);
   g_free (manifest);
@@ -278,12 +282,71 @@ snapshot_manifest_load (const char  *path,
         break;
     }
   if (manifest->dirs->len == n && at == end && n > 0)
-    return manifest;
+    {
+      /* Lookups for a sync the manifest guides: built once, read-only
+       * from the sync's threads after. */
+      manifest->by_rel = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 0; i < manifest->dirs->len; i++)
+        {
+          SnapshotManifestDir *dir = manifest->dirs->pdata[i];
+
+          g_hash_table_insert (manifest->by_rel, dir->rel, dir);
+          dir->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+          for (guint j = 0; j < dir->entries->len; j++)
+            g_hash_table_insert (dir->by_name,
+                                 dir->names->str + g_array_index (dir->entries, ManifestEntry, j).name_offset,
+                                 GUINT_TO_POINTER (j + 1));
+        }
+      return manifest;
+    }
   snapshot_manifest_free (manifest);
 
 bad:
   g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s is not a snapshot manifest", path);
   return NULL;
+}
+
+/* ---- lookups for a sync the manifest guides ------------------------------ */
+
+/* The directory recorded at rel, or NULL; only on a loaded manifest. */
+SnapshotManifestDir *
+snapshot_manifest_find_dir (SnapshotManifest *manifest,
+                            const char       *rel)
+{
+  return manifest->by_rel ? g_hash_table_lookup (manifest->by_rel, rel) : NULL;
+}
+
+/* Whether the directory itself (not its entries) is as recorded: then it
+ * holds the recorded names, no more, no fewer. */
+gboolean
+snapshot_manifest_dir_unchanged (SnapshotManifestDir *dir,
+                                 const struct stat   *st,
+                                 gint64               since)
+{
+  return stat_matches (&dir->st, st, since);
+}
+
+/* Whether name was recorded in dir and st is what was recorded. */
+gboolean
+snapshot_manifest_dir_entry_unchanged (SnapshotManifestDir *dir,
+                                       const char          *name,
+                                       const struct stat   *st,
+                                       gint64               since)
+{
+  guint index = GPOINTER_TO_UINT (g_hash_table_lookup (dir->by_name, name));
+
+  return index > 0 && stat_matches (&g_array_index (dir->entries, ManifestEntry, index - 1).st, st, since);
+}
+
+/* The recorded names of dir, in a new array that points into dir. */
+GPtrArray *
+snapshot_manifest_dir_names (SnapshotManifestDir *dir)
+{
+  GPtrArray *names = g_ptr_array_sized_new (dir->entries->len);
+
+  for (guint i = 0; i < dir->entries->len; i++)
+    g_ptr_array_add (names, dir->names->str + g_array_index (dir->entries, ManifestEntry, i).name_offset);
+  return names;
 }
 
 /* ---- the check ---------------------------------------------------------- */
@@ -324,6 +387,8 @@ dir_matches (Check               *check,
     {
       const ManifestEntry *entry = &g_array_index (dir->entries, ManifestEntry, i);
 
+      if (S_ISDIR (entry->st.mode))
+        continue;  /* checked as a directory of its own */
       ok = fstatat (fd, dir->names->str + entry->name_offset, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
            stat_matches (&entry->st, &st, check->since);
       if ((i & 63) == 63 && g_atomic_int_get (&check->mismatch))

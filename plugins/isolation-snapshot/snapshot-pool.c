@@ -90,6 +90,7 @@ typedef struct _DirJob DirJob;
 typedef struct {
   const char * const *exclude;   /* top-level names left out */
   SnapshotManifest *manifest;    /* records the parent as walked, or NULL */
+  SnapshotManifest *trusted;     /* the parent as of the tree's last sync, or NULL */
   gint64 parent_since;           /* parent entries changed at or after this */
   gint64 child_since;            /* tree entries changed at or after this */
   const char *dest;              /* the tree's path, to reopen directories */
@@ -98,6 +99,8 @@ typedef struct {
   gint stop;                     /* set once an error is recorded */
   guint copied;
   guint removed;
+  guint checked;                 /* entries the manifest vouched for */
+  guint listed;                  /* directories compared name by name */
   GMutex lock;
   GCond finished_cond;
   gboolean finished;
@@ -114,6 +117,8 @@ struct _DirJob {
   gint changed;                  /* entries were added or removed */
   struct stat src_st;            /* the parent's directory: mode and times */
   SnapshotManifestDir *record;   /* its entries, when the sync records a manifest */
+  SnapshotManifestDir *trusted;  /* what the manifest says of it, or NULL */
+  gboolean same_names;           /* the manifest's names are the parent's and the tree's */
 };
 
 static gboolean
@@ -342,7 +347,9 @@ dir_job_release (DirJob *job)
 
   if (!g_atomic_int_dec_and_test (&job->pending))
     return;
-  if (!g_atomic_int_get (&sync->stop))
+  /* A directory whose names the manifest vouched for, with none of its
+   * entries replaced, has the parent's mode and times since the park. */
+  if (!g_atomic_int_get (&sync->stop) && !(job->same_names && !g_atomic_int_get (&job->changed)))
     {
       g_autofree char *path = g_build_filename (sync->dest, job->rel, NULL);
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -429,8 +436,16 @@ sync_entry (DirJob     *job,
   file = S_ISREG (s.st_mode);
   /* What the tree will hold, as the parent had it when it was statted:
    * the manifest prepare checks the parent against (snapshot-manifest.c). */
-  if (job->record != NULL && (file || S_ISLNK (s.st_mode)))
+  if (job->record != NULL && (file || S_ISLNK (s.st_mode) || S_ISDIR (s.st_mode)))
     snapshot_manifest_dir_add (job->record, name, &s);
+  /* Unchanged in the parent since the tree's last sync: the tree has it
+   * as it was then (nothing has had the tree since), no need to look. */
+  if (job->trusted != NULL &&
+      snapshot_manifest_dir_entry_unchanged (job->trusted, name, &s, sync->parent_since))
+    {
+      g_atomic_int_inc (&sync->checked);
+      return S_ISDIR (s.st_mode) ? dir_job_spawn (job, name, &s) : TRUE;
+    }
   if (file)
     {
       if (have_dst && S_ISREG (d.st_mode) && s.st_size == d.st_size && same_time (&s.st_mtim, &d.st_mtim) &&
@@ -500,6 +515,20 @@ dir_job_run (DirJob *job)
    * the listing changes the directory's ctime past the recorded one. */
   if (sync->manifest != NULL)
     job->record = snapshot_manifest_dir_new (job->rel, &job->src_st);
+  if (sync->trusted != NULL)
+    job->trusted = snapshot_manifest_find_dir (sync->trusted, job->rel);
+  if (job->trusted != NULL && snapshot_manifest_dir_unchanged (job->trusted, &job->src_st, sync->parent_since))
+    {
+      /* The same names on both sides as at the last sync: no listing. */
+      g_autoptr(GPtrArray) names = snapshot_manifest_dir_names (job->trusted);
+
+      job->same_names = TRUE;
+      for (guint i = 0; i < names->len && !g_atomic_int_get (&sync->stop); i++)
+        if (!sync_entry (job, names->pdata[i]))
+          break;
+      goto done;
+    }
+  g_atomic_int_inc (&sync->listed);
   src_names = read_names (job->src_fd);
   dst_names = src_names ? read_names (job->dst_fd) : NULL;
   if (dst_names == NULL)
@@ -527,10 +556,10 @@ dir_job_run (DirJob *job)
   for (guint i = 0; i < src_names->len && !g_atomic_int_get (&sync->stop); i++)
     if (g_hash_table_contains (wanted, src_names->pdata[i]) && !sync_entry (job, src_names->pdata[i]))
       break;
-  if (job->record != NULL && !g_atomic_int_get (&sync->stop))
-    snapshot_manifest_take_dir (sync->manifest, g_steal_pointer (&job->record));
 
 done:
+  if (job->record != NULL && !g_atomic_int_get (&sync->stop))
+    snapshot_manifest_take_dir (sync->manifest, g_steal_pointer (&job->record));
   /* Subdirectories hold their own descriptors. */
   close (job->src_fd);
   close (job->dst_fd);
@@ -555,10 +584,11 @@ snapshot_tree_sync (const char         *source,
                     gint64              parent_since,
                     gint64              child_since,
                     SnapshotManifest   *record,
+                    SnapshotManifest   *trusted,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
-  Sync sync = { exclude_top_level, record, parent_since, child_since, dest };
+  Sync sync = { exclude_top_level, record, trusted, parent_since, child_since, dest };
   DirJob *root = g_new0 (DirJob, 1);
   gboolean ok;
 
@@ -590,6 +620,8 @@ snapshot_tree_sync (const char         *source,
 
   stats->copied = sync.copied;
   stats->removed = sync.removed;
+  stats->checked = sync.checked;
+  stats->listed = sync.listed;
   ok = sync.error == NULL;
   if (!ok)
     g_propagate_error (error, sync.error);
@@ -745,12 +777,14 @@ snapshot_pool_take (const char         *snapshot_dir,
     }
   else
     {
+      /* Something changed: compare what the manifest cannot vouch for
+       * (all of it without a manifest). */
       g_debug ("Pooled snapshot for %s: the parent changed since it was parked; syncing", parent);
       ok = snapshot_tree_sync (parent, tree, exclude_top_level,
                                json_object_get_int_member_with_default (state, "sync_started", 0),
                                json_object_get_int_member_with_default (state, "handed_out", 0),
-                               NULL, stats, error);
-      stats->full_sync = TRUE;
+                               NULL, manifest, stats, error);
+      stats->synced = TRUE;
     }
   snapshot_manifest_free (manifest);
   if (!ok)
@@ -828,7 +862,7 @@ snapshot_pool_park (const char         *snapshot_dir,
    * the prepare path, recording what the parent looked like. */
   synced_at = snapshot_pool_clock_now ();
   manifest = snapshot_manifest_new ();
-  if (!snapshot_tree_sync (parent, tree, exclude_top_level, sync_started, handed_out, manifest, &stats, &error))
+  if (!snapshot_tree_sync (parent, tree, exclude_top_level, sync_started, handed_out, manifest, NULL, &stats, &error))
     {
       g_debug ("Not parking snapshot %s: %s", tree, error->message);
       snapshot_manifest_free (manifest);

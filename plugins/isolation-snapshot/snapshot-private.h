@@ -63,6 +63,16 @@ SnapshotManifest    *snapshot_manifest_load         (const char          *path,
 gboolean             snapshot_manifest_matches      (SnapshotManifest    *manifest,
                                                      const char          *parent,
                                                      gint64               since);
+SnapshotManifestDir *snapshot_manifest_find_dir     (SnapshotManifest    *manifest,
+                                                     const char          *rel);
+gboolean             snapshot_manifest_dir_unchanged (SnapshotManifestDir *dir,
+                                                     const struct stat   *st,
+                                                     gint64               since);
+gboolean             snapshot_manifest_dir_entry_unchanged (SnapshotManifestDir *dir,
+                                                           const char          *name,
+                                                           const struct stat   *st,
+                                                           gint64               since);
+GPtrArray           *snapshot_manifest_dir_names    (SnapshotManifestDir *dir);
 
 /* snapshot-holders.c */
 gboolean snapshot_tree_has_holders (const char *tree,
@@ -73,7 +83,8 @@ typedef struct {
   guint copied;         /* files and links copied again */
   guint removed;        /* entries removed from the tree */
   guint checked;        /* parent entries checked against the manifest */
-  gboolean full_sync;   /* the take had to compare both trees */
+  guint listed;         /* directories whose names were compared */
+  gboolean synced;      /* the parent had changed since the park: a sync ran */
   gint64 sync_started;  /* coarse real time (ns) when the sync began */
 } SnapshotSyncStats;
 
@@ -84,6 +95,7 @@ gboolean snapshot_tree_sync      (const char         *source,
                                   gint64              parent_since,
                                   gint64              child_since,
                                   SnapshotManifest   *record,
+                                  SnapshotManifest   *trusted,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
 gboolean snapshot_pool_take      (const char         *snapshot_dir,
