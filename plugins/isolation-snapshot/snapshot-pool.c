@@ -16,8 +16,10 @@
  *   and nothing has had it since. Prepare only proves the parent did not
  *   change since then: one stat per entry of the parent against the
  *   manifest, none of the tree, no directory listing. Should anything
- *   differ (or the manifest be missing or torn, or the exclusions differ),
- *   it compares the two trees as the park did.
+ *   differ, the manifest guides a sync: a directory whose status did not
+ *   change is not listed, an entry whose status did not change is not
+ *   compared; the rest is compared as the park does. Without a usable
+ *   manifest (missing, torn, or parked under other exclusions), all of it.
  *
  * What counts as changed in a sync, per entry: another type, mode, size,
  * modification time or link target; and, for files, a status-change time
