@@ -61,6 +61,7 @@ struct _SnapshotManifestDir {
   GArray *entries;              /* ManifestEntry: files, links, subdirectories */
   GString *names;               /* NUL-terminated names, back to back */
   GHashTable *by_name;          /* name -> index + 1, once loaded */
+  gboolean verified;            /* the check found it and its entries unchanged */
 };
 
 struct _SnapshotManifest {
@@ -338,6 +339,22 @@ snapshot_manifest_dir_entry_unchanged (SnapshotManifestDir *dir,
   return index > 0 && stat_matches (&g_array_index (dir->entries, ManifestEntry, index - 1).st, st, since);
 }
 
+/* Whether the last snapshot_manifest_matches() found dir itself and all
+ * its files and links unchanged. */
+gboolean
+snapshot_manifest_dir_verified (SnapshotManifestDir *dir)
+{
+  return dir->verified;
+}
+
+/* Whether the index-th recorded entry of dir is a directory. */
+gboolean
+snapshot_manifest_dir_entry_is_dir (SnapshotManifestDir *dir,
+                                    guint                index)
+{
+  return S_ISDIR (g_array_index (dir->entries, ManifestEntry, index).st.mode);
+}
+
 /* The recorded names of dir, in a new array that points into dir. */
 GPtrArray *
 snapshot_manifest_dir_names (SnapshotManifestDir *dir)
@@ -391,11 +408,10 @@ dir_matches (Check               *check,
         continue;  /* checked as a directory of its own */
       ok = fstatat (fd, dir->names->str + entry->name_offset, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
            stat_matches (&entry->st, &st, check->since);
-      if ((i & 63) == 63 && g_atomic_int_get (&check->mismatch))
-        ok = FALSE;
     }
   if (fd != check->root_fd)
     close (fd);
+  dir->verified = ok;
   return ok;
 }
 
@@ -405,22 +421,17 @@ check_part (gpointer data)
   CheckPart *part = data;
   Check *check = part->check;
 
+  /* On past a mismatch: the sync that follows skips what was verified. */
   for (guint i = part->first; i < check->manifest->dirs->len; i += check->stride)
-    {
-      if (g_atomic_int_get (&check->mismatch))
-        break;
-      if (!dir_matches (check, check->manifest->dirs->pdata[i]))
-        {
-          g_atomic_int_set (&check->mismatch, 1);
-          break;
-        }
-    }
+    if (!dir_matches (check, check->manifest->dirs->pdata[i]))
+      g_atomic_int_set (&check->mismatch, 1);
   return NULL;
 }
 
 /* Whether the parent is still exactly what manifest recorded in a sync
- * that began at since. Two threads, interleaved over the directories (the
- * kernel does the stats of both in parallel). */
+ * that began at since; marks each directory found unchanged, with its
+ * files and links, as verified. Two threads, interleaved over the
+ * directories (the kernel does the stats of both in parallel). */
 gboolean
 snapshot_manifest_matches (SnapshotManifest *manifest,
                            const char       *parent,

@@ -521,12 +521,17 @@ dir_job_run (DirJob *job)
     job->trusted = snapshot_manifest_find_dir (sync->trusted, job->rel);
   if (job->trusted != NULL && snapshot_manifest_dir_unchanged (job->trusted, &job->src_st, sync->parent_since))
     {
-      /* The same names on both sides as at the last sync: no listing. */
+      /* The same names on both sides as at the last sync: no listing.
+       * Files and links the check just found unchanged are not looked at
+       * again; subdirectories are visited for what lies below. */
       g_autoptr(GPtrArray) names = snapshot_manifest_dir_names (job->trusted);
+      gboolean verified = snapshot_manifest_dir_verified (job->trusted);
 
       job->same_names = TRUE;
       for (guint i = 0; i < names->len && !g_atomic_int_get (&sync->stop); i++)
-        if (!sync_entry (job, names->pdata[i]))
+        if (verified && !snapshot_manifest_dir_entry_is_dir (job->trusted, i))
+          g_atomic_int_inc (&sync->checked);
+        else if (!sync_entry (job, names->pdata[i]))
           break;
       goto done;
     }

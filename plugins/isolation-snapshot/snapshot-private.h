@@ -73,6 +73,9 @@ gboolean             snapshot_manifest_dir_entry_unchanged (SnapshotManifestDir 
                                                            const struct stat   *st,
                                                            gint64               since);
 GPtrArray           *snapshot_manifest_dir_names    (SnapshotManifestDir *dir);
+gboolean             snapshot_manifest_dir_verified (SnapshotManifestDir *dir);
+gboolean             snapshot_manifest_dir_entry_is_dir (SnapshotManifestDir *dir,
+                                                        guint                index);
 
 /* snapshot-holders.c */
 gboolean snapshot_tree_has_holders (const char *tree,
