@@ -307,6 +307,7 @@ main (int argc, char *argv[])
   Samples cp = samples_new (), cp_spread = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
   Samples snap_pooled = samples_new (), snap_pooled_edit = samples_new ();
   g_autofree char *spread_parent = NULL;
+  g_autofree char *snapshot_dir = NULL;
   double git_p, git_t, cp_p, cp_t;
 
   g_option_context_add_main_entries (context, entries, NULL);
@@ -323,6 +324,14 @@ main (int argc, char *argv[])
   printf ("repository: %d files in %s; %d rounds each, medians\n\n", n_files, root, rounds);
 
   json_object_set_int_member (pooled, "pool_size", 2);
+  /* Snapshots, and the pool's parked trees, in a directory of this run's
+   * own, removed at the end: a pool in the user's cache would outlive the
+   * generated repository. */
+  snapshot_dir = g_dir_make_tmp ("subagent-bench-snapshots-XXXXXX", &error);
+  g_assert_no_error (error);
+  json_object_set_string_member (copy, "snapshot_dir", snapshot_dir);
+  json_object_set_string_member (overlay, "snapshot_dir", snapshot_dir);
+  json_object_set_string_member (snap_pool, "snapshot_dir", snapshot_dir);
   json_object_set_string_member (copy, "strategy", "copy");
   json_object_set_string_member (overlay, "strategy", "overlay");
   json_object_set_string_member (snap_pool, "strategy", "copy");
@@ -423,6 +432,6 @@ main (int argc, char *argv[])
   if (spread_parent != NULL)
     g_rmdir (spread_parent);
   if (!keep)
-    run_or_die ("/", (const char *[]) { "rm", "-rf", root, NULL });
+    run_or_die ("/", (const char *[]) { "rm", "-rf", root, snapshot_dir, NULL });
   return 0;
 }
