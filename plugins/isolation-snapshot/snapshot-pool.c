@@ -595,7 +595,14 @@ snapshot_tree_sync (const char         *source,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
-  Sync sync = { exclude_top_level, record, trusted, parent_since, child_since, dest };
+  Sync sync = {
+    .exclude = exclude_top_level,
+    .manifest = record,
+    .trusted = trusted,
+    .parent_since = parent_since,
+    .child_since = child_since,
+    .dest = dest,
+  };
   DirJob *root = g_new0 (DirJob, 1);
   gboolean ok;
 
