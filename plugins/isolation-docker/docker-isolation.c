@@ -79,6 +79,8 @@ struct _SubagentDockerIsolation
   GMutex lock;
   char *binary;         /* under lock; only for old configurations */
   char *host;           /* under lock */
+  char *context;        /* under lock: config docker.context */
+  char *transfer;       /* under lock: config docker.transfer */
   GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
   GHashTable *no_bind;  /* under lock: "address\ndir" → gint64 time a bind probe failed */
 };
@@ -93,10 +95,12 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentDockerIsolation, subagent_docker_isolation, G_TYPE_OBJECT,
                                 G_TYPE_FLAG_FINAL,
-                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE, configurable_iface_init))
 
 static const char * const excluded_names[] = { ".subagent", ".git", NULL };
 
@@ -283,11 +287,15 @@ read_plan (SubagentDockerIsolation   *self,
   const char *parent_option = subagent_isolation_request_get_parent_root (request);
   const char *binary, *host, *context, *workspace, *dir_option, *transfer;
   g_autofree char *default_host = NULL;
+  g_autofree char *default_context = NULL;
+  g_autofree char *default_transfer = NULL;
   g_autofree char *default_dir = NULL;
   g_autoptr(GError) local_error = NULL;
 
   g_mutex_lock (&self->lock);
   default_host = g_strdup (self->host);
+  default_context = g_strdup (self->context);
+  default_transfer = g_strdup (self->transfer ? self->transfer : "auto");
   g_mutex_unlock (&self->lock);
 
   plan->key = subagent_isolation_request_get_session_key (request);
@@ -306,12 +314,12 @@ read_plan (SubagentDockerIsolation   *self,
   if (!option_string (request, "image", NULL, &plan->image, error) ||
       !option_string (request, "binary", NULL, &binary, error) ||
       !option_string (request, "host", default_host, &host, error) ||
-      !option_string (request, "context", NULL, &context, error) ||
+      !option_string (request, "context", default_context, &context, error) ||
       !option_string (request, "network", DEFAULT_NETWORK, &plan->network, error) ||
       !option_string (request, "user", DEFAULT_USER, &plan->user, error) ||
       !option_string (request, "workspace", "snapshot", &workspace, error) ||
       !option_string (request, "workspace_dir", NULL, &dir_option, error) ||
-      !option_string (request, "transfer", "auto", &transfer, error) ||
+      !option_string (request, "transfer", default_transfer, &transfer, error) ||
       !option_int (request, "pids_limit", DEFAULT_PIDS_LIMIT, &plan->pids_limit, error) ||
       !option_int (request, "nofile", DEFAULT_NOFILE, &plan->nofile, error) ||
       !option_int (request, "nproc", 0, &plan->nproc, error) ||
@@ -964,13 +972,15 @@ docker_is_available (SubagentIsolationProvider  *provider,
   SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (provider);
   g_autoptr(DockerEngine) engine = NULL;
   g_autofree char *host = NULL;
+  g_autofree char *context = NULL;
   g_autofree char *version = NULL;
 
   g_mutex_lock (&self->lock);
   host = g_strdup (self->host);
+  context = g_strdup (self->context);
   g_mutex_unlock (&self->lock);
 
-  engine = docker_engine_new (host, NULL, error);
+  engine = docker_engine_new (host, context, error);
   if (engine == NULL)
     {
       docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
@@ -996,6 +1006,124 @@ docker_reclaim (SubagentIsolationProvider  *provider,
                 char                      **reason)
 {
   return docker_reclaim_container ((flags & SUBAGENT_RECLAIM_FLAGS_DRY_RUN) != 0, record, reason);
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* A string member of the config section, or NULL; another type is an error. */
+static gboolean
+config_string (JsonObject   *options,
+               const char   *key,
+               const char  **out,
+               GError      **error)
+{
+  JsonNode *node = json_object_get_member (options, key);
+
+  *out = NULL;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “%s” must be a string", key);
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+/* The options of isolation-docker.plugin, from the loaded type. */
+static GPtrArray *
+docker_list_options (SubagentConfigurable *configurable)
+{
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+  static const struct { const char *name, *type, *value, *doc; } declared[] = {
+    { "image", "string", NULL, "The image children run in (required)" },
+    { "host", "string", NULL, "The engine's address: unix:///PATH, tcp://HOST:PORT or https://HOST:PORT; default: "
+                              "DOCKER_HOST, a docker context, unix:///var/run/docker.sock" },
+    { "context", "string", NULL, "A docker context (~/.docker/contexts) naming the engine, when no host is given" },
+    { "transfer", "string", "auto", "How /workspace reaches the container: bind (after a probe proves the engine "
+                                    "sees it), copy (streamed in, copied back after each process), or auto" },
+    { "network", "string", "none", "The container's network: none, or a network the engine has" },
+    { "user", "string", "65534:65534", "The user children run as inside the container" },
+    { "workspace", "string", "snapshot", "What the container works in at /workspace: snapshot (a copy) or "
+                                         "worktree (a git worktree)" },
+    { "workspace_dir", "string", "$XDG_CACHE_HOME/subagent/docker", "Where snapshot workspaces are made "
+                                                                    "(absolute, outside the parent)" },
+    { "transfer_max_file", "integer", "1073741824", "The largest single file copied back from the container, in "
+                                                    "bytes (copy mode)" },
+    { "pids_limit", "integer", "512", "The most processes the container may hold; 0 for no limit" },
+    { "nofile", "integer", "4096", "The open-files ulimit inside the container, where the engine may set it; 0 "
+                                   "for the engine's default" },
+    { "nproc", "integer", "0", "The nproc ulimit (per user id, host-wide), where the engine may set it; 0 leaves "
+                               "it unset" },
+    { "keep_branch", "boolean", "false", "workspace: worktree only: keep the worktree's branch afterwards" },
+    { "include_dirty", "boolean", "false", "workspace: worktree only: carry the parent's uncommitted changes" },
+    { "pool_size", "integer", "0", "workspace: worktree only: worktrees kept for reuse" },
+    { "binary", "string", NULL, "Accepted for old configurations and ignored: the engine is reached through its API" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (declared); i++)
+    g_ptr_array_add (options, subagent_plugin_option_new (declared[i].name, declared[i].type, declared[i].value,
+                                                          declared[i].doc, NULL));
+  return options;
+}
+
+/* config.yaml's `docker:` section. Per-run options reach prepare through
+ * the request anyway; what is kept here is what has no request: the
+ * engine is_available() asks (`host`, `context`). `transfer` is checked
+ * here too, so a typo fails when the workspace is loaded, not at a run. */
+static gboolean
+docker_configure (SubagentConfigurable  *configurable,
+                  const char            *root,
+                  JsonObject            *options,
+                  GError               **error)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (configurable);
+  const char *host, *context, *transfer;
+
+  if (!config_string (options, "host", &host, error) ||
+      !config_string (options, "context", &context, error) ||
+      !config_string (options, "transfer", &transfer, error))
+    return FALSE;
+  if (host != NULL && (*host == '\0' || strchr (host, ' ') != NULL || *host == '-'))
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “host” is “%s”, not an engine address; use e.g. unix:///run/docker.sock", host);
+      return FALSE;
+    }
+  if (transfer != NULL && g_ascii_strcasecmp (transfer, "auto") != 0 && g_ascii_strcasecmp (transfer, "bind") != 0 &&
+      g_ascii_strcasecmp (transfer, "copy") != 0)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “transfer” is “%s”: use auto (the default), bind or copy", transfer);
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  if (host != NULL)
+    {
+      g_free (self->host);
+      self->host = g_strdup (host);
+    }
+  if (context != NULL && *context != '\0')
+    {
+      g_free (self->context);
+      self->context = g_strdup (context);
+    }
+  if (transfer != NULL)
+    {
+      g_free (self->transfer);
+      self->transfer = g_strdup (transfer);
+    }
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = docker_list_options;
+  iface->configure = docker_configure;
 }
 
 static void
@@ -1063,6 +1191,8 @@ subagent_docker_isolation_finalize (GObject *object)
 
   g_free (self->binary);
   g_free (self->host);
+  g_free (self->context);
+  g_free (self->transfer);
   g_hash_table_unref (self->images);
   g_hash_table_unref (self->no_bind);
   g_mutex_clear (&self->lock);

@@ -329,7 +329,10 @@ typedef struct {
   int root_fd;
   const char * const *keep;
   guint64 max_file_size;
-  GHashTable *seen;      /* rel paths the archive holds */
+  GHashTable *seen;      /* rel paths the archive holds, outside fresh directories */
+  GHashTable *fresh;     /* rel dirs this apply made ("" when the root was empty):
+                          * what is in them came from the archive, so entries
+                          * there need no look for an old file, and no removal pass */
   char *buffer;
   char *compare;
   /* the directory of the previous entry, kept open */
@@ -546,6 +549,7 @@ open_dir (Applier     *a,
           GError     **error)
 {
   g_auto(GStrv) parts = NULL;
+  gsize prefix_len_before = 0;
   int fd;
 
   if (*rel == '\0')
@@ -562,6 +566,7 @@ open_dir (Applier     *a,
   fd = dup (a->root_fd);
   for (guint i = 0; parts[i] != NULL && fd >= 0; i++)
     {
+      gsize prefix_len = (prefix_len_before += (i > 0) + strlen (parts[i]));
       int sub = openat (fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
       if (sub < 0 && (errno == ENOTDIR || errno == ELOOP || errno == ENOENT))
@@ -577,6 +582,7 @@ open_dir (Applier     *a,
               close (fd);
               return -1;
             }
+          g_hash_table_add (a->fresh, g_strndup (rel, prefix_len));
           sub = openat (fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
       if (sub < 0)
@@ -615,16 +621,28 @@ apply_file (Applier     *a,
             const char  *rel,
             guint64      size,
             mode_t       mode,
+            gboolean     in_fresh_dir,
             GError     **error)
 {
   struct stat st;
-  gboolean fresh = TRUE, comparing = FALSE, exists;
+  gboolean fresh = TRUE, comparing = FALSE, exists = FALSE;
   mode_t wanted = (mode & 0777) | 0600;
   guint64 offset = 0, written_to = 0;
   int fd = -1;
 
-  exists = fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (exists && S_ISREG (st.st_mode) && st.st_nlink == 1)
+  /* In a directory this apply made, the name is new (unless the archive
+   * names it twice: then the create fails and the old file is looked at). */
+  if (in_fresh_dir)
+    {
+      fd = openat (dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted);
+      if (fd < 0 && errno != EEXIST)
+        return errno_error (error, errno, "create", rel);
+      if (fd >= 0 && (wanted & 0022) != 0)
+        (void) fchmod (fd, wanted);
+    }
+  if (fd < 0)
+    exists = fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+  if (fd < 0 && exists && S_ISREG (st.st_mode) && st.st_nlink == 1)
     {
       fd = openat (dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0)
@@ -718,6 +736,7 @@ apply_entry (Applier     *a,
   g_autofree char *parent = g_path_get_dirname (rel);
   g_autofree char *name = g_path_get_basename (rel);
   struct stat st;
+  gboolean in_fresh;
   int dir_fd;
 
   if (g_str_equal (parent, "."))
@@ -735,7 +754,9 @@ apply_entry (Applier     *a,
     if (a->keep != NULL && g_strv_contains (a->keep, top))
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
   }
-  g_hash_table_add (a->seen, g_strdup (rel));
+  in_fresh = g_hash_table_contains (a->fresh, parent);
+  if (!in_fresh)
+    g_hash_table_add (a->seen, g_strdup (rel));
 
   switch (type)
     {
@@ -748,9 +769,11 @@ apply_entry (Applier     *a,
                        rel, size, a->max_file_size);
           return FALSE;
         }
-      return apply_file (a, dir_fd, name, rel, size, mode, error);
+      return apply_file (a, dir_fd, name, rel, size, mode, in_fresh, error);
     case '5':
-      if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
+      if (in_fresh && mkdirat (dir_fd, name, (mode | 0700) & 0777) == 0)
+        g_hash_table_add (a->fresh, g_strdup (rel));
+      else if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
         {
           if ((st.st_mode & 0777) != ((mode | 0700) & 0777))
             (void) fchmodat (dir_fd, name, (mode | 0700) & 0777, 0);
@@ -758,6 +781,8 @@ apply_entry (Applier     *a,
       else if (!remove_at (dir_fd, name, rel, error) ||
                (mkdirat (dir_fd, name, (mode | 0700) & 0777) != 0 && errno_error (error, errno, "create", rel) == FALSE))
         return FALSE;
+      else
+        g_hash_table_add (a->fresh, g_strdup (rel));
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
     case '2':
       {
@@ -787,7 +812,8 @@ apply_entry (Applier     *a,
       }
     default:
       /* Devices, FIFOs: not brought back. */
-      g_hash_table_remove (a->seen, rel);
+      if (!in_fresh)
+        g_hash_table_remove (a->seen, rel);
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
     }
 }
@@ -824,6 +850,8 @@ remove_unseen (Applier     *a,
 
       if (*rel == '\0' && a->keep != NULL && g_strv_contains (a->keep, name))
         continue;
+      if (g_hash_table_contains (a->fresh, child))
+        continue;   /* made by this apply: it holds only what the archive holds */
       if (!g_hash_table_contains (a->seen, child))
         {
           if (!remove_at (dir_fd, name, child, error))
@@ -844,6 +872,27 @@ remove_unseen (Applier     *a,
         }
     }
   return TRUE;
+}
+
+/* Nothing but . and ..: an empty destination (copy-out into a new directory). */
+static gboolean
+dir_is_empty (int dir_fd)
+{
+  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+  struct dirent *de;
+  gboolean empty = TRUE;
+  DIR *dir;
+
+  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return FALSE;
+    }
+  while (empty && (de = readdir (dir)) != NULL)
+    empty = g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, "..");
+  closedir (dir);
+  return empty;
 }
 
 /**
@@ -867,7 +916,7 @@ docker_tar_apply (DockerTarRead        read,
                   GCancellable        *cancellable,
                   GError             **error)
 {
-  Applier a = { read, source, cancellable, -1, keep, max_file_size, NULL, NULL, NULL, NULL, -1 };
+  Applier a = { read, source, cancellable, -1, keep, max_file_size, NULL, NULL, NULL, NULL, NULL, -1 };
   g_autofree char *pax_path = NULL;
   g_autofree char *pax_link = NULL;
   guint64 pax_size = 0;
@@ -879,6 +928,9 @@ docker_tar_apply (DockerTarRead        read,
   if (a.root_fd < 0)
     return errno_error (error, errno, "open", root);
   a.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  a.fresh = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (dir_is_empty (a.root_fd))
+    g_hash_table_add (a.fresh, g_strdup (""));
   a.buffer = g_malloc (BUFFER_SIZE);
   a.compare = g_malloc (BUFFER_SIZE);
 
@@ -968,7 +1020,7 @@ docker_tar_apply (DockerTarRead        read,
       close (a.cached_fd);
       g_clear_pointer (&a.cached_rel, g_free);
     }
-  ok = remove_unseen (&a, a.root_fd, "", error);
+  ok = g_hash_table_contains (a.fresh, "") || remove_unseen (&a, a.root_fd, "", error);
 
 out:
   if (a.cached_rel != NULL)
@@ -976,6 +1028,7 @@ out:
   g_free (a.cached_rel);
   close (a.root_fd);
   g_hash_table_unref (a.seen);
+  g_hash_table_unref (a.fresh);
   g_free (a.buffer);
   g_free (a.compare);
   return ok;
