@@ -64,6 +64,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,7 +83,8 @@ struct _SubagentDockerIsolation
   char *context;        /* under lock: config docker.context */
   char *transfer;       /* under lock: config docker.transfer */
   GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
-  GHashTable *no_bind;  /* under lock: "address\ndir" → gint64 time a bind probe failed */
+  GHashTable *no_bind;  /* under lock: "address\ndir\ndevice" → gint64 time a bind probe failed */
+  GHashTable *bind_ok;  /* under lock: the same keys → gint64 time a bind probe passed */
 };
 
 enum {
@@ -448,6 +450,10 @@ read_plan (SubagentDockerIsolation   *self,
       return FALSE;
     }
 
+  /* Each workspace in a block group of its own: made right after another
+   * was removed, its files would otherwise be created among the removed
+   * one's recently freed inodes, slowly (ext4). */
+  subagent_tree_spread_subdirectories (plan->dir);
   plan->base = g_build_filename (plan->dir, plan->key, NULL);
   plan->tree = g_build_filename (plan->base, DOCKER_TREE, NULL);
   return TRUE;
@@ -645,7 +651,7 @@ retry:
       job->error = g_steal_pointer (&local_error);
       return NULL;
     }
-  if (job->bind &&
+  if (job->bind && job->probe_name != NULL &&
       !docker_container_probe (plan->engine, job->container_id, job->probe_name, job->nonce, job->cancellable,
                                &local_error))
     {
@@ -725,6 +731,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
   gboolean started = FALSE;
   gboolean world_writable = FALSE;
   gboolean copied = TRUE;
+  gboolean bind_trusted, tried_bind;
+  gboolean given = FALSE;   /* the tree was handed to the container's user */
   StartJob job = { 0 };
   GThread *thread = NULL;
   GVariantBuilder data;
@@ -773,17 +781,27 @@ docker_prepare (SubagentIsolationProvider  *provider,
         }
     }
 
-  /* Bind only where a probe proves the engine sees the tree. An engine
-   * that failed the probe for this directory lately goes straight to copy. */
+  /* Bind only where a probe proves the engine sees the tree. What a probe
+   * found holds for the directory the trees are made in (its device
+   * included) on that engine for a while: an engine that failed it lately
+   * goes straight to copy, one that passed it binds without asking again
+   * (a create the engine refuses for a missing source still falls back). */
   {
     g_autofree char *tree_parent = g_path_get_dirname (plan.tree);
-    no_bind_key = engine_key (&plan, tree_parent);
+    g_autofree char *trees_dir = plan.worktree ? g_strdup (tree_parent) : g_path_get_dirname (tree_parent);
+    g_autofree char *suffix = NULL;
+    struct stat st;
+
+    suffix = g_strdup_printf ("%s\n%ju", trees_dir, stat (trees_dir, &st) == 0 ? (uintmax_t) st.st_dev : 0);
+    no_bind_key = engine_key (&plan, suffix);
   }
   job.plan = &plan;
   job.cancellable = cancellable;
   job.bind = plan.transfer == TRANSFER_BIND ||
              (plan.transfer == TRANSFER_AUTO && !cache_fresh (self, self->no_bind, no_bind_key));
-  if (job.bind)
+  bind_trusted = job.bind && cache_fresh (self, self->bind_ok, no_bind_key);
+  tried_bind = job.bind;
+  if (job.bind && !bind_trusted)
     {
       nonce = new_nonce ();
       probe_name = g_strconcat (DOCKER_PROBE_PREFIX, nonce, NULL);
@@ -804,6 +822,13 @@ docker_prepare (SubagentIsolationProvider  *provider,
       copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
                                    cancellable, &local_error);
       copy_usec = g_get_monotonic_time () - copy_start;
+      /* A bind known to work: the tree goes to the container's user while
+       * the container still starts. */
+      if (copied && bind_trusted)
+        {
+          copied = docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error);
+          given = copied;
+        }
     }
   if (thread != NULL)
     g_thread_join (thread);
@@ -823,7 +848,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
       goto start_failed;
     }
 
-  if (probe_name != NULL && !job.bind)
+  if (tried_bind && !job.bind)
     {
       /* The engine works somewhere that does not hold this directory. */
       if (plan.transfer == TRANSFER_BIND)
@@ -838,6 +863,11 @@ docker_prepare (SubagentIsolationProvider  *provider,
       g_debug ("%s cannot bind %s (%s): copying the workspace", described, plan.tree, job.bind_refusal);
       g_clear_pointer (&job.bind_refusal, g_free);
       cache_set (self, self->no_bind, no_bind_key, TRUE);
+      cache_set (self, self->bind_ok, no_bind_key, FALSE);
+      world_writable = FALSE;
+      if (given && !docker_workspace_take_back (plan.tree, &local_error))
+        goto failed;
+      given = FALSE;
       job.bind = FALSE;
       start_in_thread (&job);
       container_id = g_steal_pointer (&job.container_id);
@@ -848,11 +878,14 @@ docker_prepare (SubagentIsolationProvider  *provider,
         }
     }
   else if (probe_name != NULL)
-    cache_set (self, self->no_bind, no_bind_key, FALSE);
+    {
+      cache_set (self, self->no_bind, no_bind_key, FALSE);
+      cache_set (self, self->bind_ok, no_bind_key, TRUE);
+    }
 
   if (job.bind)
     {
-      if (!docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error) ||
+      if ((!given && !docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error)) ||
           (plan.worktree && !world_writable && !docker_worktree_keep_ownership (plan.tree, &local_error)))
         goto failed;
     }
@@ -1195,6 +1228,7 @@ subagent_docker_isolation_finalize (GObject *object)
   g_free (self->transfer);
   g_hash_table_unref (self->images);
   g_hash_table_unref (self->no_bind);
+  g_hash_table_unref (self->bind_ok);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
 }
@@ -1239,6 +1273,7 @@ subagent_docker_isolation_init (SubagentDockerIsolation *self)
   g_mutex_init (&self->lock);
   self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->no_bind = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->bind_ok = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void
