@@ -16,8 +16,9 @@
  *  - `snapshot_dir`: an absolute directory for snapshots; it must not lie
  *    inside the parent.
  *  - `pool_size`: how many cleaned copied snapshots of each parent to keep
- *    ready (default 0). Cleanup parks a copied tree instead of removing it;
- *    prepare takes one and syncs it with the parent (snapshot-pool.c).
+ *    ready (default 0). Cleanup syncs a copied tree with the parent and
+ *    parks it instead of removing it; prepare takes one and checks that the
+ *    parent did not change since (or syncs it again) (snapshot-pool.c).
  *    Overlays are never pooled: they cost nothing to make.
  *
  * prepare() marks snapshot_dir as the top of directory hierarchies (the
@@ -33,9 +34,12 @@
  * the base directory is made and removed by cleanup.
  *
  * Backend data (a{sv}) of a context: `snapshot-base` (s), `strategy` (s:
- * `overlay`, `reflink` or `copy`, what was used). Cleanup needs only
- * `snapshot-base` (or else the child root), the parent root and the
- * session key, so a context rebuilt from an owner record cleans up too.
+ * `overlay`, `reflink` or `copy`, what was used), `recycled` (b: the tree
+ * came from the pool) and, when it did, `pool-full-sync` (b: the parent
+ * had changed since the tree was parked, so both trees were compared).
+ * Cleanup needs only `snapshot-base` (or else the child root), the parent
+ * root and the session key, so a context rebuilt from an owner record
+ * cleans up too.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -202,7 +206,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   gint64 pool_size = subagent_isolation_request_get_option_int (request, "pool_size", 0);
   gint64 sync_started = 0;
-  gboolean recycled = FALSE;
+  gboolean recycled = FALSE, full_sync = FALSE;
   const char *used = NULL;
   GVariantBuilder data;
   Strategy strategy;
@@ -318,8 +322,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
         {
           used = "copy";
           recycled = TRUE;
+          full_sync = stats.synced;
           sync_started = stats.sync_started;
-          g_debug ("Snapshot %s from the pool: %u copied again, %u removed", key, stats.copied, stats.removed);
+          g_debug ("Snapshot %s from the pool: %s, %u checked, %u copied again, %u removed", key,
+                   stats.synced ? "synced again" : "parent unchanged", stats.checked, stats.copied, stats.removed);
         }
       else if (local_error != NULL)
         {
@@ -358,6 +364,8 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       g_variant_builder_add (&data, "{sv}", "snapshot-dir", g_variant_new_string (snapshot_dir));
     }
   g_variant_builder_add (&data, "{sv}", "recycled", g_variant_new_boolean (recycled));
+  if (recycled)
+    g_variant_builder_add (&data, "{sv}", "pool-full-sync", g_variant_new_boolean (full_sync));
   g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
@@ -420,7 +428,7 @@ park_tree (SubagentIsolationContext *context,
       !g_variant_lookup (data, "snapshot-dir", "&s", &snapshot_dir))
     return;
   tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
-  if (snapshot_pool_park (snapshot_dir, parent, tree, pool_size, sync_started, handed_out))
+  if (snapshot_pool_park (snapshot_dir, parent, tree, excluded_names, pool_size, sync_started, handed_out))
     g_debug ("Snapshot %s parked in the pool", base);
 }
 
@@ -461,8 +469,9 @@ snapshot_list_options (SubagentConfigurable *configurable)
   g_ptr_array_add (options, subagent_plugin_option_new ("snapshot_dir", "string", "$XDG_CACHE_HOME/subagent/snapshots",
                                                         "An absolute directory outside the parent for snapshots", NULL));
   g_ptr_array_add (options, subagent_plugin_option_new ("pool_size", "integer", "0",
-                                                        "Copied snapshots of each parent kept after cleanup and synced "
-                                                        "with it for the next prepare (0 to 64; never overlays)", NULL));
+                                                        "Copied snapshots of each parent synced with it at cleanup and "
+                                                        "kept for the next prepare, which only checks the parent did not "
+                                                        "change (0 to 64; never overlays)", NULL));
   return options;
 }
 
