@@ -11,6 +11,8 @@
  *    is read back through the engine (an engine on another machine, or in
  *    another mount namespace, would mount an empty directory of its own —
  *    the child would work in nothing and the run would look complete).
+ *    A probe's verdict, either way, holds for five minutes per engine
+ *    address and workspace directory (with its device).
  *  - `copy`: the tree is streamed into a tmpfs volume at /workspace (PUT
  *    archive, a tar made in process, entries owned by the container's
  *    user), and every exec ends with the container's /workspace fetched
@@ -33,6 +35,10 @@
  * spawnv() runs each process of the child through the exec helper
  * (docker-context.c); cleanup() removes the container, its volume and the
  * workspace.
+ *
+ * The provider is configurable: config.yaml's `docker:` section gives the
+ * engine is_available() asks (`host`, `context`) and the default
+ * `transfer`; a request's own options win.
  *
  * Request options: `image` (required), `host` (the engine's address,
  * overrides DOCKER_HOST), `context` (a docker context), `transfer`,
