@@ -29,6 +29,12 @@
 
 #include "docker-engine.h"
 
+#ifdef SUBAGENT_COMPILATION
+#include "subagent-secrets.h"   /* the exec helper */
+#else
+#include <subagent.h>
+#endif
+
 #define BLOCK 512
 #define BUFFER_SIZE (256 * 1024)
 
@@ -200,6 +206,7 @@ write_dir (Writer              *w,
            int                  dir_fd,
            const char          *rel,
            const char * const  *exclude,
+           const SubagentExcludeSet *secrets,
            GError             **error)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
@@ -234,6 +241,8 @@ write_dir (Writer              *w,
             continue;
           return errno_error (error, errno, "stat", child);
         }
+      if (subagent_exclude_set_match_name (secrets, name, S_ISDIR (st.st_mode)))
+        continue;
       if (S_ISDIR (st.st_mode))
         {
           g_autofree char *entry = g_strconcat (child, "/", NULL);
@@ -243,7 +252,7 @@ write_dir (Writer              *w,
           if (sub < 0)
             return errno_error (error, errno, "open directory", child);
           ok = write_header (w, entry, '5', st.st_mode, 0, st.st_mtime, NULL, error) &&
-               write_dir (w, sub, child, exclude, error);
+               write_dir (w, sub, child, exclude, secrets, error);
           close (sub);
           if (!ok)
             return FALSE;
@@ -292,6 +301,7 @@ write_dir (Writer              *w,
 gboolean
 docker_tar_write_tree (const char          *root,
                        const char * const  *exclude,
+                       const SubagentExcludeSet *secrets,
                        guint                uid,
                        guint                gid,
                        GOutputStream       *out,
@@ -313,7 +323,7 @@ docker_tar_write_tree (const char          *root,
    * options make it the user's), podman takes this entry's owner. */
   ok = fstat (fd, &st) == 0 &&
        write_header (&w, "./", '5', (st.st_mode & 07777) | 0700, 0, st.st_mtime, NULL, error) &&
-       write_dir (&w, fd, "", exclude, error) &&
+       write_dir (&w, fd, "", exclude, secrets, error) &&
        g_output_stream_write_all (out, end, sizeof end, NULL, cancellable, error);
   close (fd);
   g_free (w.buffer);
@@ -328,6 +338,7 @@ typedef struct {
   GCancellable *cancellable;
   int root_fd;
   const char * const *keep;
+  const SubagentExcludeSet *secrets;  /* neither applied nor removed */
   guint64 max_file_size;
   GHashTable *seen;      /* rel paths the archive holds */
   char *buffer;
@@ -824,6 +835,9 @@ remove_unseen (Applier     *a,
 
       if (*rel == '\0' && a->keep != NULL && g_strv_contains (a->keep, name))
         continue;
+      /* The parent's secrets were never sent: not a deletion. */
+      if (subagent_exclude_set_match_name (a->secrets, name, -1))
+        continue;
       if (!g_hash_table_contains (a->seen, child))
         {
           if (!remove_at (dir_fd, name, child, error))
@@ -863,11 +877,12 @@ docker_tar_apply (DockerTarRead        read,
                   gpointer             source,
                   const char          *root,
                   const char * const  *keep,
+                  const SubagentExcludeSet *secrets,
                   guint64              max_file_size,
                   GCancellable        *cancellable,
                   GError             **error)
 {
-  Applier a = { read, source, cancellable, -1, keep, max_file_size, NULL, NULL, NULL, NULL, -1 };
+  Applier a = { read, source, cancellable, -1, keep, secrets, max_file_size, NULL, NULL, NULL, NULL, -1 };
   g_autofree char *pax_path = NULL;
   g_autofree char *pax_link = NULL;
   guint64 pax_size = 0;
@@ -954,8 +969,12 @@ docker_tar_apply (DockerTarRead        read,
                        "the workspace archive holds “%s”, which leaves the workspace", name);
           goto out;
         }
-      if (rel == NULL)
+      if (rel == NULL ||
+          (a.secrets != NULL &&
+           (subagent_exclude_set_match_path (a.secrets, rel) ||
+            (type == '5' && subagent_exclude_set_match_name (a.secrets, strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel, 1)))))
         {
+          /* A child's own secret file stays in the container. */
           if (!skip_bytes (&a, size + (BLOCK - size % BLOCK) % BLOCK, error))
             goto out;
           continue;
@@ -986,6 +1005,7 @@ out:
 typedef struct {
   const char *root;
   const char * const *exclude;
+  const SubagentExcludeSet *secrets;
   guint uid, gid;
 } PutJob;
 
@@ -997,7 +1017,7 @@ put_writer (GOutputStream  *out,
 {
   PutJob *job = user_data;
 
-  return docker_tar_write_tree (job->root, job->exclude, job->uid, job->gid, out, cancellable, error);
+  return docker_tar_write_tree (job->root, job->exclude, job->secrets, job->uid, job->gid, out, cancellable, error);
 }
 
 /**
@@ -1020,6 +1040,7 @@ docker_tar_put (DockerEngine        *engine,
                 const char          *container,
                 const char          *root,
                 const char * const  *exclude,
+                const SubagentExcludeSet *secrets,
                 guint                uid,
                 guint                gid,
                 GCancellable        *cancellable,
@@ -1027,7 +1048,7 @@ docker_tar_put (DockerEngine        *engine,
 {
   g_autofree char *path = g_strdup_printf ("/containers/%s/archive?path=/workspace", container);
   g_autoptr(DockerResponse) response = NULL;
-  PutJob job = { root, exclude, uid, gid };
+  PutJob job = { root, exclude, secrets, uid, gid };
 
   response = docker_engine_request (engine, "PUT", path, "application/x-tar", NULL, put_writer, &job, FALSE,
                                     cancellable, error);
@@ -1065,6 +1086,7 @@ docker_tar_fetch (DockerEngine        *engine,
                   const char          *container,
                   const char          *root,
                   const char * const  *keep,
+                  const SubagentExcludeSet *secrets,
                   guint64              max_file_size,
                   GCancellable        *cancellable,
                   GError             **error)
@@ -1076,5 +1098,5 @@ docker_tar_fetch (DockerEngine        *engine,
   if (response == NULL ||
       !docker_response_check (response, engine, "copy /workspace out of the container", cancellable, error))
     return FALSE;
-  return docker_tar_apply (read_response, response, root, keep, max_file_size, cancellable, error);
+  return docker_tar_apply (read_response, response, root, keep, secrets, max_file_size, cancellable, error);
 }

@@ -202,6 +202,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   gint64 pool_size = subagent_isolation_request_get_option_int (request, "pool_size", 0);
   gint64 sync_started = 0;
+  SubagentExcludeSet *secrets = subagent_isolation_request_get_exclude_set (request);
   gboolean recycled = FALSE;
   const char *used = NULL;
   GVariantBuilder data;
@@ -290,7 +291,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
 
   if (strategy == STRATEGY_AUTO || strategy == STRATEGY_OVERLAY)
     {
-      if (snapshot_overlay_mount (parent, base, excluded_names, &local_error))
+      if (snapshot_overlay_mount (parent, base, excluded_names, secrets, &local_error))
         used = "overlay";
       else if (strategy == STRATEGY_OVERLAY)
         goto failed;
@@ -314,7 +315,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
     {
       SnapshotSyncStats stats;
 
-      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names, &stats, &local_error))
+      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names, secrets, &stats, &local_error))
         {
           used = "copy";
           recycled = TRUE;
@@ -334,9 +335,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   if (used == NULL)
     {
       sync_started = snapshot_pool_clock_now ();
-      if (!subagent_tree_copy (parent, tree,
-                               strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY : SUBAGENT_COPY_STRATEGY_AUTO,
-                               excluded_names, &copy_used, cancellable, &local_error))
+      if (!subagent_tree_copy_excluding (parent, tree,
+                                         strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY
+                                                                   : SUBAGENT_COPY_STRATEGY_AUTO,
+                                         excluded_names, secrets, &copy_used, cancellable, &local_error))
         goto failed;
       used = subagent_copy_strategy_to_string (copy_used);
       if (strategy == STRATEGY_REFLINK && copy_used != SUBAGENT_COPY_STRATEGY_REFLINK)
@@ -358,6 +360,9 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       g_variant_builder_add (&data, "{sv}", "snapshot-dir", g_variant_new_string (snapshot_dir));
     }
   g_variant_builder_add (&data, "{sv}", "recycled", g_variant_new_boolean (recycled));
+  /* What was left out: the review skips it on both sides. */
+  g_variant_builder_add (&data, "{sv}", "exclude",
+                         g_variant_new_strv (subagent_isolation_request_get_exclude (request), -1));
   g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,

@@ -73,6 +73,7 @@ typedef struct _DirJob DirJob;
 
 typedef struct {
   const char * const *exclude;   /* top-level names left out */
+  const SubagentExcludeSet *secrets;  /* left out at any depth (NULL: none) */
   gint64 parent_since;           /* parent entries changed at or after this */
   gint64 child_since;            /* tree entries changed at or after this */
   const char *dest;              /* the tree's path, to reopen directories */
@@ -471,7 +472,10 @@ dir_job_run (DirJob *job)
     }
   wanted = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < src_names->len; i++)
-    if (!top || sync->exclude == NULL || !g_strv_contains (sync->exclude, src_names->pdata[i]))
+    if ((!top || sync->exclude == NULL || !g_strv_contains (sync->exclude, src_names->pdata[i])) &&
+        /* Type unknown here: a directory-only pattern leaves out any entry
+         * of that name. What is not wanted is also removed from the tree. */
+        !subagent_exclude_set_match_name (sync->secrets, src_names->pdata[i], -1))
       g_hash_table_add (wanted, src_names->pdata[i]);
   /* What the child made, or the parent removed, goes first: a name may
    * change type. */
@@ -512,12 +516,13 @@ gboolean
 snapshot_tree_sync (const char         *source,
                     const char         *dest,
                     const char * const *exclude_top_level,
+                    const SubagentExcludeSet *exclude,
                     gint64              parent_since,
                     gint64              child_since,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
-  Sync sync = { exclude_top_level, parent_since, child_since, dest };
+  Sync sync = { exclude_top_level, exclude, parent_since, child_since, dest };
   DirJob *root = g_new0 (DirJob, 1);
   gboolean ok;
 
@@ -617,6 +622,7 @@ snapshot_pool_take (const char         *snapshot_dir,
                     const char         *parent,
                     const char         *tree,
                     const char * const *exclude_top_level,
+                    const SubagentExcludeSet *exclude,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
@@ -658,7 +664,7 @@ snapshot_pool_take (const char         *snapshot_dir,
 
   /* From here the tree is this child's: bring it to the parent's state. */
   sync_started = snapshot_pool_clock_now ();
-  if (!snapshot_tree_sync (parent, tree, exclude_top_level,
+  if (!snapshot_tree_sync (parent, tree, exclude_top_level, exclude,
                            json_object_get_int_member_with_default (state, "sync_started", 0),
                            json_object_get_int_member_with_default (state, "handed_out", 0),
                            stats, error))
