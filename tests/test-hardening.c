@@ -573,6 +573,149 @@ test_state_dir_symlink_not_followed (Fixture       *f,
     g_error ("state written through the .subagent symlink: %s", name);
 }
 
+
+/* ---- secrets left out of copied workspaces -------------------------------- */
+
+/* The parent's secrets, at the top and deeper, beside ordinary files. */
+static void
+plant_secrets (const char *root)
+{
+  sat_write_file (root, ".env", "TOKEN=parent\n");
+  sat_write_file (root, "app/.env.production", "TOKEN=prod\n");
+  sat_write_file (root, "certs/server.pem", "-----BEGIN-----\n");
+  sat_write_file (root, "certs/server.key", "key\n");
+  sat_write_file (root, "home/.ssh/config", "Host x\n");
+  sat_write_file (root, "id_rsa", "rsa\n");
+  sat_write_file (root, "deploy/credentials.json", "{}\n");
+  sat_write_file (root, ".netrc", "machine x\n");
+  sat_write_file (root, "custom.secret", "custom\n");
+  sat_write_file (root, "app/main.c", "int main;\n");
+}
+
+/* A child that fails unless it sees exactly what it should, then writes
+ * its own .env (which must not come back) and one ordinary file. */
+#define SECRET_PROBE \
+  "for f in .env app/.env.production certs/server.pem certs/server.key home/.ssh id_rsa " \
+  "deploy/credentials.json .netrc; do if test -e $f; then echo LEAK $f; exit 3; fi; done; " \
+  "test -f app/main.c || exit 4; echo child > .env; echo done > result.txt"
+
+/* Runs the probe child in @isolation with @options; checks the run
+ * succeeded and the review shows the child's file, no deletion, no .env. */
+static void
+run_secret_probe (Fixture    *f,
+                  const char *isolation,
+                  const char *option1,
+                  const char *option2,
+                  const char *option3)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *status = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *parent_env = NULL;
+  g_autoptr(JsonObject) result = NULL;
+  JsonObject *review;
+  int rc;
+
+  rc = ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", isolation, "--option", option1,
+                     "--option", option2, "--option", option3, "-d", "probe", "t", NULL);
+  if (rc != 0)
+    g_printerr ("run: %s\n%s\n", out, err);
+  g_assert_cmpint (rc, ==, 0);
+  result = parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
+  review = json_object_get_object_member (result, "review");
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  /* Excluded files exist in the parent, not in the workspace: never a deletion. */
+  g_assert_null (strstr (status, "deleted\t"));
+  g_assert_nonnull (strstr (status, "result.txt"));
+  /* The child's own .env is not offered back over the parent's. */
+  g_assert_null (strstr (status, ".env"));
+  g_assert_null (strstr (patch, ".env"));
+  {
+    g_autofree char *env_path = g_build_filename (f->root, ".env", NULL);
+    g_assert_true (g_file_get_contents (env_path, &parent_env, NULL, NULL));
+    g_assert_cmpstr (parent_env, ==, "TOKEN=parent\n");
+  }
+}
+
+static void
+write_probe_definition (Fixture *f)
+{
+  sat_write_file (f->root, ".subagent/agents/probe.yaml",
+                  "name: probe\nconfinement: none\ncommand: [/bin/sh, -c, '" SECRET_PROBE "']\n");
+  plant_secrets (f->root);
+}
+
+static void
+test_secrets_not_copied_into_snapshot (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  write_probe_definition (f);
+  run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=0");
+}
+
+static void
+test_secrets_not_copied_into_pooled_snapshot (Fixture       *f,
+                                              gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  write_probe_definition (f);
+  /* The first run parks its tree (with the child's .env in it); the
+   * second takes it from the pool and syncs it: the .env must go. */
+  for (int i = 0; i < 3; i++)
+    run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=2");
+}
+
+static void
+test_secrets_not_copied_into_overlay_snapshot (Fixture       *f,
+                                               gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  if (geteuid () != 0)
+    {
+      /* Overlays need root; the copy strategies are covered above. */
+      g_test_message ("not root: the overlay strategy cannot mount here; checking the copy instead");
+      write_probe_definition (f);
+      run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=0");
+      return;
+    }
+  write_probe_definition (f);
+  run_secret_probe (f, "directory-snapshot", "strategy=overlay", dir_option, "pool_size=0");
+}
+
+static void
+test_secrets_config_exclude_overrides (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(JsonObject) result = NULL;
+
+  plant_secrets (f->root);
+  /* The list replaces the defaults: custom.secret goes, .env stays. */
+  sat_write_file (f->root, ".subagent/config.yaml", "exclude: ['*.secret']\n");
+  sat_write_file (f->root, ".subagent/agents/probe.yaml",
+                  "name: probe\nconfinement: none\ncommand: [/bin/sh, -c, "
+                  "'test ! -e custom.secret && test -f .env && test -f certs/server.pem']\n");
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "directory-snapshot",
+                                 "--option", "strategy=copy", "--option", dir_option, "-d", "probe", "t", NULL),
+                   ==, 0);
+  result = parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
+}
+
 /* ---- the secret exclude list (for copied workspaces) --------------------- */
 
 static void
@@ -631,5 +774,9 @@ main (int   argc,
   ADD ("/hardening/final/grace-period-then-stopped", test_final_then_grace_period);
   ADD ("/hardening/state-paths/not-followed", test_state_paths_not_followed);
   ADD ("/hardening/state-paths/state-dir-symlink-not-followed", test_state_dir_symlink_not_followed);
+  ADD ("/hardening/secrets-not-copied-into-snapshot", test_secrets_not_copied_into_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/pooled", test_secrets_not_copied_into_pooled_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/overlay", test_secrets_not_copied_into_overlay_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/config-exclude-overrides", test_secrets_config_exclude_overrides);
   return g_test_run ();
 }
