@@ -309,6 +309,29 @@ read_pid (const char *path)
   return (pid_t) g_ascii_strtoll (text, NULL, 10);
 }
 
+/* Waits until every owner record lists its child process: the host
+ * records it right after the spawn, while the child may already run. */
+static GPtrArray *
+wait_for_recorded_processes (Fixture *f,
+                             guint    n_records)
+{
+  for (guint t = 0; ; t++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) records = subagent_owner_record_list (f->root, &error);
+      guint with = 0;
+
+      g_assert_no_error (error);
+      for (guint i = 0; i < records->len; i++)
+        if (json_object_has_member (records->pdata[i], "processes"))
+          with++;
+      if (with == n_records && records->len == n_records)
+        return g_steal_pointer (&records);
+      g_assert_cmpuint (t, <, 500);
+      g_usleep (20 * 1000);
+    }
+}
+
 /* A child that leaves `sleep` running in the background and waits; its
  * host is SIGKILLed; prune must stop the sleeps before it removes the
  * snapshots. */
@@ -362,9 +385,7 @@ run_killed_and_prune (Fixture *f,
       g_assert_cmpint (pid, >, 1);
       g_array_append_val (pids, pid);
     }
-  records = subagent_owner_record_list (f->root, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (records->len, ==, n_items);
+  records = wait_for_recorded_processes (f, n_items);
 
   g_subprocess_force_exit (host);
   g_subprocess_wait (host, NULL, NULL);
@@ -399,6 +420,113 @@ test_prune_stops_leftovers_of_killed_batch (Fixture       *f,
                                             gconstpointer  data)
 {
   run_killed_and_prune (f, 3);
+}
+
+
+/* ---- the env -i + double fork + setsid escape: the cgroup ------------------ */
+
+/* Whether @pid runs (not a zombie). */
+static gboolean
+process_runs (pid_t pid)
+{
+  return !process_gone (pid);
+}
+
+/* A child leaves two sleeps: A in its process group, B escaped (cleared
+ * environment, double fork, setsid: neither the group nor the run token
+ * reaches it). Its host is SIGKILLed, then `prune` runs. With a cgroup per
+ * child both die by cgroup.kill; without one (no delegation, or
+ * SUBAGENT_CHILD_CGROUP=0) A dies by its group and B is out of reach. */
+static void
+run_escape_and_prune (Fixture  *f,
+                      gboolean  allow_cgroup)
+{
+  g_autofree char *script = g_strdup_printf (
+    "#!/bin/sh\n"
+    "sleep 300 & echo $! > %1$s/pid-a.tmp; mv %1$s/pid-a.tmp %1$s/pid-a\n"
+    "env -i /bin/sh -c 'setsid /bin/sh -c \"sleep 300 & echo \\$! > %1$s/pid-b.tmp; mv %1$s/pid-b.tmp %1$s/pid-b\" &'\n"
+    "wait\n", f->base);
+  g_autofree char *script_path = g_build_filename (f->base, "escape.sh", NULL);
+  g_autofree char *def = g_strdup_printf ("name: escaper\nconfinement: none\ncommand: [/bin/sh, %s]\n", script_path);
+  g_autofree char *pid_a_path = g_build_filename (f->base, "pid-a", NULL);
+  g_autofree char *pid_b_path = g_build_filename (f->base, "pid-b", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) host = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) records = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *cgroup = NULL;
+  JsonArray *processes;
+  pid_t a, b;
+
+  g_assert_true (g_file_set_contents (script_path, script, -1, NULL));
+  sat_write_file (f->root, ".subagent/agents/escaper.yaml", def);
+  g_subprocess_launcher_set_cwd (launcher, f->root);
+  if (!allow_cgroup)
+    g_subprocess_launcher_setenv (launcher, "SUBAGENT_CHILD_CGROUP", "0", TRUE);
+  host = g_subprocess_launcher_spawn (launcher, &error, sat_subagentctl (), "run", "-i", "directory-snapshot",
+                                      "-d", "escaper", "t", NULL);
+  g_assert_no_error (error);
+  wait_for_file (pid_a_path);
+  wait_for_file (pid_b_path);
+  a = read_pid (pid_a_path);
+  b = read_pid (pid_b_path);
+  g_assert_cmpint (a, >, 1);
+  g_assert_cmpint (b, >, 1);
+
+  records = wait_for_recorded_processes (f, 1);
+  processes = json_object_get_array_member (records->pdata[0], "processes");
+  g_assert_nonnull (processes);
+  cgroup = g_strdup (json_object_get_string_member_with_default (json_array_get_object_element (processes, 0),
+                                                                 "cgroup", NULL));
+  if (allow_cgroup && cgroup == NULL)
+    {
+      /* Loud, not skipped: the fallback is still checked below. */
+      g_printerr ("\n*** This machine cannot delegate a cgroup v2 to the host (see the debug messages of "
+                  "G_MESSAGES_DEBUG=all); checking the process-group fallback only ***\n");
+      g_test_message ("NO CGROUP DELEGATION: checking the fallback only");
+    }
+  if (!allow_cgroup)
+    g_assert_null (cgroup);
+
+  g_subprocess_force_exit (host);
+  g_subprocess_wait (host, NULL, NULL);
+  g_assert_true (process_runs (a));
+  g_assert_true (process_runs (b));
+
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "prune", NULL), ==, 0);
+  for (guint t = 0; t < 500 && (process_runs (a) || (cgroup != NULL && process_runs (b))); t++)
+    g_usleep (20 * 1000);
+  /* Mechanism: the group kill reaches A either way. */
+  g_assert_false (process_runs (a));
+  if (cgroup != NULL)
+    {
+      /* Only cgroup.kill reaches B: no group, no token in its environment. */
+      g_assert_false (process_runs (b));
+      g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
+    }
+  else
+    {
+      g_test_message ("fallback: the escaped process %d survives prune, as documented", (int) b);
+      g_assert_true (process_runs (b));
+      kill (b, SIGKILL);
+    }
+}
+
+static void
+test_prune_kills_escape_via_cgroup (Fixture       *f,
+                                    gconstpointer  data)
+{
+  run_escape_and_prune (f, TRUE);
+}
+
+static void
+test_prune_escape_without_cgroup (Fixture       *f,
+                                  gconstpointer  data)
+{
+  run_escape_and_prune (f, FALSE);
 }
 
 /* ---- an endless stdout line ---------------------------------------------- */
@@ -768,6 +896,8 @@ main (int   argc,
   ADD ("/hardening/depth/cli-nesting-refused", test_depth_cli_nesting_refused);
   ADD ("/hardening/killed-host/prune-stops-leftovers", test_prune_stops_leftovers_of_killed_run);
   ADD ("/hardening/killed-host/prune-stops-leftovers-of-batch", test_prune_stops_leftovers_of_killed_batch);
+  ADD ("/hardening/killed-host/escaped-child-killed-via-cgroup", test_prune_kills_escape_via_cgroup);
+  ADD ("/hardening/killed-host/escaped-child-fallback-without-cgroup", test_prune_escape_without_cgroup);
   ADD ("/hardening/stdout/line-capped", test_stdout_line_cap);
   ADD ("/hardening/cost/huge-cost-valid-json", test_huge_cost_valid_json);
   ADD ("/hardening/review/write-scope-marked", test_write_scope_marked_in_review);
