@@ -931,23 +931,8 @@ gboolean
 _subagent_host_process_start_time (gint64   pid,
                                    guint64 *out_start)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);
-  g_autofree char *text = NULL;
-  const char *p;
-  guint field = 2;
-
-  if (pid <= 0 || !g_file_get_contents (path, &text, NULL, NULL) || (p = strrchr (text, ')')) == NULL)
-    return FALSE;
-  /* After the command name: field 3 onwards; the start time is field 22. */
-  for (p++; *p != '\0' && field < 22; p++)
-    if (*p == ' ')
-      field++;
-  if (field != 22)
-    return FALSE;
-  while (*p == ' ')
-    p++;
-  *out_start = g_ascii_strtoull (p, NULL, 10);
-  return TRUE;
+  /* Field 22 of /proc/<pid>/stat, as owner records keep it. */
+  return pid > 0 && pid <= G_MAXINT && subagent_owner_get_process_start_time ((GPid) pid, out_start, NULL);
 }
 
 char *
