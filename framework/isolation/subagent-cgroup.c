@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,9 +106,36 @@ own_cgroup_dir (GError **error)
   return g_build_filename (mount, path, NULL);
 }
 
+/* Removes the empty cgroups that dead hosts left below @own (a host
+ * SIGKILLed mid-run cannot remove its children's): rmdir only succeeds on
+ * an empty cgroup, and only those of hosts that no longer run are tried. */
+static void
+sweep_stale (const char *own)
+{
+  g_autoptr(GDir) dir = g_dir_open (own, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      guint64 pid;
+      char *end = NULL;
+
+      if (!g_str_has_prefix (name, CHILD_PREFIX))
+        continue;
+      pid = g_ascii_strtoull (name + strlen (CHILD_PREFIX), &end, 10);
+      if (end == NULL || *end != '-' || pid == 0 || pid > G_MAXINT ||
+          (kill ((pid_t) pid, 0) == 0 || errno != ESRCH))
+        continue;
+      path = g_build_filename (own, name, NULL);
+      (void) rmdir (path);
+    }
+}
+
 char *
 _subagent_cgroup_new_child (GError **error)
 {
+  static gsize swept;
   static guint serial;
   const char *knob = g_getenv ("SUBAGENT_CHILD_CGROUP");
   g_autofree char *own = NULL;
@@ -123,6 +151,11 @@ _subagent_cgroup_new_child (GError **error)
   own = own_cgroup_dir (error);
   if (own == NULL)
     return NULL;
+  if (g_once_init_enter (&swept))
+    {
+      sweep_stale (own);
+      g_once_init_leave (&swept, 1);
+    }
   path = g_strdup_printf ("%s/" CHILD_PREFIX "%d-%u", own, (int) getpid (), g_atomic_int_add (&serial, 1));
   if (mkdir (path, 0755) != 0)
     {
