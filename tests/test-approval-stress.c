@@ -390,6 +390,102 @@ test_newer_schema_refused (Fixture       *f,
   g_assert_nonnull (strstr (error->message, "version 99"));
 }
 
+/* A reading after the first fetches only rows written since (each row
+ * names its writer's transaction): it must still see every verdict, every
+ * new request, a hand edit (and refuse it), and rows that went away. */
+static void
+test_incremental_reads (Fixture       *f,
+                        gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("incr", "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request ("incr", "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request ("incr", "delete_file", "/c");
+  g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, data);
+  g_autofree char *remove_b = NULL;
+  GPtrArray *requests;
+
+  ats_save_one (f->sink, "incr", a);
+  ats_save_one (f->sink, "incr", b);
+  requests = ats_load (f->sink, "incr");
+  g_assert_cmpuint (requests->len, ==, 2);
+  g_ptr_array_unref (requests);
+
+  /* A verdict from another process, and a new request. */
+  g_assert_true (subagent_approval_sink_update_status (approver, "incr", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "other", NULL));
+  ats_save_one (approver, "incr", c);
+  requests = ats_load (f->sink, "incr");
+  g_assert_cmpuint (requests->len, ==, 3);
+  g_assert_cmpstr (subagent_approval_request_get_request_id (requests->pdata[0]), ==,
+                   subagent_approval_request_get_request_id (a));
+  g_assert_cmpstr (subagent_approval_request_get_request_id (requests->pdata[2]), ==,
+                   subagent_approval_request_get_request_id (c));
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[1]), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+  g_ptr_array_unref (requests);
+
+  /* Rows gone behind the reader's back (another host's prune). */
+  remove_b = g_strdup_printf ("DELETE FROM \"%s\".approval_requests WHERE request_id = '%s'",
+                              f->schema, subagent_approval_request_get_request_id (b));
+  ats_pg_exec (remove_b);
+  requests = ats_load (f->sink, "incr");
+  g_assert_cmpuint (requests->len, ==, 2);
+  g_assert_null (ats_find (requests, subagent_approval_request_get_request_id (b)));
+  g_ptr_array_unref (requests);
+
+  /* A hand edit of a row already read and cached is read again, and fails. */
+  g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
+  ats_store_tamper (f, "incr", ATS_TAMPER_FORGE_VERDICT, NULL);
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) tampered = subagent_approval_sink_load (f->sink, "incr", &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (tampered->len, ==, 0);
+  }
+  g_test_assert_expected_messages ();
+}
+
+/* Tables of schema version 1 (no writer column) are migrated in place,
+ * rows kept, and read as before. */
+static void
+test_version_1_migrated (Fixture       *f,
+                         gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("old", "delete_file", "/a");
+  g_autofree char *old_schema = g_strconcat (f->schema, "_v1", NULL);
+  g_autofree char *create = g_strdup_printf (
+    "CREATE SCHEMA \"%1$s\";"
+    "CREATE TABLE \"%1$s\".schema_version (version integer NOT NULL);"
+    "INSERT INTO \"%1$s\".schema_version VALUES (1);"
+    "CREATE TABLE \"%1$s\".approval_requests (id bigserial PRIMARY KEY, run_id text NOT NULL,"
+    " request_id text NOT NULL, status text NOT NULL, document jsonb NOT NULL, signature text,"
+    " verdict_token text, version bigint NOT NULL DEFAULT 1,"
+    " created_at timestamptz NOT NULL DEFAULT now(), updated_at timestamptz NOT NULL DEFAULT now(),"
+    " UNIQUE (run_id, request_id));"
+    "INSERT INTO \"%1$s\".approval_requests (run_id, request_id, status, document)"
+    " SELECT run_id, request_id, status, document FROM \"%2$s\".approval_requests",
+    old_schema, f->schema);
+  g_autoptr(SubagentApprovalSink) migrated = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autofree char *drop = g_strdup_printf ("DROP SCHEMA \"%s\" CASCADE", old_schema);
+
+  ats_save_one (f->sink, "old", a);
+  ats_pg_exec (create);
+  migrated = g_object_new (G_OBJECT_TYPE (f->sink), "conninfo", ats_pg_conninfo ('a'), "schema", old_schema, NULL);
+  requests = ats_load (migrated, "old");
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_cmpstr (subagent_approval_request_get_request_id (requests->pdata[0]), ==,
+                   subagent_approval_request_get_request_id (a));
+  g_assert_true (subagent_approval_sink_update_status (migrated, "old", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, NULL, "test", NULL));
+  g_ptr_array_unref (g_steal_pointer (&requests));
+  requests = ats_load (migrated, "old");
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_DENIED);
+  g_clear_object (&migrated);
+  ats_pg_exec (drop);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -406,6 +502,10 @@ main (int   argc,
                   ats_store_fixture_set_up, test_watch_survives_restart, ats_store_fixture_tear_down);
       g_test_add ("/approval-postgres/schema/newer-version-is-refused", Fixture, NULL,
                   ats_store_fixture_set_up, test_newer_schema_refused, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/schema/version-1-is-migrated", Fixture, NULL,
+                  ats_store_fixture_set_up, test_version_1_migrated, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/load/reads-only-what-changed", Fixture, "incremental-reads-key",
+                  ats_store_fixture_set_up, test_incremental_reads, ats_store_fixture_tear_down);
     }
   else
     {

@@ -39,7 +39,19 @@ static const char * const migrations[] = {
   " updated_at timestamptz NOT NULL DEFAULT now(),"
   " UNIQUE (run_id, request_id));"
   "CREATE INDEX ON @S@.approval_requests (run_id) WHERE status = 'pending';",
+  /* 1 → 2: each row names the transaction that wrote it last, so a reader
+   * fetches only what was written since its previous read (see
+   * approval-pg-store.c). A trigger keeps it true for any writer, a hand
+   * edit included: a tampered row is read again, and fails verification. */
+  "ALTER TABLE @S@.approval_requests ADD COLUMN writer xid8 NOT NULL DEFAULT pg_current_xact_id();"
+  "CREATE FUNCTION @S@.approval_requests_note_writer() RETURNS trigger LANGUAGE plpgsql AS"
+  " $$BEGIN NEW.writer := pg_current_xact_id(); RETURN NEW; END$$;"
+  "CREATE TRIGGER approval_requests_note_writer BEFORE INSERT OR UPDATE ON @S@.approval_requests"
+  " FOR EACH ROW EXECUTE FUNCTION @S@.approval_requests_note_writer();"
+  "CREATE INDEX ON @S@.approval_requests (run_id, writer);",
 };
+
+G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == APG_SCHEMA_VERSION);
 
 /* Runs @sql (with @params); on failure sets @error and *lost. */
 static gboolean

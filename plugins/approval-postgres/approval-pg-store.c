@@ -13,6 +13,11 @@
  * Rows are signed one by one (approval-pg-sign.c); a run with any row that
  * does not verify loads as empty, as an untrusted file does.
  *
+ * A run is read in full once; after that a reading fetches only the rows
+ * written since the previous one (each row names its last writer's
+ * transaction), so a waiter woken by every verdict of a long run does not
+ * read, convert and compare the whole run each time.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
@@ -28,8 +33,10 @@
 #define CACHE_MAX_RUNS 32
 
 /* What load() parsed last per run: a row whose text, signature and status
- * are unchanged is not parsed, verified and hashed again. */
+ * are unchanged is not parsed, verified and hashed again. Rows are shared
+ * (reference counted) between a run's successive readings. */
 typedef struct {
+  gint64 id;               /* the table's, which orders a run's requests */
   char *document;
   char *signature;         /* nullable */
   char *status;
@@ -38,7 +45,7 @@ typedef struct {
 } CachedRow;
 
 static void
-cached_row_free (gpointer data)
+cached_row_clear (gpointer data)
 {
   CachedRow *row = data;
 
@@ -46,9 +53,40 @@ cached_row_free (gpointer data)
   g_free (row->signature);
   g_free (row->status);
   g_free (row->version);
-  g_object_unref (row->request);
-  g_free (row);
+  g_clear_object (&row->request);
 }
+
+static void
+cached_row_release (gpointer data)
+{
+  g_atomic_rc_box_release_full (data, cached_row_clear);
+}
+
+/* A run as one reading saw it. @horizon is the oldest transaction that
+ * reading's snapshot did not see finished (pg_snapshot_xmin()): whatever
+ * changed after it was written by a transaction at or above it, which is
+ * all the next reading fetches. Immutable once cached. */
+typedef struct {
+  GHashTable *rows;        /* request id → CachedRow */
+  char *horizon;           /* an xid8, as text */
+} CachedRun;
+
+static void
+cached_run_clear (gpointer data)
+{
+  CachedRun *run = data;
+
+  g_clear_pointer (&run->rows, g_hash_table_unref);
+  g_free (run->horizon);
+}
+
+static void
+cached_run_release (gpointer data)
+{
+  g_atomic_rc_box_release_full (data, cached_run_clear);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CachedRun, cached_run_release)
 
 struct _ApgStore
 {
@@ -61,7 +99,7 @@ struct _ApgStore
   char *conninfo;
   GMutex mutex;
   gboolean schema_ready;   /* guarded by mutex */
-  GHashTable *cache;       /* run id → (request id → CachedRow); guarded by mutex */
+  GHashTable *cache;       /* run id → CachedRun; guarded by mutex */
   /* The statements, with the schema in them. */
   char *sql_load;
   char *sql_save;
@@ -104,11 +142,17 @@ apg_store_new (const char       *conninfo,
   self->conninfo = g_strdup (conninfo);
   self->pool = apg_pool_new (conninfo, max_connections);
   g_mutex_init (&self->mutex);
-  self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_hash_table_unref);
+  self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_run_release);
 
+  /* $1 run, $2 the horizon of the reading this one continues ('0': none).
+   * Always one row at least (the horizon and the run's row count), then
+   * the rows written at or after $2, in one snapshot. */
   self->sql_load = apg_with_schema (schema,
-    "SELECT request_id, status, document::text, signature, version FROM @S@.approval_requests "
-    "WHERE run_id = $1 ORDER BY id");
+    "WITH meta AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,"
+    "  (SELECT count(*) FROM @S@.approval_requests WHERE run_id = $1) AS total)"
+    " SELECT meta.horizon, meta.total, r.id, r.request_id, r.status, r.document::text, r.signature, r.version"
+    " FROM meta LEFT JOIN @S@.approval_requests r ON r.run_id = $1 AND r.writer >= $2::xid8"
+    " ORDER BY r.id");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature}, $3 the channel. Returns how many rows were written. */
   self->sql_save = apg_with_schema (schema,
@@ -356,26 +400,140 @@ typedef struct {
   GPtrArray *requests;     /* shared requests (from the cache), out */
 } LoadOp;
 
-static GHashTable *
-cache_rows_of (ApgStore   *self,
-               const char *run_id)
+static CachedRun *
+cache_run_of (ApgStore   *self,
+              const char *run_id)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  GHashTable *rows = g_hash_table_lookup (self->cache, run_id);
+  CachedRun *run = g_hash_table_lookup (self->cache, run_id);
 
-  return rows ? g_hash_table_ref (rows) : NULL;
+  return run ? g_atomic_rc_box_acquire (run) : NULL;
 }
 
 static void
-cache_store_rows (ApgStore   *self,
-                  const char *run_id,
-                  GHashTable *rows)
+cache_store_run (ApgStore   *self,
+                 const char *run_id,
+                 CachedRun  *run)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
 
   if (g_hash_table_size (self->cache) >= CACHE_MAX_RUNS && !g_hash_table_contains (self->cache, run_id))
     g_hash_table_remove_all (self->cache);
-  g_hash_table_insert (self->cache, g_strdup (run_id), g_hash_table_ref (rows));
+  g_hash_table_insert (self->cache, g_strdup (run_id), g_atomic_rc_box_acquire (run));
+}
+
+static void
+cache_forget_run (ApgStore   *self,
+                  const char *run_id)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+
+  g_hash_table_remove (self->cache, run_id);
+}
+
+static int
+compare_row_ids (gconstpointer a,
+                 gconstpointer b)
+{
+  const CachedRow *x = *(const CachedRow * const *) a, *y = *(const CachedRow * const *) b;
+
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The row @result holds at @i, reusing @old when it has not changed. */
+static CachedRow *
+read_row (ApgStore    *self,
+          const char  *run_id,
+          PGresult    *result,
+          int          i,
+          CachedRow   *old,
+          GError     **error)
+{
+  const char *request_id = PQgetvalue (result, i, 3);
+  const char *status = PQgetvalue (result, i, 4);
+  const char *document = PQgetvalue (result, i, 5);
+  const char *signature = PQgetisnull (result, i, 6) ? NULL : PQgetvalue (result, i, 6);
+  const char *version = PQgetvalue (result, i, 7);
+  SubagentApprovalRequest *request;
+  CachedRow *row;
+
+  if (old != NULL && g_str_equal (old->document, document) && g_str_equal (old->status, status)
+      && g_strcmp0 (old->signature, signature) == 0 && g_str_equal (old->version, version))
+    return g_atomic_rc_box_acquire (old);
+  if (old != NULL && g_str_equal (old->document, document) && g_str_equal (old->status, status)
+      && g_strcmp0 (old->signature, signature) == 0)
+    request = g_object_ref (old->request);
+  else if ((request = verify_row (self, run_id, request_id, status, document, signature, error)) == NULL)
+    return NULL;
+  row = g_atomic_rc_box_new0 (CachedRow);
+  row->id = g_ascii_strtoll (PQgetvalue (result, i, 2), NULL, 10);
+  row->document = g_strdup (document);
+  row->signature = g_strdup (signature);
+  row->status = g_strdup (status);
+  row->version = g_strdup (version);
+  row->request = request;
+  return row;
+}
+
+/* Reads the rows written since @since's reading (all of them without one)
+ * over @since's rows. FALSE with *stale when rows went away meanwhile
+ * (a prune): @since cannot be continued, read it all again. */
+static Step
+read_run_since (ApgStore    *self,
+                PGconn      *conn,
+                const char  *run_id,
+                CachedRun   *since,
+                CachedRun  **out,
+                gboolean    *stale,
+                GError     **error)
+{
+  const char *params[] = { run_id, since ? since->horizon : "0" };
+  g_autoptr(CachedRun) run = g_atomic_rc_box_new0 (CachedRun);
+  Step step = STEP_FAILED;
+  PGresult *result = exec (conn, self->sql_load, 2, params, "Reading the approval queue", &step, error);
+  gint64 total;
+
+  *stale = FALSE;
+  if (result == NULL)
+    return step;
+  run->horizon = g_strdup (PQgetvalue (result, 0, 0));
+  total = g_ascii_strtoll (PQgetvalue (result, 0, 1), NULL, 10);
+  run->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+  if (since != NULL)
+    {
+      GHashTableIter iter;
+      gpointer key, value;
+
+      g_hash_table_iter_init (&iter, since->rows);
+      while (g_hash_table_iter_next (&iter, &key, &value))
+        g_hash_table_insert (run->rows, g_strdup (key), g_atomic_rc_box_acquire (value));
+    }
+  for (int i = 0; i < PQntuples (result); i++)
+    {
+      const char *request_id;
+      CachedRow *row;
+
+      if (PQgetisnull (result, i, 2))
+        continue;          /* the meta row alone: nothing new */
+      request_id = PQgetvalue (result, i, 3);
+      row = read_row (self, run_id, result, i, g_hash_table_lookup (run->rows, request_id), error);
+      if (row == NULL)
+        {
+          PQclear (result);
+          return STEP_FAILED;
+        }
+      g_hash_table_replace (run->rows, g_strdup (request_id), row);
+    }
+  PQclear (result);
+  /* Every row now is in the reading; more in it means some went away. */
+  if ((gint64) g_hash_table_size (run->rows) != total)
+    {
+      *stale = since != NULL;
+      if (*stale)
+        return STEP_DONE;
+    }
+  *out = g_steal_pointer (&run);
+  return STEP_DONE;
 }
 
 static Step
@@ -385,55 +543,36 @@ load_op (ApgStore  *self,
          GError   **error)
 {
   LoadOp *op = data;
-  const char *params[] = { op->run_id };
-  g_autoptr(GHashTable) cached = cache_rows_of (self, op->run_id);
-  g_autoptr(GHashTable) rows = NULL;
-  g_autoptr(GPtrArray) requests = NULL;
-  Step step = STEP_FAILED;
-  PGresult *result;
-  int n;
+  g_autoptr(CachedRun) cached = cache_run_of (self, op->run_id);
+  g_autoptr(CachedRun) run = NULL;
+  g_autoptr(GPtrArray) rows = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  gboolean stale;
+  Step step;
 
-  result = exec (conn, self->sql_load, 1, params, "Reading the approval queue", &step, error);
-  if (result == NULL)
-    return step;
-  n = PQntuples (result);
-  rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_free);
-  requests = g_ptr_array_new_full (n + 1, g_object_unref);
-  for (int i = 0; i < n; i++)
+  step = read_run_since (self, conn, op->run_id, cached, &run, &stale, error);
+  if (step == STEP_DONE && stale)
+    step = read_run_since (self, conn, op->run_id, NULL, &run, &stale, error);
+  if (step == STEP_FAILED)
     {
-      const char *request_id = PQgetvalue (result, i, 0);
-      const char *status = PQgetvalue (result, i, 1);
-      const char *document = PQgetvalue (result, i, 2);
-      const char *signature = PQgetisnull (result, i, 3) ? NULL : PQgetvalue (result, i, 3);
-      CachedRow *old = cached ? g_hash_table_lookup (cached, request_id) : NULL;
-      CachedRow *row = g_new0 (CachedRow, 1);
-
-      if (old != NULL && g_str_equal (old->document, document) && g_str_equal (old->status, status)
-          && g_strcmp0 (old->signature, signature) == 0)
-        row->request = g_object_ref (old->request);
-      else
-        row->request = verify_row (self, op->run_id, request_id, status, document, signature, error);
-      if (row->request == NULL)
-        {
-          /* Nothing of an untrusted run is kept, not even what verified
-           * before: a verdict is never written from a stale guess over it. */
-          g_mutex_lock (&self->mutex);
-          g_hash_table_remove (self->cache, op->run_id);
-          g_mutex_unlock (&self->mutex);
-          g_free (row);
-          PQclear (result);
-          return STEP_FAILED;
-        }
-      row->document = g_strdup (document);
-      row->signature = g_strdup (signature);
-      row->status = g_strdup (status);
-      row->version = g_strdup (PQgetvalue (result, i, 4));
-      g_ptr_array_add (requests, g_object_ref (row->request));
-      g_hash_table_replace (rows, g_strdup (request_id), row);
+      /* Nothing of an untrusted run is kept, not even what verified
+       * before: a verdict is never written from a stale guess over it. */
+      cache_forget_run (self, op->run_id);
+      return STEP_FAILED;
     }
-  PQclear (result);
-  cache_store_rows (self, op->run_id, rows);
-  op->requests = g_steal_pointer (&requests);
+  if (step != STEP_DONE)
+    return step;
+
+  rows = g_ptr_array_sized_new (g_hash_table_size (run->rows));
+  g_hash_table_iter_init (&iter, run->rows);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_add (rows, value);
+  g_ptr_array_sort (rows, compare_row_ids);
+  op->requests = g_ptr_array_new_full (rows->len + 1, g_object_unref);
+  for (guint i = 0; i < rows->len; i++)
+    g_ptr_array_add (op->requests, g_object_ref (((CachedRow *) rows->pdata[i])->request));
+  cache_store_run (self, op->run_id, run);
   return STEP_DONE;
 }
 
@@ -579,8 +718,8 @@ cached_pending (ApgStore    *self,
                 char       **version)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  GHashTable *rows = g_hash_table_lookup (self->cache, run_id);
-  CachedRow *row = rows ? g_hash_table_lookup (rows, request_id) : NULL;
+  CachedRun *run = g_hash_table_lookup (self->cache, run_id);
+  CachedRow *row = run ? g_hash_table_lookup (run->rows, request_id) : NULL;
 
   if (row == NULL || !g_str_equal (row->status, "pending"))
     return NULL;
@@ -801,9 +940,7 @@ apg_store_prune (ApgStore   *self,
         }
       if (op.removed)
         {
-          g_mutex_lock (&self->mutex);
-          g_hash_table_remove (self->cache, run_id);
-          g_mutex_unlock (&self->mutex);
+          cache_forget_run (self, run_id);
           removed++;
         }
     }

@@ -9,7 +9,7 @@
 G_BEGIN_DECLS
 
 /* The version of the tables this plugin creates and reads. */
-#define APG_SCHEMA_VERSION 1
+#define APG_SCHEMA_VERSION 2
 
 /* Called (in the caller's thread) when a run's rows do not verify; the
  * store then treats the run as holding nothing. */

@@ -54,10 +54,11 @@ start_postgres () {
   fi
   port=$(pg_free_port)
   # fsync off: the tests check the protocol, not the disk; the server stays
-  # crash-safe across `pg_ctl restart` (a clean shutdown).
+  # crash-safe across `pg_ctl restart` (a clean shutdown). Benchmarks set
+  # SUBAGENT_PG_FSYNC=on to compare durable stores with durable stores.
   if ! pg_as_owner "$bindir/pg_ctl" -D "$SUBAGENT_TEST_PG_DIR/data" -w -t 60 \
        -l "$SUBAGENT_TEST_PG_DIR/socket/server.log" \
-       -o "-c listen_addresses=127.0.0.1 -p $port -k $SUBAGENT_TEST_PG_DIR/socket -c fsync=off -c max_connections=200" \
+       -o "-c listen_addresses=127.0.0.1 -p $port -k $SUBAGENT_TEST_PG_DIR/socket -c fsync=${SUBAGENT_PG_FSYNC:-off} -c max_connections=200" \
        start >/dev/null; then
     echo "run-tests: PostgreSQL did not start; its log:" >&2
     tail -n 30 "$SUBAGENT_TEST_PG_DIR/socket/server.log" >&2
