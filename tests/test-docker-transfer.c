@@ -300,6 +300,40 @@ test_secrets_not_copied_copy (gconstpointer data)
   secrets_not_copied ((DtsEngine *) data, "copy");
 }
 
+
+/* A worktree workspace in copy mode: a secret committed to the repository
+ * is in the worktree but not sent into the container, and the copy back
+ * must not delete it from the worktree (the review would show it deleted). */
+static void
+test_secrets_worktree_copy_back_keeps_them (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = sat_make_git_repo ("existing.txt", "first line\n", ".env", "TOKEN=committed\n", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *status = NULL;
+  JsonObject *review;
+
+  dts_write_docker_def (e, root, "wtsecrets",
+                        "cd /workspace; if test -e .env; then echo LEAK; exit 3; fi; echo added > new.txt; echo done",
+                        "workspace: worktree, transfer: copy");
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "wtsecrets", NULL, NULL);
+  g_test_message ("answer: %s", subagent_run_result_get_final_answer (result));
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_nonnull (strstr (patch, "+added"));
+  g_assert_null (strstr (status, "deleted\t"));
+  g_assert_null (strstr (patch, ".env"));
+  sat_rm_rf (root);
+}
+
 /* A docker context names the engine as the CLI reads it: DOCKER_CONFIG's
  * contexts/meta/<sha256 of the name>/meta.json. */
 static void
@@ -633,6 +667,8 @@ main (int argc, char *argv[])
     { "copy-review-has-deletions", test_copy_review_has_deletions, NULL },
     { "secrets-not-copied-into-container/bind", test_secrets_not_copied_bind, "bind" },
     { "secrets-not-copied-into-container/docker-copy", test_secrets_not_copied_copy, NULL },
+    { "secrets-not-copied-into-container/worktree-copy-back-keeps-them", test_secrets_worktree_copy_back_keeps_them,
+      NULL },
     { "issue18-sparse-200g-copy-back-bounded", test_issue18_sparse_200g_copy_back_bounded, NULL },
     { "issue18-pids-limit-default-512", test_issue18_pids_limit_default_512, NULL },
     { "issue18-status-137-oom-kill-stop-told-apart", test_issue18_status_137_told_apart, NULL },
