@@ -2,7 +2,11 @@
  * what a user would run instead (git worktree, cp -a), side by side in one
  * run on a generated mid-size repository. Prints medians and ratios.
  *
- * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot] [--keep]
+ * Usage: bench-isolation [--files N] [--rounds N] [--only worktree|snapshot|pool] [--keep]
+ *
+ * `--only pool` measures only what the snapshot pool's target compares:
+ * `cp -a` into a `chattr +T` parent against a pooled snapshot prepare
+ * (also with one parent file rewritten since the tree was parked).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -121,8 +125,25 @@ samples_new (void)
   return (Samples) { g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 }
 
+/* What a parent agent does between two children: rewrite one file the
+ * way editors and GLib do (a new file renamed over the old one), so both
+ * the file and its directory change. */
 static void
-measure_provider (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup)
+edit_parent (const char *root)
+{
+  static int edits = 0;
+  g_autofree char *path = g_strdup_printf ("%s/src/mod050/file1200.c", root);
+  g_autofree char *text = g_strdup_printf ("/* edit %d */\nint x = %d;\n", edits, edits);
+  g_autoptr(GError) error = NULL;
+
+  edits++;
+  if (!g_file_set_contents (path, text, -1, &error))
+    g_error ("%s", error->message);
+}
+
+static void
+measure_provider_full (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup,
+                       gboolean edit)
 {
   g_autoptr(SubagentIsolationProvider) p = provider (backend);
 
@@ -132,8 +153,11 @@ measure_provider (const char *root, const char *backend, JsonObject *options, Sa
       g_autofree char *key = subagent_isolation_new_session_key ("bench", backend);
       g_autoptr(SubagentIsolationRequest) req = request (root, backend, key, options);
       g_autoptr(SubagentIsolationContext) ctx = NULL;
-      double t0 = now_ms (), t1, t2;
+      double t0, t1, t2;
 
+      if (edit)
+        edit_parent (root);
+      t0 = now_ms ();
       ctx = subagent_isolation_provider_prepare (p, req, NULL, &error);
       if (ctx == NULL)
         g_error ("%s prepare: %s", backend, error->message);
@@ -147,6 +171,12 @@ measure_provider (const char *root, const char *backend, JsonObject *options, Sa
           g_array_append_val (s->cleanup, b);
         }
     }
+}
+
+static void
+measure_provider (const char *root, const char *backend, JsonObject *options, Samples *s, int warmup)
+{
+  measure_provider_full (root, backend, options, s, warmup, FALSE);
 }
 
 /* git worktree add into parent, or into the repository's .subagent/ when
@@ -257,11 +287,11 @@ main (int argc, char *argv[])
 {
   gboolean keep = FALSE;
   g_autofree char *only = NULL;
-  gboolean do_worktree, do_snapshot;
+  gboolean do_worktree, do_snapshot, do_pool_only;
   const GOptionEntry entries[] = {
     { "files", 0, 0, G_OPTION_ARG_INT, &n_files, "Files in the generated repository", "N" },
     { "rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "Measured rounds per contender", "N" },
-    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only the worktree or the snapshot contenders", "worktree|snapshot" },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Measure only the worktree, the snapshot or the snapshot pool contenders", "worktree|snapshot|pool" },
     { "keep", 0, 0, G_OPTION_ARG_NONE, &keep, "Keep the generated repository", NULL },
     { NULL }
   };
@@ -275,23 +305,33 @@ main (int argc, char *argv[])
   g_autoptr(JsonObject) snap_pool = json_object_new ();
   Samples git_cli = samples_new (), git_spread = samples_new (), ours_cold = samples_new (), ours_pooled = samples_new ();
   Samples cp = samples_new (), cp_spread = samples_new (), snap_copy = samples_new (), snap_overlay = samples_new ();
-  Samples snap_pooled = samples_new ();
+  Samples snap_pooled = samples_new (), snap_pooled_edit = samples_new ();
   g_autofree char *spread_parent = NULL;
+  g_autofree char *snapshot_dir = NULL;
   double git_p, git_t, cp_p, cp_t;
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     g_error ("%s", error->message);
-  if (only != NULL && !g_str_equal (only, "worktree") && !g_str_equal (only, "snapshot"))
-    g_error ("--only takes worktree or snapshot, not “%s”", only);
+  if (only != NULL && !g_str_equal (only, "worktree") && !g_str_equal (only, "snapshot") && !g_str_equal (only, "pool"))
+    g_error ("--only takes worktree, snapshot or pool, not “%s”", only);
+  do_pool_only = only != NULL && g_str_equal (only, "pool");
   do_worktree = only == NULL || g_str_equal (only, "worktree");
-  do_snapshot = only == NULL || g_str_equal (only, "snapshot");
+  do_snapshot = only == NULL || g_str_equal (only, "snapshot") || do_pool_only;
 
   root = make_repository ();
   spread_parent = make_spread_parent ();
   printf ("repository: %d files in %s; %d rounds each, medians\n\n", n_files, root, rounds);
 
   json_object_set_int_member (pooled, "pool_size", 2);
+  /* Snapshots, and the pool's parked trees, in a directory of this run's
+   * own, removed at the end: a pool in the user's cache would outlive the
+   * generated repository. */
+  snapshot_dir = g_dir_make_tmp ("subagent-bench-snapshots-XXXXXX", &error);
+  g_assert_no_error (error);
+  json_object_set_string_member (copy, "snapshot_dir", snapshot_dir);
+  json_object_set_string_member (overlay, "snapshot_dir", snapshot_dir);
+  json_object_set_string_member (snap_pool, "snapshot_dir", snapshot_dir);
   json_object_set_string_member (copy, "strategy", "copy");
   json_object_set_string_member (overlay, "strategy", "overlay");
   json_object_set_string_member (snap_pool, "strategy", "copy");
@@ -302,11 +342,12 @@ main (int argc, char *argv[])
   for (int round = 0; round <= rounds; round++)
     {
       gboolean warm = round == 0;
-      Samples *dst[9] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread, &git_spread, &snap_pooled };
-      Samples scratch[9];
+      Samples *dst[10] = { &git_cli, &ours_cold, &ours_pooled, &cp, &snap_copy, &snap_overlay, &cp_spread, &git_spread,
+                           &snap_pooled, &snap_pooled_edit };
+      Samples scratch[10];
 
       if (warm)
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 10; i++)
           {
             scratch[i] = samples_new ();
             dst[i] = &scratch[i];
@@ -321,15 +362,20 @@ main (int argc, char *argv[])
         }
       if (do_snapshot)
         {
-          measure_cp (root, NULL, dst[3]);
+          if (!do_pool_only)
+            measure_cp (root, NULL, dst[3]);
           if (spread_parent != NULL)
             measure_cp (root, spread_parent, dst[6]);
-          measure_provider (root, "directory-snapshot", copy, dst[4], 0);
-          measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+          if (!do_pool_only)
+            {
+              measure_provider (root, "directory-snapshot", copy, dst[4], 0);
+              measure_provider (root, "directory-snapshot", overlay, dst[5], 0);
+            }
           measure_provider (root, "directory-snapshot", snap_pool, dst[8], warm ? 1 : 0);
+          measure_provider_full (root, "directory-snapshot", snap_pool, dst[9], 0, TRUE);
         }
       if (warm)
-        for (int i = 0; i < 9; i++)
+        for (int i = 0; i < 10; i++)
           {
             g_array_unref (scratch[i].prepare);
             g_array_unref (scratch[i].cleanup);
@@ -348,7 +394,21 @@ main (int argc, char *argv[])
         report ("git CLI, parent with chattr +T", &git_spread, git_p, git_t, "of git");
       printf ("  pooled prepare is %.1fx faster than git worktree add\n\n", git_p / median (ours_pooled.prepare));
     }
-  if (do_snapshot)
+  if (do_pool_only)
+    {
+      if (spread_parent == NULL)
+        g_error ("--only pool needs a filesystem with the top-directory flag (ext2/3/4)");
+      cp_p = median (cp_spread.prepare);
+      cp_t = cp_p + median (cp_spread.cleanup);
+      printf ("snapshot pool (against cp -a / rm -rf into a parent with chattr +T):\n");
+      report ("cp -a, parent with chattr +T", &cp_spread, 0, 0, "");
+      report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a +T");
+      report ("pooled, one file edited before", &snap_pooled_edit, cp_p, cp_t, "of cp -a +T");
+      printf ("  pooled snapshot prepare is %.1fx faster than cp -a into a parent with chattr +T\n",
+              cp_p / median (snap_pooled.prepare));
+      printf ("  with one parent file edited since the park: %.1fx faster\n", cp_p / median (snap_pooled_edit.prepare));
+    }
+  else if (do_snapshot)
     {
       cp_p = median (cp.prepare);
       cp_t = cp_p + median (cp.cleanup);
@@ -359,6 +419,7 @@ main (int argc, char *argv[])
       report ("libsubagent snapshot, copy", &snap_copy, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, overlay", &snap_overlay, cp_p, cp_t, "of cp -a");
       report ("libsubagent snapshot, pooled", &snap_pooled, cp_p, cp_t, "of cp -a");
+      report ("pooled, one file edited before", &snap_pooled_edit, cp_p, cp_t, "of cp -a");
       if (spread_parent != NULL)
         {
           printf ("  snapshot copy prepare is %.2fx of cp -a into a parent with chattr +T\n",
@@ -371,6 +432,6 @@ main (int argc, char *argv[])
   if (spread_parent != NULL)
     g_rmdir (spread_parent);
   if (!keep)
-    run_or_die ("/", (const char *[]) { "rm", "-rf", root, NULL });
+    run_or_die ("/", (const char *[]) { "rm", "-rf", root, snapshot_dir, NULL });
   return 0;
 }

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <glib/gstdio.h>
 
@@ -521,10 +522,58 @@ test_run_context_limits_default_to_definition (void)
   g_assert_cmpint (subagent_run_context_get_batch_index (from_def), ==, SUBAGENT_NO_BATCH_INDEX);
 }
 
+/* The audit log keeps its file open between records, but a log rotated
+ * away or removed gets a new file, and a symlink put in its place is
+ * still refused. */
+static void
+test_audit_rotation (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("audit");
+  g_autofree char *path = g_build_filename (dir, ".subagent", "audit.jsonl", NULL);
+  g_autofree char *rotated = g_strconcat (path, ".1", NULL);
+  g_autofree char *elsewhere = g_build_filename (dir, "elsewhere.jsonl", NULL);
+  g_autoptr(SubagentAuditLog) log = subagent_audit_log_new (path);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  g_assert_true (subagent_audit_log_record (log, "one", NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (g_rename (path, rotated), ==, 0);
+  g_assert_true (subagent_audit_log_record (log, "two", NULL, &error));
+  g_assert_true (subagent_audit_log_record (log, "three", NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (rotated, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"one\""));
+  g_assert_null (strstr (text, "\"two\""));
+  g_clear_pointer (&text, g_free);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"two\""));
+  g_assert_nonnull (strstr (text, "\"three\""));
+  g_clear_pointer (&text, g_free);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_true (subagent_audit_log_record (log, "four", NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "\"four\""));
+  g_clear_pointer (&text, g_free);
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_assert_true (g_file_set_contents (elsewhere, "", 0, NULL));
+  g_assert_cmpint (symlink (elsewhere, path), ==, 0);
+  g_assert_false (subagent_audit_log_record (log, "five", NULL, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  g_assert_true (g_file_get_contents (elsewhere, &text, NULL, NULL));
+  g_assert_cmpstr (text, ==, "");
+  sat_rm_rf (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/audit/rotation", test_audit_rotation);
 
   g_test_add_func ("/lineage/to-json/reference-keys-and-nulls", test_lineage_json_keys);
   g_test_add_func ("/lineage/from-json/roundtrip", test_lineage_json_roundtrip);

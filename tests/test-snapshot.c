@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-support.h"
@@ -332,6 +334,41 @@ pooled_trees (const char *snapshot_dir)
   return n;
 }
 
+/* The one tree parked in snapshot_dir's pool (asserts there is one), or
+ * with suffix, a file beside it. */
+static char *
+pooled_path (const char *snapshot_dir,
+             const char *name)
+{
+  g_autofree char *pool = g_build_filename (snapshot_dir, ".pool", NULL);
+  g_autoptr(GDir) parents = g_dir_open (pool, 0, NULL);
+  const char *parent_id, *entry;
+  char *found = NULL;
+
+  g_assert_nonnull (parents);
+  while ((parent_id = g_dir_read_name (parents)) != NULL)
+    {
+      g_autofree char *dir = g_build_filename (pool, parent_id, NULL);
+      g_autoptr(GDir) entries = g_dir_open (dir, 0, NULL);
+      while (entries != NULL && (entry = g_dir_read_name (entries)) != NULL)
+        {
+          g_assert_null (found);
+          found = g_build_filename (dir, entry, name, NULL);
+        }
+    }
+  g_assert_nonnull (found);
+  return found;
+}
+
+static gboolean
+full_sync (SubagentIsolationContext *context)
+{
+  gboolean value = FALSE;
+
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), "pool-full-sync", "b", &value));
+  return value;
+}
+
 /* ---- the pool ------------------------------------------------------------ */
 
 /* A tree back from the pool is what a fresh copy of the parent is, after a
@@ -374,6 +411,11 @@ test_pool_recycled_equals_fresh_copy (void)
   g_assert_false (g_file_test (first_base, G_FILE_TEST_EXISTS));
   g_assert_false (record_exists (parent, "pool-1"));
   g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+  {
+    /* Synced when parked: the child's edits are gone already. */
+    g_autofree char *parked = pooled_path (snapdir, "tree");
+    assert_same_tree (parent, parked, TRUE);
+  }
 
   /* The parent moves on, once behind size and mtime too. */
   sat_write_file (parent, "sub/b.txt", "BRAVO\n");
@@ -384,6 +426,7 @@ test_pool_recycled_equals_fresh_copy (void)
 
   second = prepare_pooled (parent, "pool-2", snapdir, 1);
   g_assert_true (recycled (second));
+  g_assert_true (full_sync (second));  /* the parent changed since the park */
   g_assert_cmpuint (pooled_trees (snapdir), ==, 0);
   fresh = prepare_ok (parent, "pool-fresh", "copy", snapdir);
   g_assert_false (recycled (fresh));
@@ -398,6 +441,176 @@ test_pool_recycled_equals_fresh_copy (void)
   assert_cleaned (fresh, parent);
   subagent_isolation_context_cleanup (second);
   g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+  sat_rm_rf (snapdir);
+  sat_rm_rf (parent);
+}
+
+/* A parent unchanged since the park: prepare only checks the parent against
+ * the manifest, and the tree it hands out is a fresh copy's. Then every kind
+ * of parent change the check must see, one per round, each behind the
+ * directory listing or behind size and mtime; and a torn manifest. */
+static void
+test_pool_checks_parent_since_park (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *snapdir = sat_make_temp_dir ("snap-pool");
+  g_autofree char *p = NULL;
+  g_autoptr(SubagentIsolationContext) fresh = NULL;
+  SubagentIsolationContext *context;
+  const char *child;
+  struct stat st;
+
+  context = prepare_pooled (parent, "check-0", snapdir, 1);
+  child = subagent_isolation_context_get_child_root (context);
+  /* A hostile child: an edit behind size and mtime, a hard link out of the
+   * tree (a later write through it would land in the next child's file). */
+  g_assert_cmpint (lstat (path_in (&p, child, "ro.txt"), &st), ==, 0);
+  g_assert_cmpint (chmod (p, 0644), ==, 0);
+  sat_write_file (child, "ro.txt", "READ ONLY\n");
+  g_assert_cmpint (chmod (p, 0444), ==, 0);
+  set_times (p, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  {
+    g_autofree char *from = g_build_filename (child, "exec.sh", NULL);
+    g_autofree char *to = g_build_filename (snapdir, "stolen-link", NULL);
+    g_assert_cmpint (link (from, to), ==, 0);
+  }
+  /* ctime comes from a coarse clock: an entry changed in the tick the park
+   * sync begins is never trusted, so let the parent's creation age. */
+  g_usleep (50000);
+  subagent_isolation_context_cleanup (context);
+  g_object_unref (context);
+
+  /* Nothing changed in the parent: checked, not synced. */
+  context = prepare_pooled (parent, "check-1", snapdir, 1);
+  g_assert_true (recycled (context));
+  g_assert_false (full_sync (context));
+  child = subagent_isolation_context_get_child_root (context);
+  fresh = prepare_ok (parent, "check-fresh", "copy", snapdir);
+  assert_same_tree (parent, child, TRUE);
+  assert_same_tree (subagent_isolation_context_get_child_root (fresh), child, FALSE);
+  g_assert_cmpint (lstat (path_in (&p, child, "exec.sh"), &st), ==, 0);
+  g_assert_cmpuint (st.st_nlink, ==, 1);
+  assert_cleaned (fresh, parent);
+  g_clear_object (&fresh);
+  subagent_isolation_context_cleanup (context);
+  g_object_unref (context);
+
+  for (guint round = 0; round < 7; round++)
+    {
+      g_autofree char *manifest = NULL;
+
+      switch (round)
+        {
+        case 0:  /* same size, same mtime, other bytes */
+          g_assert_cmpint (lstat (path_in (&p, parent, "a.txt"), &st), ==, 0);
+          sat_write_file (parent, "a.txt", "ALPHA\n");
+          set_times (p, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+          break;
+        case 1:  /* a file added deep down, with an old mtime */
+          sat_write_file (parent, "sub/deep/added.txt", "added\n");
+          set_times (path_in (&p, parent, "sub/deep/added.txt"), 1000000000, 0);
+          break;
+        case 2:  /* a file removed, the directory's mtime put back */
+          g_assert_cmpint (lstat (path_in (&p, parent, "sub"), &st), ==, 0);
+          g_assert_cmpint (g_unlink (path_in (&p, parent, "sub/b.txt")), ==, 0);
+          set_times (path_in (&p, parent, "sub"), st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+          break;
+        case 3:  /* a mode */
+          g_assert_cmpint (chmod (path_in (&p, parent, "exec.sh"), 0700), ==, 0);
+          break;
+        case 4:  /* a link retargeted, same length */
+          g_assert_cmpint (g_unlink (path_in (&p, parent, "link-to-a")), ==, 0);
+          g_assert_cmpint (symlink ("ro.txt", p), ==, 0);
+          break;
+        case 5:  /* a directory swapped for a file */
+          sat_rm_rf (path_in (&p, parent, "sub/deep"));
+          sat_write_file (parent, "sub/deep", "a file now\n");
+          break;
+        case 6:  /* nothing in the parent, but the manifest is torn */
+          manifest = pooled_path (snapdir, "manifest");
+          g_assert_true (g_file_set_contents (manifest, "SNAPMAN1\x05", 9, NULL));
+          break;
+        }
+      context = prepare_pooled (parent, "check-n", snapdir, 1);
+      g_assert_true (recycled (context));
+      if (!full_sync (context))
+        g_error ("round %u: the change was not seen", round);
+      child = subagent_isolation_context_get_child_root (context);
+      assert_same_tree (parent, child, TRUE);
+      fresh = prepare_ok (parent, "check-fresh", "copy", snapdir);
+      assert_same_tree (subagent_isolation_context_get_child_root (fresh), child, FALSE);
+      assert_cleaned (fresh, parent);
+      g_clear_object (&fresh);
+      subagent_isolation_context_cleanup (context);
+      g_object_unref (context);
+    }
+  {
+    g_autofree char *content = sat_read_file (parent, "a.txt");
+    g_assert_cmpstr (content, ==, "ALPHA\n");
+  }
+  /* After all that, an unchanged parent is again only checked. */
+  context = prepare_pooled (parent, "check-last", snapdir, 1);
+  g_assert_true (recycled (context));
+  g_assert_false (full_sync (context));
+  assert_same_tree (parent, subagent_isolation_context_get_child_root (context), TRUE);
+  subagent_isolation_context_cleanup (context);
+  g_object_unref (context);
+  sat_rm_rf (snapdir);
+  sat_rm_rf (parent);
+}
+
+/* A process the child left behind (out of its group, so the runner's kill
+ * missed it) with its working directory or an open file in the tree: the
+ * tree is not parked, it is removed. */
+static void
+test_pool_refuses_tree_still_held (void)
+{
+  g_autofree char *parent = make_rich_parent ();
+  g_autofree char *snapdir = sat_make_temp_dir ("snap-pool");
+  const char * const scripts[] = {
+    "exec sleep 60",                                /* working directory */
+    "exec 3>>sub/b.txt; cd /; exec sleep 60",       /* an open file */
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (scripts); i++)
+    {
+      g_autoptr(SubagentIsolationContext) context = prepare_pooled (parent, "held", snapdir, 1);
+      g_autofree char *base = snapshot_base (context);
+      const char *argv[] = { "setsid", "sh", "-c", scripts[i], NULL };
+      g_autoptr(GError) error = NULL;
+      GPid pid = 0;
+      int status;
+
+      g_assert_true (g_spawn_async (subagent_isolation_context_get_child_root (context), (char **) argv, NULL,
+                                    G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &error));
+      g_assert_no_error (error);
+      /* Until the shell has opened the file and left the tree. */
+      for (guint tries = 0; tries < 500; tries++)
+        {
+          g_autofree char *fd3 = g_strdup_printf ("/proc/%d/fd/3", pid);
+          g_autofree char *cwd = g_strdup_printf ("/proc/%d/cwd", pid);
+          g_autofree char *cwd_target = g_file_read_link (cwd, NULL);
+          g_autofree char *comm = NULL;
+          g_autofree char *comm_path = g_strdup_printf ("/proc/%d/comm", pid);
+
+          if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "sleep") &&
+              (i == 0 || (g_file_test (fd3, G_FILE_TEST_EXISTS) && g_strcmp0 (cwd_target, "/") == 0)))
+            break;
+          g_usleep (10000);
+        }
+      subagent_isolation_context_cleanup (context);
+      g_assert_false (g_file_test (base, G_FILE_TEST_EXISTS));
+      g_assert_cmpuint (pooled_trees (snapdir), ==, 0);
+      g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
+      g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+    }
+
+  /* With the process gone, the same tree is parked. */
+  {
+    g_autoptr(SubagentIsolationContext) context = prepare_pooled (parent, "held", snapdir, 1);
+    subagent_isolation_context_cleanup (context);
+    g_assert_cmpuint (pooled_trees (snapdir), ==, 1);
+  }
   sat_rm_rf (snapdir);
   sat_rm_rf (parent);
 }
@@ -1068,6 +1281,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/snapshot/copy/preserves-content-modes-times-links", test_copy_preserves_tree);
   g_test_add_func ("/snapshot/pool/recycled-equals-fresh-copy", test_pool_recycled_equals_fresh_copy);
   g_test_add_func ("/snapshot/pool/never-grows-past-its-size", test_pool_never_grows_past_its_size);
+  g_test_add_func ("/snapshot/pool/checks-parent-since-park", test_pool_checks_parent_since_park);
+  g_test_add_func ("/snapshot/pool/refuses-tree-still-held", test_pool_refuses_tree_still_held);
   g_test_add_func ("/snapshot/copy/spawn-runs-in-child-root", test_copy_spawn_runs_in_child_root);
   g_test_add_func ("/snapshot/reflink/falls-back-to-copy-on-ext4-and-tmpfs", test_reflink_falls_back_to_copy);
   g_test_add_func ("/snapshot/copy/error-removes-partial-snapshot", test_copy_error_removes_partial_snapshot);

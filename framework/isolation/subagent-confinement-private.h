@@ -9,6 +9,7 @@
 #include <gio/gio.h>
 
 #include "subagent-run-context.h"
+#include "subagent-confinement-cache-private.h"
 
 G_BEGIN_DECLS
 
@@ -16,13 +17,15 @@ typedef struct {
   int ruleset_fd;        /* -1: unconfined */
   char *tmpdir;          /* the child's private TMPDIR, or NULL */
   const char *applied;   /* SUBAGENT_CONFINEMENT_APPLIED_* */
+  SubagentConfinementLease *lease;  /* the ruleset and TMPDIR are a cache's */
 } SubagentChildConfinement;
 
-#define SUBAGENT_CHILD_CONFINEMENT_INIT { -1, NULL, SUBAGENT_CONFINEMENT_APPLIED_NONE }
+#define SUBAGENT_CHILD_CONFINEMENT_INIT { -1, NULL, SUBAGENT_CONFINEMENT_APPLIED_NONE, NULL }
 
 /* Decides and prepares the confinement of the child of @context that starts
- * on the host: the ruleset (built here, entered by the child), its private
- * temp dir. Fails only when confinement is required and impossible. */
+ * on the host: the ruleset (built here, or reused from @context's
+ * confinement cache), its private temp dir. Fails only when confinement is
+ * required and impossible. */
 gboolean _subagent_child_confinement_prepare (SubagentRunContext        *context,
                                               SubagentChildConfinement  *out,
                                               GError                   **error);

@@ -18,6 +18,7 @@
 #include "subagent.h"
 #include "subagent-confinement-private.h"
 #include "subagent-landlock-private.h"
+#include "subagent-run-context-private.h"
 
 /**
  * SECTION:subagent-confinement
@@ -29,8 +30,11 @@
  *
  * - writes succeed only beneath the child root — narrowed to the entries
  *   of the definition's `write_scope` when it has one (resolved inside the
- *   child root; a missing entry is made as a directory) — a private
- *   temporary directory the child finds in `TMPDIR`, and `/dev/null`,
+ *   child root; a missing entry is made as a directory) — its own
+ *   temporary directory, found in `TMPDIR` (emptied when the run ends; a
+ *   manager hands it to a later child with the same rights, and lets such
+ *   children write each other's, as they can write each other's files in
+ *   the child root), and `/dev/null`,
  *   `/dev/zero`, `/dev/full`, `/dev/random`, `/dev/urandom`;
  * - a worktree child may also write exactly what `git add` and `git commit`
  *   need in the parent repository: `objects/`, its own
@@ -343,11 +347,13 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   g_autoptr(SubagentLandlockPolicy) policy = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *root_real = NULL;
+  SubagentConfinementCache *cache;
   char *real;
 
   out->ruleset_fd = -1;
   out->tmpdir = NULL;
   out->applied = SUBAGENT_CONFINEMENT_APPLIED_NONE;
+  out->lease = NULL;
 
   if (mode == SUBAGENT_CONFINEMENT_NONE)
     return TRUE;
@@ -390,16 +396,37 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
   if (network != NULL && g_ascii_strcasecmp (network, "none") == 0)
     _subagent_landlock_policy_deny_tcp (policy);
 
-  out->tmpdir = g_dir_make_tmp ("subagent-child-XXXXXX", &local_error);
-  if (out->tmpdir == NULL)
+  cache = _subagent_run_context_get_confinement_cache (context);
+  if (cache != NULL)
     {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot make the child's temporary directory: %s", local_error->message);
-      return FALSE;
-    }
-  _subagent_landlock_policy_allow_write (policy, out->tmpdir);
+      /* A manager's children: the ruleset and a TMPDIR from its cache. */
+      gboolean ruleset_failed = FALSE;
 
-  out->ruleset_fd = _subagent_landlock_policy_build (policy, &local_error);
+      out->lease = _subagent_confinement_cache_acquire (cache, policy, &ruleset_failed, &local_error);
+      if (out->lease != NULL)
+        {
+          out->ruleset_fd = _subagent_confinement_lease_get_ruleset_fd (out->lease);
+          out->tmpdir = g_strdup (_subagent_confinement_lease_get_tmpdir (out->lease));
+        }
+      else if (!ruleset_failed)
+        {
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                       "Cannot make the child's temporary directory: %s", local_error->message);
+          return FALSE;
+        }
+    }
+  else
+    {
+      out->tmpdir = g_dir_make_tmp ("subagent-child-XXXXXX", &local_error);
+      if (out->tmpdir == NULL)
+        {
+          g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                       "Cannot make the child's temporary directory: %s", local_error->message);
+          return FALSE;
+        }
+      _subagent_landlock_policy_allow_write (policy, out->tmpdir);
+      out->ruleset_fd = _subagent_landlock_policy_build (policy, &local_error);
+    }
   if (out->ruleset_fd < 0)
     {
       _subagent_child_confinement_clear (out, TRUE);
@@ -421,6 +448,17 @@ void
 _subagent_child_confinement_clear (SubagentChildConfinement *self,
                                    gboolean                  remove_tmpdir)
 {
+  if (self->lease != NULL)
+    {
+      /* The cache's ruleset; the TMPDIR is emptied and kept for another. */
+      self->ruleset_fd = -1;
+      if (remove_tmpdir)
+        {
+          g_clear_pointer (&self->lease, _subagent_confinement_lease_release);
+          g_clear_pointer (&self->tmpdir, g_free);
+        }
+      return;
+    }
   if (self->ruleset_fd >= 0)
     {
       close (self->ruleset_fd);

@@ -26,6 +26,13 @@ void                    _subagent_landlock_policy_hide         (SubagentLandlock
 /* Refuses TCP bind and connect (ABI >= 4). */
 void                    _subagent_landlock_policy_deny_tcp     (SubagentLandlockPolicy *self);
 const char * const     *_subagent_landlock_policy_get_writable (SubagentLandlockPolicy *self);
+/* What identifies the policy: its write paths, hidden paths and network
+ * rule, NUL-separated. Two policies with the same key build the same
+ * ruleset from the same files. */
+GBytes                 *_subagent_landlock_policy_get_key      (SubagentLandlockPolicy *self);
+/* The directories the last build listed, one rule per entry, to keep a
+ * hidden path out (their entries are what the ruleset depends on). */
+const char * const     *_subagent_landlock_policy_get_listed   (SubagentLandlockPolicy *self);
 
 /* A ruleset file descriptor (close-on-exec) for landlock_restrict_self(),
  * or -1 with @error set. The rights it handles are all the running kernel

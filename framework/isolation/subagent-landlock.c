@@ -91,6 +91,7 @@ struct _SubagentLandlockPolicy
 {
   GPtrArray *writable;   /* canonical paths */
   GPtrArray *hidden;     /* canonical paths */
+  GPtrArray *listed;     /* directories the build split into entries */
   gboolean deny_tcp;
 };
 
@@ -102,6 +103,8 @@ _subagent_landlock_policy_new (void)
   self->writable = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (self->writable, NULL);
   self->hidden = g_ptr_array_new_with_free_func (g_free);
+  self->listed = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (self->listed, NULL);
   return self;
 }
 
@@ -112,6 +115,7 @@ _subagent_landlock_policy_free (SubagentLandlockPolicy *self)
     return;
   g_ptr_array_unref (self->writable);
   g_ptr_array_unref (self->hidden);
+  g_ptr_array_unref (self->listed);
   g_free (self);
 }
 
@@ -147,6 +151,35 @@ const char * const *
 _subagent_landlock_policy_get_writable (SubagentLandlockPolicy *self)
 {
   return (const char * const *) self->writable->pdata;
+}
+
+GBytes *
+_subagent_landlock_policy_get_key (SubagentLandlockPolicy *self)
+{
+  GByteArray *key = g_byte_array_new ();
+
+  for (guint i = 0; i + 1 < self->writable->len; i++)
+    {
+      const char *path = g_ptr_array_index (self->writable, i);
+
+      g_byte_array_append (key, (const guint8 *) "w", 1);
+      g_byte_array_append (key, (const guint8 *) path, strlen (path) + 1);
+    }
+  for (guint i = 0; i < self->hidden->len; i++)
+    {
+      const char *path = g_ptr_array_index (self->hidden, i);
+
+      g_byte_array_append (key, (const guint8 *) "h", 1);
+      g_byte_array_append (key, (const guint8 *) path, strlen (path) + 1);
+    }
+  g_byte_array_append (key, (const guint8 *) (self->deny_tcp ? "n" : "N"), 1);
+  return g_byte_array_free_to_bytes (key);
+}
+
+const char * const *
+_subagent_landlock_policy_get_listed (SubagentLandlockPolicy *self)
+{
+  return (const char * const *) self->listed->pdata;
 }
 
 int
@@ -267,6 +300,7 @@ add_tree_rule (SubagentLandlockPolicy  *self,
   dir = opendir (path);
   if (dir == NULL)
     return TRUE;
+  g_ptr_array_insert (self->listed, self->listed->len - 1, g_strdup (path));
   while (ok && (entry = readdir (dir)) != NULL)
     {
       g_autofree char *child = NULL;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "subagent.h"
+#include "subagent-confinement-cache-private.h"
 
 G_BEGIN_DECLS
 
@@ -18,6 +19,7 @@ struct _SubagentManager
   SubagentCatalog *catalog;
   SubagentPluginRegistry *plugins;
   SubagentAuditLog *audit;
+  SubagentConfinementCache *confinement_cache;  /* Landlock rulesets of its children */
   SubagentToolRegistry *tools;
   SubagentRunner *runner;
   SubagentRunner *command_runner;  /* the built-in one, for `runner: command` */

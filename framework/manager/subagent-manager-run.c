@@ -12,6 +12,7 @@
 #include "subagent.h"
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
+#include "subagent-run-context-private.h"
 #include "subagent-def-private.h"
 #include "subagent-supervisor-private.h"
 #include "subagent-review-private.h"
@@ -905,6 +906,7 @@ run_start (GTask *task_in)
                           "hidden-paths", hidden,
                           "skill", state->skill,
                           NULL);
+  _subagent_run_context_set_confinement_cache (context, self->confinement_cache);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);
   cancellable = g_task_get_cancellable (task);
@@ -922,8 +924,15 @@ run_finished (GObject      *source,
 
   state->outcome = subagent_runner_run_finish (SUBAGENT_RUNNER (source), result, &state->runner_error);
   /* Review capture and cleanup block on the filesystem (or an engine):
-   * keep them off the caller's main context. */
-  g_task_run_in_thread (task, run_wrap_up);
+   * keep them off the caller's main context. The built-in shared backend
+   * has neither (its child works in the parent's root, which stays): what
+   * is left are two appends (audit line, session record), cheaper than the
+   * hop to a worker thread and back, which on a busy machine waits for a
+   * core twice. */
+  if (SUBAGENT_IS_SHARED_ISOLATION (subagent_isolation_context_get_provider (state->context)))
+    run_wrap_up (task, g_task_get_source_object (task), state, g_task_get_cancellable (task));
+  else
+    g_task_run_in_thread (task, run_wrap_up);
 }
 
 /* Worktrees diff against the commit the child started from (backend-data

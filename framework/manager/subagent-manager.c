@@ -88,6 +88,8 @@ subagent_manager_finalize (GObject *object)
   g_hash_table_unref (self->sessions);
   g_hash_table_unref (self->providers);
   g_clear_object (&self->session_log);
+  /* Runs still going keep their rulesets; the rest are closed here. */
+  g_clear_pointer (&self->confinement_cache, _subagent_confinement_cache_unref);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_manager_parent_class)->finalize (object);
 }
@@ -328,6 +330,7 @@ subagent_manager_init (SubagentManager *self)
 {
   g_mutex_init (&self->lock);
   g_mutex_init (&self->approval_lock);
+  self->confinement_cache = _subagent_confinement_cache_new ();
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }

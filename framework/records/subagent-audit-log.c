@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "subagent.h"
@@ -21,11 +22,18 @@
  *
  * Each record is written with a single `write(2)` on a descriptor opened with
  * `O_APPEND`, so records from several threads or processes never interleave.
+ * The descriptor stays open between records while the path still names the
+ * same file (a rotated or removed log is opened again).
  */
 struct _SubagentAuditLog
 {
   GObject parent_instance;
   char *path;
+
+  GMutex lock;
+  int fd;                 /* -1 until the first record */
+  dev_t dev;              /* the file @fd has open */
+  ino_t ino;
 };
 
 enum { PROP_0, PROP_PATH, N_PROPS };
@@ -38,6 +46,9 @@ subagent_audit_log_finalize (GObject *object)
 {
   SubagentAuditLog *self = SUBAGENT_AUDIT_LOG (object);
 
+  if (self->fd >= 0)
+    close (self->fd);
+  g_mutex_clear (&self->lock);
   g_free (self->path);
   G_OBJECT_CLASS (subagent_audit_log_parent_class)->finalize (object);
 }
@@ -95,6 +106,8 @@ subagent_audit_log_class_init (SubagentAuditLogClass *klass)
 static void
 subagent_audit_log_init (SubagentAuditLog *self)
 {
+  g_mutex_init (&self->lock);
+  self->fd = -1;
 }
 
 /**
@@ -132,6 +145,53 @@ subagent_audit_log_get_path (SubagentAuditLog *self)
   return self->path;
 }
 
+/* The log's descriptor: the one already open while the path still names
+ * its file, else the file opened (created) anew. Called locked. */
+static int
+open_locked (SubagentAuditLog  *self,
+             GError           **error)
+{
+  g_autofree char *dir = NULL;
+  struct stat st;
+  int fd;
+
+  if (self->fd >= 0 && lstat (self->path, &st) == 0 && st.st_dev == self->dev && st.st_ino == self->ino)
+    return self->fd;
+  if (self->fd >= 0)
+    {
+      close (self->fd);
+      self->fd = -1;
+    }
+
+  dir = g_path_get_dirname (self->path);
+  /* Never through a symbolic link: not the directory, not the file. */
+  if (!_subagent_state_dir_ensure (dir, 0755, error))
+    {
+      g_prefix_error (error, "Cannot write the audit log: ");
+      return -1;
+    }
+  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "Cannot open the audit log %s: %s", self->path, g_strerror (saved));
+      return -1;
+    }
+  if (fstat (fd, &st) == 0)
+    {
+      self->fd = fd;
+      self->dev = st.st_dev;
+      self->ino = st.st_ino;
+    }
+  else
+    {
+      /* Used once, then closed: keeps nothing it cannot check. */
+      self->fd = -1;
+    }
+  return fd;
+}
+
 /**
  * subagent_audit_log_record:
  * @self: a #SubagentAuditLog
@@ -153,7 +213,6 @@ subagent_audit_log_record (SubagentAuditLog  *self,
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   g_autofree char *ts = g_date_time_format_iso8601 (now);
-  g_autofree char *dir = NULL;
   g_autofree char *line = NULL;
   gsize len;
   gssize written;
@@ -181,33 +240,27 @@ subagent_audit_log_record (SubagentAuditLog  *self,
   }
   len = strlen (line);
 
-  dir = g_path_get_dirname (self->path);
-  /* Never through a symbolic link: not the directory, not the file. */
-  if (!_subagent_state_dir_ensure (dir, 0755, error))
-    {
-      g_prefix_error (error, "Cannot write the audit log: ");
-      return FALSE;
-    }
-  fd = g_open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  g_mutex_lock (&self->lock);
+  fd = open_locked (self, error);
   if (fd < 0)
     {
-      int saved = errno;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Cannot open the audit log %s: %s", self->path, g_strerror (saved));
+      g_mutex_unlock (&self->lock);
       return FALSE;
     }
   do
     written = write (fd, line, len);
   while (written < 0 && errno == EINTR);
+  if (fd != self->fd)
+    close (fd);
+  g_mutex_unlock (&self->lock);
   if (written != (gssize) len)
     {
       int saved = written < 0 ? errno : EIO;
-      g_close (fd, NULL);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
                    "Cannot append to the audit log %s: %s", self->path, g_strerror (saved));
       return FALSE;
     }
-  return g_close (fd, error);
+  return TRUE;
 }
 
 /**

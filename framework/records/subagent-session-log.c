@@ -32,8 +32,10 @@ G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
  * When subagent_session_log_append() returns, the record is in the file:
  * other processes read it, and it survives the host's crash. It reaches the
  * disk moments later: a thread of the log `fdatasync()`s whatever was
- * appended since its last sync, so records that arrive together share one
- * sync, and no child waits for one. subagent_session_log_sync() waits until
+ * appended since its last sync, at most 10 ms after an append (so
+ * that records of children finishing close together share one sync; one
+ * sync per record cost about as much CPU as a trivial child), and no child
+ * waits for one. subagent_session_log_sync() waits until
  * everything appended so far is on disk; dropping the last reference to the
  * log does too. No file is created per record. Both matter on a busy
  * filesystem, where creating a file and syncing it cost far more than the
@@ -59,6 +61,8 @@ struct _SubagentSessionLog
   gboolean needs_newline;       /* the file ends in a torn line */
   guint64 appended;             /* records written so far */
   guint64 synced;               /* of those, known to be on disk */
+  guint sync_waiters;           /* in subagent_session_log_sync() */
+  gboolean syncer_idle;         /* waits for a first append to sync */
   GThread *syncer;              /* started with the first append */
   gboolean quit;
   GError *sync_error;           /* a failed sync: sticky, since the kernel reports a lost write once */
@@ -213,6 +217,10 @@ open_log (SubagentSessionLog  *self,
   return TRUE;
 }
 
+/* How long the sync thread lets appends gather before it syncs them,
+ * unless someone waits for the sync (or the log is closing). */
+#define SYNC_DELAY_MS 10
+
 /* Syncs what was appended, as long as the log lives; one sync covers
  * every record written before it starts. */
 static gpointer
@@ -226,10 +234,19 @@ sync_thread (gpointer data)
       guint64 target;
       int saved = 0;
 
+      self->syncer_idle = TRUE;
       while (self->synced == self->appended && !self->quit)
         g_cond_wait (&self->cond, &self->lock);
+      self->syncer_idle = FALSE;
       if (self->synced == self->appended)
         break;
+      {
+        gint64 deadline = g_get_monotonic_time () + SYNC_DELAY_MS * G_TIME_SPAN_MILLISECOND;
+
+        while (!self->quit && self->sync_waiters == 0)
+          if (!g_cond_wait_until (&self->cond, &self->lock, deadline))
+            break;
+      }
       target = self->appended;
       g_mutex_unlock (&self->lock);
 
@@ -331,7 +348,10 @@ subagent_session_log_append (SubagentSessionLog  *self,
       self->appended++;
       if (self->syncer == NULL)
         self->syncer = g_thread_new ("subagent-sessions", sync_thread, self);
-      g_cond_broadcast (&self->cond);
+      /* While it gathers appends, waking it for each would only cost a
+       * context switch: it syncs this one with the others. */
+      else if (self->syncer_idle)
+        g_cond_broadcast (&self->cond);
     }
   g_mutex_unlock (&self->lock);
   return ok;
@@ -359,8 +379,12 @@ subagent_session_log_sync (SubagentSessionLog  *self,
 
   g_mutex_lock (&self->lock);
   target = self->appended;
+  /* The sync thread stops gathering appends for us. */
+  self->sync_waiters++;
+  g_cond_broadcast (&self->cond);
   while (self->synced < target)
     g_cond_wait (&self->cond, &self->lock);
+  self->sync_waiters--;
   if (self->sync_error != NULL)
     {
       g_propagate_error (error, g_error_copy (self->sync_error));

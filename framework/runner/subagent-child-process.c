@@ -341,7 +341,20 @@ read_counters (int      proc_fd,
   *last_pid = (GPid) g_ascii_strtoll (p, NULL, 10);
   if (*last_pid <= 0)
     return FALSE;
-  /* /proc/stat outgrows a small buffer on many-CPU machines. */
+  /* /proc/stat outgrows a small buffer on many-CPU machines; one read()
+   * into the stack does on a few. */
+  {
+    char small[4096];
+    gssize n = read_small (proc_fd, "stat", small, sizeof small);
+
+    if (n > 0 && (gsize) n < sizeof small - 1)
+      {
+        if ((p = strstr (small, "\nprocesses ")) == NULL)
+          return FALSE;
+        *forks = g_ascii_strtoull (p + strlen ("\nprocesses "), NULL, 10);
+        return *forks > 0;
+      }
+  }
   if (!g_file_get_contents ("/proc/stat", &stat, &length, NULL) ||
       (p = strstr (stat, "\nprocesses ")) == NULL)
     return FALSE;

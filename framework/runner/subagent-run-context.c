@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-run-context-private.h"
 
 /**
  * SubagentRunContext:
@@ -44,6 +45,7 @@ struct _SubagentRunContext
   SubagentConfinement confinement;
   GStrv hidden_paths;
   SubagentSkill *skill;
+  SubagentConfinementCache *confinement_cache;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentRunContext, subagent_run_context, G_TYPE_OBJECT)
@@ -103,8 +105,29 @@ subagent_run_context_finalize (GObject *object)
   g_free (self->run_id);
   g_free (self->parent_run_id);
   g_strfreev (self->hidden_paths);
+  g_clear_pointer (&self->confinement_cache, _subagent_confinement_cache_unref);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->finalize (object);
+}
+
+void
+_subagent_run_context_set_confinement_cache (SubagentRunContext       *self,
+                                             SubagentConfinementCache *cache)
+{
+  g_return_if_fail (SUBAGENT_IS_RUN_CONTEXT (self));
+
+  if (cache != NULL)
+    _subagent_confinement_cache_ref (cache);
+  g_clear_pointer (&self->confinement_cache, _subagent_confinement_cache_unref);
+  self->confinement_cache = cache;
+}
+
+SubagentConfinementCache *
+_subagent_run_context_get_confinement_cache (SubagentRunContext *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_RUN_CONTEXT (self), NULL);
+
+  return self->confinement_cache;
 }
 
 /* 32 hex digits: a valid id ([A-Za-z0-9_-]) that never collides in practice. */

@@ -488,8 +488,9 @@ subagent_event_to_line (SubagentEvent *self)
  * `<root>/.subagent/events.jsonl`. Writing happens in a thread of the
  * writer, so subagent_events_writer_write() never blocks on the disk; lines
  * are appended with `O_APPEND` in the order they were given and are never
- * interleaved with other writers' lines. The file and its directory are
- * made on the first write. subagent_events_writer_flush() waits until
+ * interleaved with other writers' lines. Lines given while the thread
+ * writes go out together in its next write, without waking it. The file
+ * and its directory are made on the first write. subagent_events_writer_flush() waits until
  * everything given so far is written; finalizing the writer flushes too.
  */
 struct _SubagentEventsWriter
@@ -502,6 +503,7 @@ struct _SubagentEventsWriter
   GCond cond;
   GQueue lines;        /* char*, waiting for the thread */
   gboolean writing;    /* the thread holds lines it has not written yet */
+  gboolean idle;       /* the thread waits for a first line */
   gboolean quit;
   GError *error;       /* the first write error, until flush reports it */
 };
@@ -547,8 +549,10 @@ writer_thread (gpointer data)
       g_autoptr(GError) error = NULL;
       char *line;
 
+      self->idle = TRUE;
       while (self->lines.length == 0 && !self->quit)
         g_cond_wait (&self->cond, &self->lock);
+      self->idle = FALSE;
       if (self->lines.length == 0 && self->quit)
         break;
 
@@ -684,7 +688,9 @@ subagent_events_writer_write (SubagentEventsWriter *self,
   line = subagent_event_to_line (event);
   g_mutex_lock (&self->lock);
   g_queue_push_tail (&self->lines, line);
-  g_cond_signal (&self->cond);
+  /* While it writes, it takes this line with the next write. */
+  if (self->idle)
+    g_cond_signal (&self->cond);
   g_mutex_unlock (&self->lock);
 }
 

@@ -16,8 +16,9 @@
  *  - `snapshot_dir`: an absolute directory for snapshots; it must not lie
  *    inside the parent.
  *  - `pool_size`: how many cleaned copied snapshots of each parent to keep
- *    ready (default 0). Cleanup parks a copied tree instead of removing it;
- *    prepare takes one and syncs it with the parent (snapshot-pool.c).
+ *    ready (default 0). Cleanup syncs a copied tree with the parent and
+ *    parks it instead of removing it; prepare takes one and checks that the
+ *    parent did not change since (or syncs it again) (snapshot-pool.c).
  *    Overlays are never pooled: they cost nothing to make.
  *
  * prepare() marks snapshot_dir as the top of directory hierarchies (the
@@ -33,9 +34,12 @@
  * the base directory is made and removed by cleanup.
  *
  * Backend data (a{sv}) of a context: `snapshot-base` (s), `strategy` (s:
- * `overlay`, `reflink` or `copy`, what was used). Cleanup needs only
- * `snapshot-base` (or else the child root), the parent root and the
- * session key, so a context rebuilt from an owner record cleans up too.
+ * `overlay`, `reflink` or `copy`, what was used), `recycled` (b: the tree
+ * came from the pool) and, when it did, `pool-full-sync` (b: the parent
+ * had changed since the tree was parked, so both trees were compared).
+ * Cleanup needs only `snapshot-base` (or else the child root), the parent
+ * root and the session key, so a context rebuilt from an owner record
+ * cleans up too.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -203,7 +207,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   gint64 pool_size = subagent_isolation_request_get_option_int (request, "pool_size", 0);
   gint64 sync_started = 0;
   SubagentExcludeSet *secrets = subagent_isolation_request_get_exclude_set (request);
-  gboolean recycled = FALSE;
+  gboolean recycled = FALSE, full_sync = FALSE;
   const char *used = NULL;
   GVariantBuilder data;
   Strategy strategy;
@@ -315,12 +319,15 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
     {
       SnapshotSyncStats stats;
 
-      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names, secrets, &stats, &local_error))
+      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names,
+                              subagent_isolation_request_get_exclude (request), &stats, &local_error))
         {
           used = "copy";
           recycled = TRUE;
+          full_sync = stats.synced;
           sync_started = stats.sync_started;
-          g_debug ("Snapshot %s from the pool: %u copied again, %u removed", key, stats.copied, stats.removed);
+          g_debug ("Snapshot %s from the pool: %s, %u checked, %u copied again, %u removed", key,
+                   stats.synced ? "synced again" : "parent unchanged", stats.checked, stats.copied, stats.removed);
         }
       else if (local_error != NULL)
         {
@@ -360,7 +367,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
       g_variant_builder_add (&data, "{sv}", "snapshot-dir", g_variant_new_string (snapshot_dir));
     }
   g_variant_builder_add (&data, "{sv}", "recycled", g_variant_new_boolean (recycled));
-  /* What was left out: the review skips it on both sides. */
+  if (recycled)
+    g_variant_builder_add (&data, "{sv}", "pool-full-sync", g_variant_new_boolean (full_sync));
+  /* What was left out: the review skips it on both sides, the pool's
+   * park-time sync leaves it out too. */
   g_variant_builder_add (&data, "{sv}", "exclude",
                          g_variant_new_strv (subagent_isolation_request_get_exclude (request), -1));
   g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
@@ -417,6 +427,7 @@ park_tree (SubagentIsolationContext *context,
   g_autofree char *tree = NULL;
   guint32 pool_size = 0;
   gint64 sync_started = 0, handed_out = 0;
+  g_autofree const char **secret_patterns = NULL;
 
   if (data == NULL || parent == NULL ||
       !g_variant_lookup (data, "pool-size", "u", &pool_size) ||
@@ -425,7 +436,12 @@ park_tree (SubagentIsolationContext *context,
       !g_variant_lookup (data, "snapshot-dir", "&s", &snapshot_dir))
     return;
   tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
-  if (snapshot_pool_park (snapshot_dir, parent, tree, pool_size, sync_started, handed_out))
+  /* The patterns the snapshot was made with; a context without them (made
+   * before they were recorded) had the defaults. */
+  if (!g_variant_lookup (data, "exclude", "^a&s", &secret_patterns))
+    secret_patterns = NULL;
+  if (snapshot_pool_park (snapshot_dir, parent, tree, excluded_names, (const char * const *) secret_patterns,
+                          pool_size, sync_started, handed_out))
     g_debug ("Snapshot %s parked in the pool", base);
 }
 
@@ -466,8 +482,9 @@ snapshot_list_options (SubagentConfigurable *configurable)
   g_ptr_array_add (options, subagent_plugin_option_new ("snapshot_dir", "string", "$XDG_CACHE_HOME/subagent/snapshots",
                                                         "An absolute directory outside the parent for snapshots", NULL));
   g_ptr_array_add (options, subagent_plugin_option_new ("pool_size", "integer", "0",
-                                                        "Copied snapshots of each parent kept after cleanup and synced "
-                                                        "with it for the next prepare (0 to 64; never overlays)", NULL));
+                                                        "Copied snapshots of each parent synced with it at cleanup and "
+                                                        "kept for the next prepare, which only checks the parent did not "
+                                                        "change (0 to 64; never overlays)", NULL));
   return options;
 }
 

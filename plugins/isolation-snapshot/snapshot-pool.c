@@ -3,25 +3,41 @@
  *
  * Creating thousands of files is most of what a copied snapshot costs, and
  * removing them most of its cleanup (docs/performance.md). With a pool, the
- * cleanup of a copied (or cloned) snapshot parks its tree instead of
- * removing it, and the next prepare for the same parent takes a parked tree
- * and brings it back to the parent's state by comparing the two trees:
- * only what the child changed, or what changed in the parent since, is
- * copied again or removed.
+ * cleanup of a copied (or cloned) snapshot keeps its tree for the next
+ * prepare of the same parent instead of removing it:
  *
- * What counts as changed, per entry: another type, mode, size, modification
- * time or link target; and, for files, a status-change time (ctime) at or
- * after the moment the tree was handed out (the child wrote it, even if it
- * put size and mtime back) or at or after the moment the last sync started
- * (the parent's file changed since). A process cannot set ctime, so a child
- * cannot make its edit look untouched.
+ * - Park (cleanup): once no process holds anything in the tree any more
+ *   (snapshot-holders.c), the tree is brought back to the parent's state
+ *   by comparing the two trees (snapshot_tree_sync()): only what the child
+ *   changed, or what changed in the parent since, is copied again or
+ *   removed. The sync records a manifest of the parent as it walked it
+ *   (snapshot-manifest.c); the tree is parked with it.
+ * - Take (prepare): a parked tree is the parent's as of its park-time sync,
+ *   and nothing has had it since. Prepare only proves the parent did not
+ *   change since then: one stat per entry of the parent against the
+ *   manifest, none of the tree, no directory listing. Should anything
+ *   differ, the manifest guides a sync: a directory whose status did not
+ *   change is not listed, an entry whose status did not change is not
+ *   compared; the rest is compared as the park does. Without a usable
+ *   manifest (missing, torn, or parked under other exclusions), all of it.
  *
- * Layout: `<snapshot_dir>/.pool/<parent-id>/<entry>/` holding `tree/` and
- * `pool.json` (`parent`, `sync_started`, `handed_out`: nanoseconds of the
- * coarse real-time clock, the clock ctime is taken from). `.pool` cannot be
- * a session key (keys have no dot). Taking and parking hold an exclusive
+ * What counts as changed in a sync, per entry: another type, mode, size,
+ * modification time or link target; and, for files, a status-change time
+ * (ctime) at or after the moment the tree was handed out (the child wrote
+ * it, even if it put size and mtime back) or at or after the moment the
+ * last sync started (the parent's file changed since), or a second link (a
+ * write through it would reach the tree). A process cannot set ctime, so a
+ * child cannot make its edit look untouched.
+ *
+ * Layout: `<snapshot_dir>/.pool/<parent-id>/<entry>/` holding `tree/`,
+ * `manifest` and `pool.json` (`parent`, `synced_at`: when the park-time
+ * sync began, `exclude`: what the tree leaves out, and for the full sync
+ * `sync_started`, `handed_out`; times are nanoseconds of the coarse
+ * real-time clock, the clock ctime is taken from). `.pool` cannot be a
+ * session key (keys have no dot). Taking and parking hold an exclusive
  * flock on `<snapshot_dir>/.pool/<parent-id>.lock`, so concurrent children
- * never share an entry and the pool never grows past its size.
+ * never share an entry and the pool never grows past its size (the
+ * park-time sync runs outside it, on a tree no one else can take yet).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -31,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -43,6 +60,7 @@
 
 #define POOL_DIR ".pool"
 #define POOL_STATE "pool.json"
+#define POOL_MANIFEST "manifest"
 
 gint64
 snapshot_pool_clock_now (void)
@@ -74,6 +92,8 @@ typedef struct _DirJob DirJob;
 typedef struct {
   const char * const *exclude;   /* top-level names left out */
   const SubagentExcludeSet *secrets;  /* left out at any depth (NULL: none) */
+  SnapshotManifest *manifest;    /* records the parent as walked, or NULL */
+  SnapshotManifest *trusted;     /* the parent as of the tree's last sync, or NULL */
   gint64 parent_since;           /* parent entries changed at or after this */
   gint64 child_since;            /* tree entries changed at or after this */
   const char *dest;              /* the tree's path, to reopen directories */
@@ -82,6 +102,8 @@ typedef struct {
   gint stop;                     /* set once an error is recorded */
   guint copied;
   guint removed;
+  guint checked;                 /* entries the manifest vouched for */
+  guint listed;                  /* directories compared name by name */
   GMutex lock;
   GCond finished_cond;
   gboolean finished;
@@ -97,6 +119,9 @@ struct _DirJob {
   gint pending;                  /* its own pass, plus unfinished subdirectories */
   gint changed;                  /* entries were added or removed */
   struct stat src_st;            /* the parent's directory: mode and times */
+  SnapshotManifestDir *record;   /* its entries, when the sync records a manifest */
+  SnapshotManifestDir *trusted;  /* what the manifest says of it, or NULL */
+  gboolean same_names;           /* the manifest's names are the parent's and the tree's */
 };
 
 static gboolean
@@ -310,6 +335,7 @@ dir_job_free (DirJob *job)
     close (job->src_fd);
   if (job->dst_fd >= 0)
     close (job->dst_fd);
+  snapshot_manifest_dir_free (job->record);
   g_free (job->rel);
   g_free (job);
 }
@@ -324,7 +350,9 @@ dir_job_release (DirJob *job)
 
   if (!g_atomic_int_dec_and_test (&job->pending))
     return;
-  if (!g_atomic_int_get (&sync->stop))
+  /* A directory whose names the manifest vouched for, with none of its
+   * entries replaced, has the parent's mode and times since the park. */
+  if (!g_atomic_int_get (&sync->stop) && !(job->same_names && !g_atomic_int_get (&job->changed)))
     {
       g_autofree char *path = g_build_filename (sync->dest, job->rel, NULL);
       int fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -409,6 +437,18 @@ sync_entry (DirJob     *job,
     return sync_fail_at (sync, errno, "stat", job->rel, name);
 
   file = S_ISREG (s.st_mode);
+  /* What the tree will hold, as the parent had it when it was statted:
+   * the manifest prepare checks the parent against (snapshot-manifest.c). */
+  if (job->record != NULL && (file || S_ISLNK (s.st_mode) || S_ISDIR (s.st_mode)))
+    snapshot_manifest_dir_add (job->record, name, &s);
+  /* Unchanged in the parent since the tree's last sync: the tree has it
+   * as it was then (nothing has had the tree since), no need to look. */
+  if (job->trusted != NULL &&
+      snapshot_manifest_dir_entry_unchanged (job->trusted, name, &s, sync->parent_since))
+    {
+      g_atomic_int_inc (&sync->checked);
+      return S_ISDIR (s.st_mode) ? dir_job_spawn (job, name, &s) : TRUE;
+    }
   if (file)
     {
       if (have_dst && S_ISREG (d.st_mode) && s.st_size == d.st_size && same_time (&s.st_mtim, &d.st_mtim) &&
@@ -452,6 +492,23 @@ sync_entry (DirJob     *job,
               : copy_link (sync, job->src_fd, job->dst_fd, name, &s, rel);
 }
 
+/* The one place that decides which of the parent's entries the tree
+ * leaves out (a copy leaves out the same ones). */
+static gboolean
+sync_leaves_out (Sync       *sync,
+                 DirJob     *job,
+                 const char *name)
+{
+  gboolean top = *job->rel == '\0';
+
+  if (top && sync->exclude != NULL && g_strv_contains (sync->exclude, name))
+    return TRUE;
+  /* Secret files, at any depth; a copy leaves them out too. The type is
+   * not known here: a directory-only pattern leaves out any entry of that
+   * name. What is left out is also removed from the tree. */
+  return subagent_exclude_set_match_name (sync->secrets, name, -1);
+}
+
 static void
 dir_job_run (DirJob *job)
 {
@@ -459,10 +516,32 @@ dir_job_run (DirJob *job)
   g_autoptr(GPtrArray) src_names = NULL;
   g_autoptr(GPtrArray) dst_names = NULL;
   g_autoptr(GHashTable) wanted = NULL;
-  gboolean top = *job->rel == '\0';
 
   if (g_atomic_int_get (&sync->stop))
     goto done;
+  /* Its status was taken before its names are read: a name added after
+   * the listing changes the directory's ctime past the recorded one. */
+  if (sync->manifest != NULL)
+    job->record = snapshot_manifest_dir_new (job->rel, &job->src_st);
+  if (sync->trusted != NULL)
+    job->trusted = snapshot_manifest_find_dir (sync->trusted, job->rel);
+  if (job->trusted != NULL && snapshot_manifest_dir_unchanged (job->trusted, &job->src_st, sync->parent_since))
+    {
+      /* The same names on both sides as at the last sync: no listing.
+       * Files and links the check just found unchanged are not looked at
+       * again; subdirectories are visited for what lies below. */
+      g_autoptr(GPtrArray) names = snapshot_manifest_dir_names (job->trusted);
+      gboolean verified = snapshot_manifest_dir_verified (job->trusted);
+
+      job->same_names = TRUE;
+      for (guint i = 0; i < names->len && !g_atomic_int_get (&sync->stop); i++)
+        if (verified && !snapshot_manifest_dir_entry_is_dir (job->trusted, i))
+          g_atomic_int_inc (&sync->checked);
+        else if (!sync_entry (job, names->pdata[i]))
+          break;
+      goto done;
+    }
+  g_atomic_int_inc (&sync->listed);
   src_names = read_names (job->src_fd);
   dst_names = src_names ? read_names (job->dst_fd) : NULL;
   if (dst_names == NULL)
@@ -472,10 +551,7 @@ dir_job_run (DirJob *job)
     }
   wanted = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < src_names->len; i++)
-    if ((!top || sync->exclude == NULL || !g_strv_contains (sync->exclude, src_names->pdata[i])) &&
-        /* Type unknown here: a directory-only pattern leaves out any entry
-         * of that name. What is not wanted is also removed from the tree. */
-        !subagent_exclude_set_match_name (sync->secrets, src_names->pdata[i], -1))
+    if (!sync_leaves_out (sync, job, src_names->pdata[i]))
       g_hash_table_add (wanted, src_names->pdata[i]);
   /* What the child made, or the parent removed, goes first: a name may
    * change type. */
@@ -495,6 +571,8 @@ dir_job_run (DirJob *job)
       break;
 
 done:
+  if (job->record != NULL && !g_atomic_int_get (&sync->stop))
+    snapshot_manifest_take_dir (sync->manifest, g_steal_pointer (&job->record));
   /* Subdirectories hold their own descriptors. */
   close (job->src_fd);
   close (job->dst_fd);
@@ -519,10 +597,20 @@ snapshot_tree_sync (const char         *source,
                     const SubagentExcludeSet *exclude,
                     gint64              parent_since,
                     gint64              child_since,
+                    SnapshotManifest   *record,
+                    SnapshotManifest   *trusted,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
-  Sync sync = { exclude_top_level, exclude, parent_since, child_since, dest };
+  Sync sync = {
+    .exclude = exclude_top_level,
+    .secrets = subagent_exclude_set_is_empty (exclude) ? NULL : exclude,
+    .manifest = record,
+    .trusted = trusted,
+    .parent_since = parent_since,
+    .child_since = child_since,
+    .dest = dest,
+  };
   DirJob *root = g_new0 (DirJob, 1);
   gboolean ok;
 
@@ -554,6 +642,8 @@ snapshot_tree_sync (const char         *source,
 
   stats->copied = sync.copied;
   stats->removed = sync.removed;
+  stats->checked = sync.checked;
+  stats->listed = sync.listed;
   ok = sync.error == NULL;
   if (!ok)
     g_propagate_error (error, sync.error);
@@ -617,25 +707,56 @@ read_state (const char *entry)
   return json_object_ref (json_node_get_object (root));
 }
 
+/* What the tree leaves out, as pool.json keeps it: a tree parked under
+ * other exclusions is synced in full (names once left out may now be
+ * wanted, and the other way round; the manifest knows only what the tree
+ * held). Whatever else decides what a sync leaves out belongs in here too. */
+static char *
+exclude_fingerprint (const char * const *exclude_top_level,
+                     const char * const *secret_patterns)
+{
+  g_autofree char *top = exclude_top_level ? g_strjoinv ("\n", (char **) exclude_top_level) : g_strdup ("");
+  g_autofree char *secrets = secret_patterns ? g_strjoinv ("\n", (char **) secret_patterns) : g_strdup ("");
+
+  return g_strconcat (top, "\n--\n", secrets, NULL);
+}
+
+/* How many entries <dir> holds; 0 if it cannot be read. */
+static guint
+count_entries (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}
+
 gboolean
 snapshot_pool_take (const char         *snapshot_dir,
                     const char         *parent,
                     const char         *tree,
                     const char * const *exclude_top_level,
-                    const SubagentExcludeSet *exclude,
+                    const char * const *secret_patterns,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
+  g_autoptr(SubagentExcludeSet) secrets = subagent_exclude_set_new (secret_patterns);
   g_autofree char *pool_dir = g_build_filename (snapshot_dir, POOL_DIR, NULL);
   g_autofree char *id = parent_id (parent);
   g_autofree char *dir = g_build_filename (pool_dir, id, NULL);
   g_autoptr(GDir) d = NULL;
   g_autofree char *taken = NULL;
   g_autoptr(JsonObject) state = NULL;
+  SnapshotManifest *manifest = NULL;
+  g_autofree char *exclude = NULL;
   const char *name;
-  gint64 sync_started;
+  gint64 sync_started, synced_at;
+  gboolean ok;
   int lock;
 
+  memset (stats, 0, sizeof *stats);
   lock = pool_lock (pool_dir, id);
   if (lock < 0)
     return FALSE;
@@ -660,50 +781,90 @@ snapshot_pool_take (const char         *snapshot_dir,
   pool_unlock (lock);
   if (taken == NULL)
     return FALSE;
+
+  /* From here the tree is this child's: prove the parent did not change
+   * since the tree was synced at park time, or sync it again. */
+  synced_at = json_object_get_int_member_with_default (state, "synced_at", 0);
+  exclude = exclude_fingerprint (exclude_top_level, secret_patterns);
+  if (synced_at > 0 && g_strcmp0 (json_object_get_string_member_with_default (state, "exclude", NULL), exclude) == 0)
+    {
+      g_autofree char *path = g_build_filename (taken, POOL_MANIFEST, NULL);
+      g_autoptr(GError) local_error = NULL;
+
+      manifest = snapshot_manifest_load (path, &local_error);
+      if (manifest == NULL)
+        g_debug ("Pooled snapshot %s: %s", taken, local_error->message);
+    }
   subagent_tree_remove (taken, NULL, NULL);
 
-  /* From here the tree is this child's: bring it to the parent's state. */
   sync_started = snapshot_pool_clock_now ();
-  if (!snapshot_tree_sync (parent, tree, exclude_top_level, exclude,
-                           json_object_get_int_member_with_default (state, "sync_started", 0),
-                           json_object_get_int_member_with_default (state, "handed_out", 0),
-                           stats, error))
+  if (manifest != NULL && snapshot_manifest_matches (manifest, parent, synced_at))
+    {
+      stats->checked = snapshot_manifest_get_n_entries (manifest);
+      ok = TRUE;
+    }
+  else
+    {
+      /* Something changed: compare what the manifest cannot vouch for
+       * (all of it without a manifest). */
+      g_debug ("Pooled snapshot for %s: the parent changed since it was parked; syncing", parent);
+      ok = snapshot_tree_sync (parent, tree, exclude_top_level, secrets,
+                               json_object_get_int_member_with_default (state, "sync_started", 0),
+                               json_object_get_int_member_with_default (state, "handed_out", 0),
+                               NULL, manifest, stats, error);
+      stats->synced = TRUE;
+    }
+  snapshot_manifest_free (manifest);
+  if (!ok)
     return FALSE;
   stats->sync_started = sync_started;
   return TRUE;
 }
 
 static char *
-state_to_string (const char *parent,
-                 gint64      sync_started,
-                 gint64      handed_out)
+state_to_string (const char         *parent,
+                 const char * const *exclude_top_level,
+                 const char * const *secret_patterns,
+                 gint64              synced_at)
 {
   g_autoptr(JsonObject) object = json_object_new ();
   g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+  g_autofree char *exclude = exclude_fingerprint (exclude_top_level, secret_patterns);
 
   json_object_set_string_member (object, "parent", parent);
-  json_object_set_int_member (object, "sync_started", sync_started);
-  json_object_set_int_member (object, "handed_out", handed_out);
+  json_object_set_int_member (object, "synced_at", synced_at);
+  json_object_set_string_member (object, "exclude", exclude);
+  /* Should the manifest not do, the full sync at take trusts nothing of
+   * either side changed since the park-time sync began. */
+  json_object_set_int_member (object, "sync_started", synced_at);
+  json_object_set_int_member (object, "handed_out", synced_at);
   json_node_set_object (node, object);
   return json_to_string (node, FALSE);
 }
 
 gboolean
-snapshot_pool_park (const char *snapshot_dir,
-                    const char *parent,
-                    const char *tree,
-                    guint       pool_size,
-                    gint64      sync_started,
-                    gint64      handed_out)
+snapshot_pool_park (const char         *snapshot_dir,
+                    const char         *parent,
+                    const char         *tree,
+                    const char * const *exclude_top_level,
+                    const char * const *secret_patterns,
+                    guint               pool_size,
+                    gint64              sync_started,
+                    gint64              handed_out)
 {
   g_autofree char *pool_dir = g_build_filename (snapshot_dir, POOL_DIR, NULL);
   g_autofree char *id = parent_id (parent);
   g_autofree char *dir = g_build_filename (pool_dir, id, NULL);
-  g_autofree char *entry = NULL, *entry_tree = NULL, *state_path = NULL, *state = NULL;
-  g_autoptr(GDir) d = NULL;
+  g_autofree char *entry = NULL, *entry_tree = NULL, *state_path = NULL, *state = NULL, *manifest_path = NULL;
   g_autoptr(GError) error = NULL;
-  guint n = 0;
+  SnapshotManifest *manifest = NULL;
+  g_autoptr(SubagentExcludeSet) secrets = NULL;
+  SnapshotSyncStats stats;
   gboolean parked = FALSE;
+  gint64 synced_at;
+  char *real_tree;
+  int holder = 0;
+  guint n;
   int lock;
 
   if (pool_size == 0 || sync_started <= 0 || handed_out <= 0)
@@ -711,24 +872,54 @@ snapshot_pool_park (const char *snapshot_dir,
   lock = pool_lock (pool_dir, id);
   if (lock < 0)
     return FALSE;
-  if (g_mkdir_with_parents (dir, 0700) == 0 && (d = g_dir_open (dir, 0, NULL)) != NULL)
+  n = count_entries (dir);
+  pool_unlock (lock);
+  if (n >= pool_size)
+    return FALSE;
+
+  /* Nothing of the child may be left to write into a tree the pool will
+   * trust (snapshot-holders.c). */
+  real_tree = realpath (tree, NULL);
+  if (real_tree == NULL || snapshot_tree_has_holders (real_tree, &holder))
     {
-      while (g_dir_read_name (d) != NULL)
-        n++;
-      if (n < pool_size)
+      g_message ("Not keeping snapshot %s in the pool: %s%d still holds files in it", tree,
+                 real_tree ? "process " : "cannot resolve it; ", holder);
+      free (real_tree);
+      return FALSE;
+    }
+  free (real_tree);
+
+  /* The child is gone: bring its tree back to the parent's state now, off
+   * the prepare path, recording what the parent looked like. */
+  synced_at = snapshot_pool_clock_now ();
+  manifest = snapshot_manifest_new ();
+  secrets = subagent_exclude_set_new (secret_patterns);
+  if (!snapshot_tree_sync (parent, tree, exclude_top_level, secrets, sync_started, handed_out, manifest, NULL,
+                           &stats, &error))
+    {
+      g_debug ("Not parking snapshot %s: %s", tree, error->message);
+      snapshot_manifest_free (manifest);
+      return FALSE;
+    }
+  g_debug ("Snapshot %s synced for the pool: %u copied again, %u removed", tree, stats.copied, stats.removed);
+
+  lock = pool_lock (pool_dir, id);
+  if (lock >= 0 && g_mkdir_with_parents (dir, 0700) == 0 && count_entries (dir) < pool_size)
+    {
+      entry = g_build_filename (dir, "XXXXXX", NULL);
+      if (g_mkdtemp_full (entry, 0700) != NULL)
         {
-          entry = g_build_filename (dir, "XXXXXX", NULL);
-          if (g_mkdtemp_full (entry, 0700) != NULL)
-            {
-              entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
-              state_path = g_build_filename (entry, POOL_STATE, NULL);
-              state = state_to_string (parent, sync_started, handed_out);
-              parked = g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
-              if (!parked)
-                subagent_tree_remove (entry, NULL, NULL);
-            }
+          entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
+          state_path = g_build_filename (entry, POOL_STATE, NULL);
+          manifest_path = g_build_filename (entry, POOL_MANIFEST, NULL);
+          state = state_to_string (parent, exclude_top_level, secret_patterns, synced_at);
+          parked = snapshot_manifest_save (manifest, manifest_path, &error) &&
+                   g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
+          if (!parked)
+            subagent_tree_remove (entry, NULL, NULL);
         }
     }
   pool_unlock (lock);
+  snapshot_manifest_free (manifest);
   return parked;
 }

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <sys/stat.h>
+
 #include <subagent.h>
 
 G_BEGIN_DECLS
@@ -39,10 +41,54 @@ SubagentReclaimOutcome snapshot_reclaim (SubagentIsolationProvider  *provider,
                                          SubagentReclaimFlags        flags,
                                          char                      **reason);
 
+/* snapshot-manifest.c */
+typedef struct _SnapshotManifest SnapshotManifest;
+typedef struct _SnapshotManifestDir SnapshotManifestDir;
+
+SnapshotManifestDir *snapshot_manifest_dir_new      (const char          *rel,
+                                                     const struct stat   *st);
+void                 snapshot_manifest_dir_add      (SnapshotManifestDir *dir,
+                                                     const char          *name,
+                                                     const struct stat   *st);
+void                 snapshot_manifest_dir_free     (SnapshotManifestDir *dir);
+SnapshotManifest    *snapshot_manifest_new          (void);
+void                 snapshot_manifest_take_dir     (SnapshotManifest    *manifest,
+                                                     SnapshotManifestDir *dir);
+guint                snapshot_manifest_get_n_entries (SnapshotManifest   *manifest);
+void                 snapshot_manifest_free         (SnapshotManifest    *manifest);
+gboolean             snapshot_manifest_save         (SnapshotManifest    *manifest,
+                                                     const char          *path,
+                                                     GError             **error);
+SnapshotManifest    *snapshot_manifest_load         (const char          *path,
+                                                     GError             **error);
+gboolean             snapshot_manifest_matches      (SnapshotManifest    *manifest,
+                                                     const char          *parent,
+                                                     gint64               since);
+SnapshotManifestDir *snapshot_manifest_find_dir     (SnapshotManifest    *manifest,
+                                                     const char          *rel);
+gboolean             snapshot_manifest_dir_unchanged (SnapshotManifestDir *dir,
+                                                     const struct stat   *st,
+                                                     gint64               since);
+gboolean             snapshot_manifest_dir_entry_unchanged (SnapshotManifestDir *dir,
+                                                           const char          *name,
+                                                           const struct stat   *st,
+                                                           gint64               since);
+GPtrArray           *snapshot_manifest_dir_names    (SnapshotManifestDir *dir);
+gboolean             snapshot_manifest_dir_verified (SnapshotManifestDir *dir);
+gboolean             snapshot_manifest_dir_entry_is_dir (SnapshotManifestDir *dir,
+                                                        guint                index);
+
+/* snapshot-holders.c */
+gboolean snapshot_tree_has_holders (const char *tree,
+                                    int        *pid_out);
+
 /* snapshot-pool.c */
 typedef struct {
   guint copied;         /* files and links copied again */
   guint removed;        /* entries removed from the tree */
+  guint checked;        /* parent entries checked against the manifest */
+  guint listed;         /* directories whose names were compared */
+  gboolean synced;      /* the parent had changed since the park: a sync ran */
   gint64 sync_started;  /* coarse real time (ns) when the sync began */
 } SnapshotSyncStats;
 
@@ -53,18 +99,22 @@ gboolean snapshot_tree_sync      (const char         *source,
                                   const SubagentExcludeSet *exclude,
                                   gint64              parent_since,
                                   gint64              child_since,
+                                  SnapshotManifest   *record,
+                                  SnapshotManifest   *trusted,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
 gboolean snapshot_pool_take      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
                                   const char * const *exclude_top_level,
-                                  const SubagentExcludeSet *exclude,
+                                  const char * const *secret_patterns,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
 gboolean snapshot_pool_park      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
+                                  const char * const *exclude_top_level,
+                                  const char * const *secret_patterns,
                                   guint               pool_size,
                                   gint64              sync_started,
                                   gint64              handed_out);
