@@ -160,7 +160,9 @@ child_exec (const char         *path,
     {
       /* A root child keeps no CAP_SYS_PTRACE past exec: with it, it could
        * read a non-dumpable host's memory and environment. Fails (and
-       * needs not) without CAP_SETPCAP. */
+       * needs not) without CAP_SETPCAP. _subagent_landlock_restrict_self()
+       * also drops CAP_SYS_ADMIN and CAP_PERFMON, which get past Landlock's
+       * ptrace scoping to the host's /proc/<pid>/environ. */
       prctl (PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
       prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
       if ((saved = _subagent_landlock_restrict_self (ruleset_fd)) != 0)
