@@ -315,7 +315,9 @@ main (int   argc,
   g_autofree char *host = g_strdup (g_getenv ("DOCKER_HOST") ? g_getenv ("DOCKER_HOST")
                                                             : "unix:///var/run/docker.sock");
   g_autofree char *remote = g_strdup (g_getenv ("SUBAGENT_TEST_REMOTE_HOST"));
+  g_autofree char *only = NULL;
   const GOptionEntry entries[] = {
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "Run only one part: cycle or copy", "PART" },
     { "iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Cycles of each kind (default 10)", "N" },
     { "files", 0, 0, G_OPTION_ARG_INT, &files, "Files in the parent tree of the cycle (default 50)", "N" },
     { "copy-files", 0, 0, G_OPTION_ARG_INT, &copy_files, "Files in the copied tree (default 2000)", "N" },
@@ -361,6 +363,8 @@ main (int   argc,
   if (!subagent_isolation_provider_is_available (provider, &error))
     die ("engine", error);
 
+  if (only != NULL && g_str_equal (only, "copy"))
+    goto copy;
   /* One warm-up of each: first-use costs (plugin, page cache) are not the subject. */
   {
     double copy;
@@ -402,7 +406,10 @@ main (int   argc,
           phase_usec[0] / 1000.0 / iterations, phase_usec[1] / 1000.0 / iterations,
           phase_usec[2] / 1000.0 / iterations);
 
-  if (remote != NULL && *remote != '\0')
+copy:
+  if (only != NULL && g_str_equal (only, "cycle"))
+    ;
+  else if (remote != NULL && *remote != '\0')
     bench_copy (remote, image, copy_files, iterations);
   else
     printf ("\n(no remote-like engine: pass --remote or set SUBAGENT_TEST_REMOTE_HOST for the copy figures)\n");

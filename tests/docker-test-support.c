@@ -237,6 +237,28 @@ dts_provider (void)
   return provider;
 }
 
+/* The docker provider as the manager makes it: configured with config.yaml's
+ * `docker:` section given as JSON text; NULL with @error when configure refuses. */
+SubagentIsolationProvider *
+dts_configured_provider (const char  *docker_section_json,
+                         const char  *root,
+                         GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonObject) top = json_object_new ();
+  g_autoptr(SubagentConfig) config = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  json_parser_load_from_data (parser, docker_section_json, -1, &local_error);
+  g_assert_no_error (local_error);
+  json_object_set_member (top, "docker", json_node_copy (json_parser_get_root (parser)));
+  config = subagent_config_new_from_json (top, "test", &local_error);
+  g_assert_no_error (local_error);
+  return SUBAGENT_ISOLATION_PROVIDER (subagent_plugin_registry_create_configured (registry, config,
+                                                                                 SUBAGENT_TYPE_ISOLATION_PROVIDER,
+                                                                                 "docker", root, error));
+}
+
 /* A request for e with image and host set; then KEY, VALUE pairs (a
  * NULL value removes the option). */
 SubagentIsolationRequest *

@@ -31,6 +31,9 @@ void        dts_shutdown           (void);
 const char *dts_image              (void);
 const char *dts_cache_home         (void);
 SubagentIsolationProvider *dts_provider (void);
+SubagentIsolationProvider *dts_configured_provider (const char  *docker_section_json,
+                                                    const char  *root,
+                                                    GError     **error);
 
 /* The engine itself: asserts success unless status is wanted. */
 char     *dts_engine_run           (DtsEngine  *e,

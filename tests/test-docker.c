@@ -61,6 +61,60 @@ test_available (gconstpointer data)
   g_assert_nonnull (strstr (error->message, "ssh -nNT -L"));
 }
 
+
+/* config.yaml's `docker: {host, transfer}` is what the provider the
+ * manager makes uses: is_available asks the configured engine (not
+ * DOCKER_HOST), prepare without a host option goes there with the
+ * configured transfer, and a bad value fails at configure. */
+static void
+test_config_host_and_transfer (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *parent = dts_make_parent ();
+  g_autofree char *good = g_strdup_printf ("{\"host\": \"%s\", \"transfer\": \"%s\"}", e->host, e->transfer);
+  g_autoptr(SubagentIsolationProvider) dead = NULL;
+  g_autoptr(SubagentIsolationProvider) bad = NULL;
+  g_autoptr(SubagentIsolationProvider) live = NULL;
+  g_autoptr(SubagentIsolationRequest) request = NULL;
+  g_autoptr(SubagentIsolationContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *used = NULL;
+
+  /* DOCKER_HOST names a live engine here: the config's dead one must win. */
+  g_assert_nonnull (g_getenv ("DOCKER_HOST"));
+  dead = dts_configured_provider ("{\"host\": \"" DTS_DEAD_SOCKET "\"}", parent, &error);
+  g_assert_no_error (error);
+  g_assert_false (subagent_isolation_provider_is_available (dead, &error));
+  g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
+  g_assert_nonnull (strstr (error->message, DTS_DEAD_SOCKET));
+  g_clear_error (&error);
+
+  bad = dts_configured_provider ("{\"transfer\": \"carrier-pigeon\"}", parent, &error);
+  g_assert_null (bad);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "carrier-pigeon"));
+  g_clear_error (&error);
+  bad = dts_configured_provider ("{\"host\": 5}", parent, &error);
+  g_assert_null (bad);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_clear_error (&error);
+
+  live = dts_configured_provider (good, parent, &error);
+  g_assert_no_error (error);
+  g_assert_true (subagent_isolation_provider_is_available (live, &error));
+  g_assert_no_error (error);
+  request = dts_make_request (e, parent, "cfg-host-1", 0, NULL, "host", NULL, NULL);
+  context = subagent_isolation_provider_prepare (live, request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), "engine-host", "&s", &used));
+  g_assert_cmpstr (used, ==, e->host);
+  g_assert_true (g_variant_lookup (subagent_isolation_context_get_backend_data (context), "transfer", "&s", &used));
+  g_assert_cmpstr (used, ==, e->transfer);
+  subagent_isolation_context_cleanup (context);
+  dts_assert_nothing_left (e, "io.subagent.session=cfg-host-1", parent);
+  sat_rm_rf (parent);
+}
+
 static void
 test_errors_missing_image (gconstpointer data)
 {
@@ -912,6 +966,7 @@ add_engine_tests (DtsEngine  *e)
     { "network/none-unless-asked", test_network_none_unless_asked },
     { "cleanup/after-container-died-or-vanished", test_cleanup_after_container_died },
     { "cleanup/engine-unreachable-keeps-record", test_cleanup_engine_unreachable },
+    { "config/host-and-transfer-honoured", test_config_host_and_transfer },
     { "errors/missing-image", test_errors_missing_image },
     { "errors/image-removed-after-use", test_errors_image_removed_after_use },
     { "errors/stopped-engine", test_errors_stopped_engine },

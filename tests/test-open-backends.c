@@ -400,9 +400,11 @@ test_types_agree_with_descriptors (void)
   g_autofree char *snapshot = built_plugin ("isolation-snapshot");
   g_autofree char *sink = built_plugin ("approval-file");
   g_autofree char *postgres = built_plugin ("approval-postgres");
+  g_autofree char *docker = built_plugin ("isolation-docker");
   g_autoptr(SubagentPluginRegistry) registry =
-    subagent_plugin_registry_new ((const char * const []) { worktree, snapshot, sink, postgres, NULL });
+    subagent_plugin_registry_new ((const char * const []) { worktree, snapshot, sink, postgres, docker, NULL });
   static const struct { const char *plugin, *backend; GType (*iface) (void); } cases[] = {
+    { "isolation-docker", "docker", subagent_isolation_provider_get_type },
     { "isolation-worktree", "worktree", subagent_isolation_provider_get_type },
     { "isolation-snapshot", "directory-snapshot", subagent_isolation_provider_get_type },
     { "approval-file", "file", subagent_approval_sink_get_type },

@@ -152,6 +152,22 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
 
 /* ---- cleanup ------------------------------------------------------------ */
 
+typedef struct {
+  DockerEngine *engine;
+  const char *container;
+  gboolean removed;
+  GError *error;
+} RemoveJob;
+
+static gpointer
+remove_in_thread (gpointer data)
+{
+  RemoveJob *job = data;
+
+  job->removed = docker_container_remove (job->engine, job->container, &job->error);
+  return NULL;
+}
+
 void
 docker_context_cleanup (SubagentIsolationProvider *provider,
                         SubagentIsolationContext  *context)
@@ -164,17 +180,38 @@ docker_context_cleanup (SubagentIsolationProvider *provider,
   const char *base = NULL;
   g_autoptr(GError) error = NULL;
   gboolean complete = TRUE;
+  RemoveJob job = { 0 };
+  GThread *thread = NULL;
 
   if (data != NULL)
     g_variant_lookup (data, "workspace-base", "&s", &base);
   if (container == NULL && data != NULL)
     g_variant_lookup (data, "container-name", "&s", &container);
 
-  if (engine != NULL && container != NULL && !docker_container_remove (engine, container, &error))
+  /* The engine removes the container while the workspace's tree is removed
+   * here; whatever a process still alive in the container wrote meanwhile
+   * goes with the rest of the workspace once the container is gone. Both
+   * are done before cleanup returns. */
+  job.engine = engine;
+  job.container = container;
+  if (engine != NULL && container != NULL)
+    thread = g_thread_try_new ("subagent-docker-remove", remove_in_thread, &job, NULL);
+  if (thread != NULL && base != NULL && key != NULL &&
+      subagent_owner_marker_matches (base, DOCKER_MARKER, key))
+    {
+      /* The bulk (the tree); the marker and the rest go after, as ever. */
+      g_autofree char *tree = g_build_filename (base, DOCKER_TREE, NULL);
+      (void) subagent_tree_remove (tree, NULL, NULL);
+    }
+  if (thread != NULL)
+    g_thread_join (thread);
+  else if (engine != NULL && container != NULL)
+    remove_in_thread (&job);
+  if (engine != NULL && container != NULL && !job.removed)
     {
       g_message ("Could not remove container %s (session %s): %s; `subagentctl prune` will retry",
-                 container, key, error->message);
-      g_clear_error (&error);
+                 container, key, job.error->message);
+      g_clear_error (&job.error);
       complete = FALSE;
     }
   if (base != NULL && key != NULL && !docker_workspace_remove (base, key, &error))

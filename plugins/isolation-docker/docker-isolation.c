@@ -11,6 +11,8 @@
  *    is read back through the engine (an engine on another machine, or in
  *    another mount namespace, would mount an empty directory of its own —
  *    the child would work in nothing and the run would look complete).
+ *    A probe's verdict, either way, holds for five minutes per engine
+ *    address and workspace directory (with its device).
  *  - `copy`: the tree is streamed into a tmpfs volume at /workspace (PUT
  *    archive, a tar made in process, entries owned by the container's
  *    user), and every exec ends with the container's /workspace fetched
@@ -33,6 +35,10 @@
  * spawnv() runs each process of the child through the exec helper
  * (docker-context.c); cleanup() removes the container, its volume and the
  * workspace.
+ *
+ * The provider is configurable: config.yaml's `docker:` section gives the
+ * engine is_available() asks (`host`, `context`) and the default
+ * `transfer`; a request's own options win.
  *
  * Request options: `image` (required), `host` (the engine's address,
  * overrides DOCKER_HOST), `context` (a docker context), `transfer`,
@@ -64,6 +70,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -79,8 +86,11 @@ struct _SubagentDockerIsolation
   GMutex lock;
   char *binary;         /* under lock; only for old configurations */
   char *host;           /* under lock */
+  char *context;        /* under lock: config docker.context */
+  char *transfer;       /* under lock: config docker.transfer */
   GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
-  GHashTable *no_bind;  /* under lock: "address\ndir" → gint64 time a bind probe failed */
+  GHashTable *no_bind;  /* under lock: "address\ndir\ndevice" → gint64 time a bind probe failed */
+  GHashTable *bind_ok;  /* under lock: the same keys → gint64 time a bind probe passed */
 };
 
 enum {
@@ -93,10 +103,12 @@ enum {
 static GParamSpec *properties[N_PROPS];
 
 static void provider_iface_init (SubagentIsolationProviderInterface *iface);
+static void configurable_iface_init (SubagentConfigurableInterface *iface);
 
 G_DEFINE_DYNAMIC_TYPE_EXTENDED (SubagentDockerIsolation, subagent_docker_isolation, G_TYPE_OBJECT,
                                 G_TYPE_FLAG_FINAL,
-                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init))
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_ISOLATION_PROVIDER, provider_iface_init)
+                                G_IMPLEMENT_INTERFACE_DYNAMIC (SUBAGENT_TYPE_CONFIGURABLE, configurable_iface_init))
 
 static const char * const excluded_names[] = { ".subagent", ".git", NULL };
 
@@ -283,11 +295,15 @@ read_plan (SubagentDockerIsolation   *self,
   const char *parent_option = subagent_isolation_request_get_parent_root (request);
   const char *binary, *host, *context, *workspace, *dir_option, *transfer;
   g_autofree char *default_host = NULL;
+  g_autofree char *default_context = NULL;
+  g_autofree char *default_transfer = NULL;
   g_autofree char *default_dir = NULL;
   g_autoptr(GError) local_error = NULL;
 
   g_mutex_lock (&self->lock);
   default_host = g_strdup (self->host);
+  default_context = g_strdup (self->context);
+  default_transfer = g_strdup (self->transfer ? self->transfer : "auto");
   g_mutex_unlock (&self->lock);
 
   plan->key = subagent_isolation_request_get_session_key (request);
@@ -306,12 +322,12 @@ read_plan (SubagentDockerIsolation   *self,
   if (!option_string (request, "image", NULL, &plan->image, error) ||
       !option_string (request, "binary", NULL, &binary, error) ||
       !option_string (request, "host", default_host, &host, error) ||
-      !option_string (request, "context", NULL, &context, error) ||
+      !option_string (request, "context", default_context, &context, error) ||
       !option_string (request, "network", DEFAULT_NETWORK, &plan->network, error) ||
       !option_string (request, "user", DEFAULT_USER, &plan->user, error) ||
       !option_string (request, "workspace", "snapshot", &workspace, error) ||
       !option_string (request, "workspace_dir", NULL, &dir_option, error) ||
-      !option_string (request, "transfer", "auto", &transfer, error) ||
+      !option_string (request, "transfer", default_transfer, &transfer, error) ||
       !option_int (request, "pids_limit", DEFAULT_PIDS_LIMIT, &plan->pids_limit, error) ||
       !option_int (request, "nofile", DEFAULT_NOFILE, &plan->nofile, error) ||
       !option_int (request, "nproc", 0, &plan->nproc, error) ||
@@ -440,6 +456,10 @@ read_plan (SubagentDockerIsolation   *self,
       return FALSE;
     }
 
+  /* Each workspace in a block group of its own: made right after another
+   * was removed, its files would otherwise be created among the removed
+   * one's recently freed inodes, slowly (ext4). */
+  subagent_tree_spread_subdirectories (plan->dir);
   plan->base = g_build_filename (plan->dir, plan->key, NULL);
   plan->tree = g_build_filename (plan->base, DOCKER_TREE, NULL);
   return TRUE;
@@ -637,7 +657,7 @@ retry:
       job->error = g_steal_pointer (&local_error);
       return NULL;
     }
-  if (job->bind &&
+  if (job->bind && job->probe_name != NULL &&
       !docker_container_probe (plan->engine, job->container_id, job->probe_name, job->nonce, job->cancellable,
                                &local_error))
     {
@@ -717,6 +737,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
   gboolean started = FALSE;
   gboolean world_writable = FALSE;
   gboolean copied = TRUE;
+  gboolean bind_trusted, tried_bind;
+  gboolean given = FALSE;   /* the tree was handed to the container's user */
   StartJob job = { 0 };
   GThread *thread = NULL;
   GVariantBuilder data;
@@ -766,17 +788,27 @@ docker_prepare (SubagentIsolationProvider  *provider,
         }
     }
 
-  /* Bind only where a probe proves the engine sees the tree. An engine
-   * that failed the probe for this directory lately goes straight to copy. */
+  /* Bind only where a probe proves the engine sees the tree. What a probe
+   * found holds for the directory the trees are made in (its device
+   * included) on that engine for a while: an engine that failed it lately
+   * goes straight to copy, one that passed it binds without asking again
+   * (a create the engine refuses for a missing source still falls back). */
   {
     g_autofree char *tree_parent = g_path_get_dirname (plan.tree);
-    no_bind_key = engine_key (&plan, tree_parent);
+    g_autofree char *trees_dir = plan.worktree ? g_strdup (tree_parent) : g_path_get_dirname (tree_parent);
+    g_autofree char *suffix = NULL;
+    struct stat st;
+
+    suffix = g_strdup_printf ("%s\n%ju", trees_dir, stat (trees_dir, &st) == 0 ? (uintmax_t) st.st_dev : 0);
+    no_bind_key = engine_key (&plan, suffix);
   }
   job.plan = &plan;
   job.cancellable = cancellable;
   job.bind = plan.transfer == TRANSFER_BIND ||
              (plan.transfer == TRANSFER_AUTO && !cache_fresh (self, self->no_bind, no_bind_key));
-  if (job.bind)
+  bind_trusted = job.bind && cache_fresh (self, self->bind_ok, no_bind_key);
+  tried_bind = job.bind;
+  if (job.bind && !bind_trusted)
     {
       nonce = new_nonce ();
       probe_name = g_strconcat (DOCKER_PROBE_PREFIX, nonce, NULL);
@@ -797,6 +829,13 @@ docker_prepare (SubagentIsolationProvider  *provider,
       copied = subagent_tree_copy_excluding (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names,
                                              secrets, &copy_used, cancellable, &local_error);
       copy_usec = g_get_monotonic_time () - copy_start;
+      /* A bind known to work: the tree goes to the container's user while
+       * the container still starts. */
+      if (copied && bind_trusted)
+        {
+          copied = docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error);
+          given = copied;
+        }
     }
   if (thread != NULL)
     g_thread_join (thread);
@@ -816,7 +855,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
       goto start_failed;
     }
 
-  if (probe_name != NULL && !job.bind)
+  if (tried_bind && !job.bind)
     {
       /* The engine works somewhere that does not hold this directory. */
       if (plan.transfer == TRANSFER_BIND)
@@ -831,6 +870,11 @@ docker_prepare (SubagentIsolationProvider  *provider,
       g_debug ("%s cannot bind %s (%s): copying the workspace", described, plan.tree, job.bind_refusal);
       g_clear_pointer (&job.bind_refusal, g_free);
       cache_set (self, self->no_bind, no_bind_key, TRUE);
+      cache_set (self, self->bind_ok, no_bind_key, FALSE);
+      world_writable = FALSE;
+      if (given && !docker_workspace_take_back (plan.tree, &local_error))
+        goto failed;
+      given = FALSE;
       job.bind = FALSE;
       start_in_thread (&job);
       container_id = g_steal_pointer (&job.container_id);
@@ -841,11 +885,14 @@ docker_prepare (SubagentIsolationProvider  *provider,
         }
     }
   else if (probe_name != NULL)
-    cache_set (self, self->no_bind, no_bind_key, FALSE);
+    {
+      cache_set (self, self->no_bind, no_bind_key, FALSE);
+      cache_set (self, self->bind_ok, no_bind_key, TRUE);
+    }
 
   if (job.bind)
     {
-      if (!docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error) ||
+      if ((!given && !docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error)) ||
           (plan.worktree && !world_writable && !docker_worktree_keep_ownership (plan.tree, &local_error)))
         goto failed;
     }
@@ -968,13 +1015,15 @@ docker_is_available (SubagentIsolationProvider  *provider,
   SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (provider);
   g_autoptr(DockerEngine) engine = NULL;
   g_autofree char *host = NULL;
+  g_autofree char *context = NULL;
   g_autofree char *version = NULL;
 
   g_mutex_lock (&self->lock);
   host = g_strdup (self->host);
+  context = g_strdup (self->context);
   g_mutex_unlock (&self->lock);
 
-  engine = docker_engine_new (host, NULL, error);
+  engine = docker_engine_new (host, context, error);
   if (engine == NULL)
     {
       docker_error_to_isolation (error, SUBAGENT_ISOLATION_ERROR_UNAVAILABLE);
@@ -1000,6 +1049,124 @@ docker_reclaim (SubagentIsolationProvider  *provider,
                 char                      **reason)
 {
   return docker_reclaim_container ((flags & SUBAGENT_RECLAIM_FLAGS_DRY_RUN) != 0, record, reason);
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* A string member of the config section, or NULL; another type is an error. */
+static gboolean
+config_string (JsonObject   *options,
+               const char   *key,
+               const char  **out,
+               GError      **error)
+{
+  JsonNode *node = json_object_get_member (options, key);
+
+  *out = NULL;
+  if (node == NULL || JSON_NODE_HOLDS_NULL (node))
+    return TRUE;
+  if (json_node_get_value_type (node) != G_TYPE_STRING)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “%s” must be a string", key);
+      return FALSE;
+    }
+  *out = json_node_get_string (node);
+  return TRUE;
+}
+
+/* The options of isolation-docker.plugin, from the loaded type. */
+static GPtrArray *
+docker_list_options (SubagentConfigurable *configurable)
+{
+  GPtrArray *options = g_ptr_array_new_with_free_func ((GDestroyNotify) subagent_plugin_option_unref);
+  static const struct { const char *name, *type, *value, *doc; } declared[] = {
+    { "image", "string", NULL, "The image children run in (required)" },
+    { "host", "string", NULL, "The engine's address: unix:///PATH, tcp://HOST:PORT or https://HOST:PORT; default: "
+                              "DOCKER_HOST, a docker context, unix:///var/run/docker.sock" },
+    { "context", "string", NULL, "A docker context (~/.docker/contexts) naming the engine, when no host is given" },
+    { "transfer", "string", "auto", "How /workspace reaches the container: bind (after a probe proves the engine "
+                                    "sees it), copy (streamed in, copied back after each process), or auto" },
+    { "network", "string", "none", "The container's network: none, or a network the engine has" },
+    { "user", "string", "65534:65534", "The user children run as inside the container" },
+    { "workspace", "string", "snapshot", "What the container works in at /workspace: snapshot (a copy) or "
+                                         "worktree (a git worktree)" },
+    { "workspace_dir", "string", "$XDG_CACHE_HOME/subagent/docker", "Where snapshot workspaces are made "
+                                                                    "(absolute, outside the parent)" },
+    { "transfer_max_file", "integer", "1073741824", "The largest single file copied back from the container, in "
+                                                    "bytes (copy mode)" },
+    { "pids_limit", "integer", "512", "The most processes the container may hold; 0 for no limit" },
+    { "nofile", "integer", "4096", "The open-files ulimit inside the container, where the engine may set it; 0 "
+                                   "for the engine's default" },
+    { "nproc", "integer", "0", "The nproc ulimit (per user id, host-wide), where the engine may set it; 0 leaves "
+                               "it unset" },
+    { "keep_branch", "boolean", "false", "workspace: worktree only: keep the worktree's branch afterwards" },
+    { "include_dirty", "boolean", "false", "workspace: worktree only: carry the parent's uncommitted changes" },
+    { "pool_size", "integer", "0", "workspace: worktree only: worktrees kept for reuse" },
+    { "binary", "string", NULL, "Accepted for old configurations and ignored: the engine is reached through its API" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (declared); i++)
+    g_ptr_array_add (options, subagent_plugin_option_new (declared[i].name, declared[i].type, declared[i].value,
+                                                          declared[i].doc, NULL));
+  return options;
+}
+
+/* config.yaml's `docker:` section. Per-run options reach prepare through
+ * the request anyway; what is kept here is what has no request: the
+ * engine is_available() asks (`host`, `context`). `transfer` is checked
+ * here too, so a typo fails when the workspace is loaded, not at a run. */
+static gboolean
+docker_configure (SubagentConfigurable  *configurable,
+                  const char            *root,
+                  JsonObject            *options,
+                  GError               **error)
+{
+  SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (configurable);
+  const char *host, *context, *transfer;
+
+  if (!config_string (options, "host", &host, error) ||
+      !config_string (options, "context", &context, error) ||
+      !config_string (options, "transfer", &transfer, error))
+    return FALSE;
+  if (host != NULL && (*host == '\0' || strchr (host, ' ') != NULL || *host == '-'))
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “host” is “%s”, not an engine address; use e.g. unix:///run/docker.sock", host);
+      return FALSE;
+    }
+  if (transfer != NULL && g_ascii_strcasecmp (transfer, "auto") != 0 && g_ascii_strcasecmp (transfer, "bind") != 0 &&
+      g_ascii_strcasecmp (transfer, "copy") != 0)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “transfer” is “%s”: use auto (the default), bind or copy", transfer);
+      return FALSE;
+    }
+  g_mutex_lock (&self->lock);
+  if (host != NULL)
+    {
+      g_free (self->host);
+      self->host = g_strdup (host);
+    }
+  if (context != NULL && *context != '\0')
+    {
+      g_free (self->context);
+      self->context = g_strdup (context);
+    }
+  if (transfer != NULL)
+    {
+      g_free (self->transfer);
+      self->transfer = g_strdup (transfer);
+    }
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static void
+configurable_iface_init (SubagentConfigurableInterface *iface)
+{
+  iface->list_options = docker_list_options;
+  iface->configure = docker_configure;
 }
 
 static void
@@ -1067,8 +1234,11 @@ subagent_docker_isolation_finalize (GObject *object)
 
   g_free (self->binary);
   g_free (self->host);
+  g_free (self->context);
+  g_free (self->transfer);
   g_hash_table_unref (self->images);
   g_hash_table_unref (self->no_bind);
+  g_hash_table_unref (self->bind_ok);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
 }
@@ -1113,6 +1283,7 @@ subagent_docker_isolation_init (SubagentDockerIsolation *self)
   g_mutex_init (&self->lock);
   self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->no_bind = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->bind_ok = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 }
 
 void

@@ -221,6 +221,7 @@ write_dir (Writer              *w,
         close (dup_fd);
       return errno_error (error, saved, "read directory", *rel ? rel : ".");
     }
+  rewinddir (dir);   /* the offset is shared with dir_fd's description */
   while ((de = readdir (dir)) != NULL)
     if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, "..") &&
         !(*rel == '\0' && exclude != NULL && g_strv_contains (exclude, de->d_name)))
@@ -332,6 +333,50 @@ docker_tar_write_tree (const char          *root,
 
 /* ---- applying ------------------------------------------------------------- */
 
+/* A directory fd shared by the applier and the file creators working in it. */
+typedef struct {
+  int fd;
+  gatomicrefcount refs;
+} DirRef;
+
+static DirRef *
+dir_ref_new (int fd)
+{
+  DirRef *ref = g_new (DirRef, 1);
+
+  ref->fd = fd;
+  g_atomic_ref_count_init (&ref->refs);
+  return ref;
+}
+
+static DirRef *
+dir_ref_ref (DirRef *ref)
+{
+  g_atomic_ref_count_inc (&ref->refs);
+  return ref;
+}
+
+static void
+dir_ref_unref (DirRef *ref)
+{
+  if (ref != NULL && g_atomic_ref_count_dec (&ref->refs))
+    {
+      close (ref->fd);
+      g_free (ref);
+    }
+}
+
+/* A small new file for a creator thread: its data lives in the applier's
+ * second buffer (the arena), so memory stays at two buffers. */
+typedef struct {
+  DirRef *dir;
+  char *name;
+  char *rel;
+  const char *data;
+  gsize size;
+  mode_t mode;
+} CreateJob;
+
 typedef struct {
   DockerTarRead read;
   gpointer source;
@@ -340,12 +385,26 @@ typedef struct {
   const char * const *keep;
   const SubagentExcludeSet *secrets;  /* neither applied nor removed */
   guint64 max_file_size;
-  GHashTable *seen;      /* rel paths the archive holds */
+  GHashTable *seen;      /* rel paths the archive holds, outside fresh directories */
+  GHashTable *fresh;     /* rel dirs this apply made ("" when the root was empty):
+                          * what is in them came from the archive, so entries
+                          * there need no look for an old file, and no removal pass */
   char *buffer;
-  char *compare;
+  char *compare;         /* comparing an old file's blocks, or the creators' arena */
   /* the directory of the previous entry, kept open */
   char *cached_rel;
-  int cached_fd;
+  DirRef *cached;
+  DirRef *root;
+  /* Creators: new files in fresh directories are made by a few threads
+   * (a create costs far more than its bytes on a busy disk), their data
+   * queued in the arena until it is full; drained before anything else
+   * touches names (links, comparisons) and before the end. */
+  GThreadPool *creators;
+  GMutex lock;
+  GCond idle;
+  guint pending;         /* under lock */
+  GError *create_error;  /* under lock: the first creator's failure */
+  gsize arena_used;      /* only the applier's thread */
 } Applier;
 
 static gboolean
@@ -557,15 +616,16 @@ open_dir (Applier     *a,
           GError     **error)
 {
   g_auto(GStrv) parts = NULL;
+  gsize prefix_len_before = 0;
   int fd;
 
   if (*rel == '\0')
     return a->root_fd;
   if (a->cached_rel != NULL && g_str_equal (a->cached_rel, rel))
-    return a->cached_fd;
+    return a->cached->fd;
   if (a->cached_rel != NULL)
     {
-      close (a->cached_fd);
+      g_clear_pointer (&a->cached, dir_ref_unref);
       g_clear_pointer (&a->cached_rel, g_free);
     }
 
@@ -573,6 +633,7 @@ open_dir (Applier     *a,
   fd = dup (a->root_fd);
   for (guint i = 0; parts[i] != NULL && fd >= 0; i++)
     {
+      gsize prefix_len = (prefix_len_before += (i > 0) + strlen (parts[i]));
       int sub = openat (fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
       if (sub < 0 && (errno == ENOTDIR || errno == ELOOP || errno == ENOENT))
@@ -588,6 +649,7 @@ open_dir (Applier     *a,
               close (fd);
               return -1;
             }
+          g_hash_table_add (a->fresh, g_strndup (rel, prefix_len));
           sub = openat (fd, parts[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         }
       if (sub < 0)
@@ -598,7 +660,7 @@ open_dir (Applier     *a,
   if (fd < 0)
     return -1;
   a->cached_rel = g_strdup (rel);
-  a->cached_fd = fd;
+  a->cached = dir_ref_new (fd);
   return fd;
 }
 
@@ -619,6 +681,140 @@ all_zero (const char *data,
   return TRUE;
 }
 
+#define CREATE_MAX_FILE (64 * 1024)
+#define CREATORS_MAX 8
+
+static gboolean
+write_all_at (int          fd,
+              const char  *data,
+              gsize        size,
+              guint64      offset,
+              const char  *rel,
+              GError     **error)
+{
+  gsize written = 0;
+
+  while (written < size)
+    {
+      ssize_t w = pwrite (fd, data + written, size - written, offset + written);
+      if (w < 0 && errno == EINTR)
+        continue;
+      if (w < 0)
+        return errno_error (error, errno, "write", rel);
+      written += w;
+    }
+  return TRUE;
+}
+
+static gboolean
+all_zero (const char *data,
+          gsize       size);
+
+static void
+create_in_thread (gpointer data,
+                  gpointer user_data)
+{
+  CreateJob *job = data;
+  Applier *a = user_data;
+  g_autoptr(GError) local_error = NULL;
+  int fd;
+
+  fd = openat (job->dir->fd, job->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, job->mode);
+  /* Named twice in the archive: the later entry wins, as tar does. */
+  if (fd < 0 && errno == EEXIST && unlinkat (job->dir->fd, job->name, 0) == 0)
+    fd = openat (job->dir->fd, job->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, job->mode);
+  if (fd < 0)
+    errno_error (&local_error, errno, "create", job->rel);
+  else
+    {
+      if ((job->mode & 0022) != 0)
+        (void) fchmod (fd, job->mode);
+      /* All zeros: a hole, as the one-by-one path makes it. */
+      if (all_zero (job->data, job->size))
+        {
+          if (job->size > 0 && ftruncate (fd, job->size) != 0)
+            errno_error (&local_error, errno, "size", job->rel);
+        }
+      else
+        write_all_at (fd, job->data, job->size, 0, job->rel, &local_error);
+      close (fd);
+    }
+
+  dir_ref_unref (job->dir);
+  g_free (job->name);
+  g_free (job->rel);
+  g_free (job);
+  g_mutex_lock (&a->lock);
+  if (local_error != NULL && a->create_error == NULL)
+    a->create_error = g_steal_pointer (&local_error);
+  if (--a->pending == 0)
+    g_cond_signal (&a->idle);
+  g_mutex_unlock (&a->lock);
+}
+
+/* Waits for every queued file; the arena is free again after. */
+static gboolean
+creators_drain (Applier  *a,
+                GError  **error)
+{
+  GError *failed;
+
+  if (a->creators == NULL)
+    return TRUE;
+  g_mutex_lock (&a->lock);
+  while (a->pending > 0)
+    g_cond_wait (&a->idle, &a->lock);
+  failed = g_steal_pointer (&a->create_error);
+  g_mutex_unlock (&a->lock);
+  a->arena_used = 0;
+  if (failed != NULL)
+    {
+      g_propagate_error (error, failed);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Queues a small new file of a fresh directory: its data is read into the
+ * arena, a creator makes it. */
+static gboolean
+queue_create (Applier     *a,
+              DirRef      *dir,
+              const char  *name,
+              const char  *rel,
+              guint64      size,
+              mode_t       mode,
+              GError     **error)
+{
+  CreateJob *job;
+  char *data;
+
+  if (a->arena_used + size > BUFFER_SIZE && !creators_drain (a, error))
+    return FALSE;
+  if (a->creators == NULL)
+    {
+      guint threads = CLAMP (g_get_num_processors () * 2, 2, CREATORS_MAX);
+
+      a->creators = g_thread_pool_new (create_in_thread, a, (int) threads, FALSE, NULL);
+    }
+  data = a->compare + a->arena_used;
+  if (!read_exact (a, data, size, FALSE, NULL, error))
+    return FALSE;
+  a->arena_used += size;
+  job = g_new (CreateJob, 1);
+  job->dir = dir_ref_ref (dir);
+  job->name = g_strdup (name);
+  job->rel = g_strdup (rel);
+  job->data = data;
+  job->size = size;
+  job->mode = mode;
+  g_mutex_lock (&a->lock);
+  a->pending++;
+  g_mutex_unlock (&a->lock);
+  g_thread_pool_push (a->creators, job, NULL);
+  return skip_bytes (a, (BLOCK - size % BLOCK) % BLOCK, error);
+}
+
 static gboolean
 apply_file (Applier     *a,
             int          dir_fd,
@@ -626,16 +822,34 @@ apply_file (Applier     *a,
             const char  *rel,
             guint64      size,
             mode_t       mode,
+            gboolean     in_fresh_dir,
             GError     **error)
 {
   struct stat st;
-  gboolean fresh = TRUE, comparing = FALSE, exists;
+  gboolean fresh = TRUE, comparing = FALSE, exists = FALSE;
   mode_t wanted = (mode & 0777) | 0600;
   guint64 offset = 0, written_to = 0;
   int fd = -1;
 
-  exists = fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-  if (exists && S_ISREG (st.st_mode) && st.st_nlink == 1)
+  /* In a directory this apply made, the name is new (unless the archive
+   * names it twice: then the create fails and the old file is looked at). */
+  if (in_fresh_dir)
+    {
+      fd = openat (dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, wanted);
+      if (fd < 0 && errno != EEXIST)
+        return errno_error (error, errno, "create", rel);
+      if (fd >= 0 && (wanted & 0022) != 0)
+        (void) fchmod (fd, wanted);
+    }
+  if (fd < 0)
+    {
+      /* The old file is looked at, perhaps compared (the arena's buffer):
+       * what is queued is made first. */
+      if (!creators_drain (a, error))
+        return FALSE;
+      exists = fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    }
+  if (fd < 0 && exists && S_ISREG (st.st_mode) && st.st_nlink == 1)
     {
       fd = openat (dir_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
       if (fd >= 0)
@@ -729,6 +943,7 @@ apply_entry (Applier     *a,
   g_autofree char *parent = g_path_get_dirname (rel);
   g_autofree char *name = g_path_get_basename (rel);
   struct stat st;
+  gboolean in_fresh;
   int dir_fd;
 
   if (g_str_equal (parent, "."))
@@ -746,7 +961,9 @@ apply_entry (Applier     *a,
     if (a->keep != NULL && g_strv_contains (a->keep, top))
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
   }
-  g_hash_table_add (a->seen, g_strdup (rel));
+  in_fresh = g_hash_table_contains (a->fresh, parent);
+  if (!in_fresh)
+    g_hash_table_add (a->seen, g_strdup (rel));
 
   switch (type)
     {
@@ -759,9 +976,14 @@ apply_entry (Applier     *a,
                        rel, size, a->max_file_size);
           return FALSE;
         }
-      return apply_file (a, dir_fd, name, rel, size, mode, error);
+      if (in_fresh && size <= CREATE_MAX_FILE)
+        return queue_create (a, *parent == '\0' ? a->root : a->cached, name, rel, size, (mode & 0777) | 0600,
+                             error);
+      return apply_file (a, dir_fd, name, rel, size, mode, in_fresh, error);
     case '5':
-      if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
+      if (in_fresh && mkdirat (dir_fd, name, (mode | 0700) & 0777) == 0)
+        g_hash_table_add (a->fresh, g_strdup (rel));
+      else if (fstatat (dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode))
         {
           if ((st.st_mode & 0777) != ((mode | 0700) & 0777))
             (void) fchmodat (dir_fd, name, (mode | 0700) & 0777, 0);
@@ -769,8 +991,12 @@ apply_entry (Applier     *a,
       else if (!remove_at (dir_fd, name, rel, error) ||
                (mkdirat (dir_fd, name, (mode | 0700) & 0777) != 0 && errno_error (error, errno, "create", rel) == FALSE))
         return FALSE;
+      else
+        g_hash_table_add (a->fresh, g_strdup (rel));
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
     case '2':
+      if (!creators_drain (a, error))
+        return FALSE;
       {
         char target[4096];
         ssize_t len = readlinkat (dir_fd, name, target, sizeof target - 1);
@@ -784,6 +1010,8 @@ apply_entry (Applier     *a,
         return TRUE;
       }
     case '1':
+      if (!creators_drain (a, error))
+        return FALSE;
       {
         gboolean top = FALSE, bad = FALSE;
         g_autofree char *target = relative_name (link, &top, &bad);
@@ -798,7 +1026,8 @@ apply_entry (Applier     *a,
       }
     default:
       /* Devices, FIFOs: not brought back. */
-      g_hash_table_remove (a->seen, rel);
+      if (!in_fresh)
+        g_hash_table_remove (a->seen, rel);
       return skip_bytes (a, size + (BLOCK - size % BLOCK) % BLOCK, error);
     }
 }
@@ -822,6 +1051,7 @@ remove_unseen (Applier     *a,
         close (dup_fd);
       return errno_error (error, saved, "read directory", *rel ? rel : ".");
     }
+  rewinddir (dir);   /* the offset is shared with dir_fd's description */
   while ((de = readdir (dir)) != NULL)
     if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, ".."))
       g_ptr_array_add (names, g_strdup (de->d_name));
@@ -838,6 +1068,8 @@ remove_unseen (Applier     *a,
       /* The parent's secrets were never sent: not a deletion. */
       if (subagent_exclude_set_match_name (a->secrets, name, -1))
         continue;
+      if (g_hash_table_contains (a->fresh, child))
+        continue;   /* made by this apply: it holds only what the archive holds */
       if (!g_hash_table_contains (a->seen, child))
         {
           if (!remove_at (dir_fd, name, child, error))
@@ -858,6 +1090,28 @@ remove_unseen (Applier     *a,
         }
     }
   return TRUE;
+}
+
+/* Nothing but . and ..: an empty destination (copy-out into a new directory). */
+static gboolean
+dir_is_empty (int dir_fd)
+{
+  /* A description of its own: a dup would share (and move) the offset. */
+  int dup_fd = openat (dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct dirent *de;
+  gboolean empty = TRUE;
+  DIR *dir;
+
+  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return FALSE;
+    }
+  while (empty && (de = readdir (dir)) != NULL)
+    empty = g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, "..");
+  closedir (dir);
+  return empty;
 }
 
 /**
@@ -882,7 +1136,7 @@ docker_tar_apply (DockerTarRead        read,
                   GCancellable        *cancellable,
                   GError             **error)
 {
-  Applier a = { read, source, cancellable, -1, keep, secrets, max_file_size, NULL, NULL, NULL, NULL, -1 };
+  Applier a = { 0 };
   g_autofree char *pax_path = NULL;
   g_autofree char *pax_link = NULL;
   guint64 pax_size = 0;
@@ -890,10 +1144,22 @@ docker_tar_apply (DockerTarRead        read,
   gboolean ok = FALSE;
   char header[BLOCK];
 
+  a.read = read;
+  a.source = source;
+  a.cancellable = cancellable;
+  a.keep = keep;
+  a.secrets = secrets;
+  a.max_file_size = max_file_size;
   a.root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (a.root_fd < 0)
     return errno_error (error, errno, "open", root);
+  a.root = dir_ref_new (a.root_fd);
+  g_mutex_init (&a.lock);
+  g_cond_init (&a.idle);
   a.seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  a.fresh = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  if (dir_is_empty (a.root_fd))
+    g_hash_table_add (a.fresh, g_strdup (""));
   a.buffer = g_malloc (BUFFER_SIZE);
   a.compare = g_malloc (BUFFER_SIZE);
 
@@ -982,19 +1248,24 @@ docker_tar_apply (DockerTarRead        read,
       if (!apply_entry (&a, rel, type, size, (mode_t) parse_octal (header + 100, 8), link, error))
         goto out;
     }
-  if (a.cached_rel != NULL)
-    {
-      close (a.cached_fd);
-      g_clear_pointer (&a.cached_rel, g_free);
-    }
-  ok = remove_unseen (&a, a.root_fd, "", error);
+  if (!creators_drain (&a, error))
+    goto out;
+  ok = g_hash_table_contains (a.fresh, "") || remove_unseen (&a, a.root_fd, "", error);
 
 out:
-  if (a.cached_rel != NULL)
-    close (a.cached_fd);
+  /* Whatever happened, no creator outlives the call. */
+  if (a.creators != NULL)
+    {
+      g_thread_pool_free (a.creators, FALSE, TRUE);
+      g_clear_error (&a.create_error);
+    }
+  g_clear_pointer (&a.cached, dir_ref_unref);
   g_free (a.cached_rel);
-  close (a.root_fd);
+  dir_ref_unref (a.root);   /* closes root_fd */
+  g_mutex_clear (&a.lock);
+  g_cond_clear (&a.idle);
   g_hash_table_unref (a.seen);
+  g_hash_table_unref (a.fresh);
   g_free (a.buffer);
   g_free (a.compare);
   return ok;
