@@ -249,16 +249,16 @@ bench_copy (const char *remote,
           if ((order == 0) == (i % 2 == 0))
             {
               start = g_get_monotonic_time ();
-              if (!docker_tar_put (api, id, tree, NULL, 0, 0, NULL, &error))
+              if (!docker_tar_put (api, id, tree, NULL, NULL, 0, 0, NULL, &error))
                 die ("PUT archive", error);
               t_ours = seconds_since (start);
               start = g_get_monotonic_time ();
-              if (!docker_tar_fetch (api, id, out_a, NULL, G_MAXUINT64, NULL, &error))
+              if (!docker_tar_fetch (api, id, out_a, NULL, NULL, G_MAXUINT64, NULL, &error))
                 die ("GET archive", error);
               t_out_ours = seconds_since (start);
               /* What a run does: the snapshot is up to date but for the child's changes. */
               start = g_get_monotonic_time ();
-              if (!docker_tar_fetch (api, id, out_a, NULL, G_MAXUINT64, NULL, &error))
+              if (!docker_tar_fetch (api, id, out_a, NULL, NULL, G_MAXUINT64, NULL, &error))
                 die ("GET archive", error);
               t_update = seconds_since (start);
             }

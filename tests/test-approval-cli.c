@@ -5,6 +5,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "approval-test-support.h"
@@ -64,7 +65,7 @@ test_cli_list_json (Fixture       *f,
   g_autoptr(SubagentApprovalRequest) b = ats_make_request ("run-2", "delete_file", "/b");
   g_autoptr(SubagentApprovalRequest) c = ats_make_request ("run-2", "write_file", "/c");
   g_autoptr(JsonObject) reference = subagent_approval_request_to_json (a);
-  g_autoptr(GList) expected_keys = json_object_get_members (reference);
+  g_autoptr(GList) expected_keys = g_list_append (json_object_get_members (reference), (gpointer) "abandoned");
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(GError) error = NULL;
   g_autofree char *out = NULL;
@@ -204,8 +205,12 @@ test_cli_prune (Fixture       *f,
   g_assert_nonnull (strstr (out, "Removed 1 "));
   g_free (ctl (f, &status, NULL, "prune", "--older-than", "soon", NULL));
   g_assert_cmpint (status, !=, 0);
-  g_free (ctl (f, &status, NULL, "prune", NULL));
-  g_assert_cmpint (status, !=, 0);
+  /* Without --older-than, prune only marks abandoned requests. */
+  g_free (out);
+  out = ctl (f, &status, NULL, "prune", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Marked 0 abandoned"));
+  g_assert_null (strstr (out, "Removed"));
 
   runs = subagent_approval_sink_list_runs (f->sink, NULL);
   g_assert_cmpuint (g_strv_length (runs), ==, 1);
@@ -333,6 +338,140 @@ test_cli_approve_wakes_waiting_queue (Fixture       *f,
   g_signal_handler_disconnect (f->sink, handler);
 }
 
+/* ---- requests of a dead host ----------------------------------------------- */
+
+/* A real host (approval-stress-helper submit: it saves a request and waits
+ * for its verdict) is SIGKILLed: its request is then abandoned; list says
+ * so, approve refuses (nobody waits), approve-all skips it, and prune marks
+ * it abandoned, kept in the store. While the host lives, none of that. */
+static void
+test_cli_dead_host_request_abandoned (Fixture       *f,
+                                      gconstpointer  data)
+{
+  g_autofree char *spec = ats_store_spec (f, 'a');
+  g_autoptr(GSubprocess) host = NULL;
+  g_autoptr(GPtrArray) requests = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *id = NULL;
+  g_autoptr(SubagentApprovalRequest) first = NULL;
+  SubagentApprovalRequest *r;
+  const char *boot_id = NULL, *host_name = NULL;
+  gint64 pid = 0;
+  guint64 start = 0;
+  int status;
+
+  host = ats_spawn_helper (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, "submit", spec, "dead-host", "1", NULL);
+  g_assert_no_error (error);
+  for (int i = 0; i < 400; i++)
+    {
+      g_clear_pointer (&requests, g_ptr_array_unref);
+      requests = subagent_approval_sink_load (f->sink, "dead-host", NULL);
+      if (requests != NULL && requests->len == 1)
+        break;
+      g_usleep (50 * 1000);
+    }
+  g_assert_nonnull (requests);
+  g_assert_cmpuint (requests->len, ==, 1);
+  r = requests->pdata[0];
+  id = g_strdup (subagent_approval_request_get_request_id (r));
+  first = g_object_ref (r);
+  /* The request names its waiting host: that process, on this machine. */
+  g_assert_true (subagent_approval_request_get_host (r, &pid, &start, &boot_id, &host_name));
+  g_assert_cmpint (pid, ==, atoi (g_subprocess_get_identifier (host)));
+  g_assert_cmpuint (start, >, 0);
+  g_assert_cmpstr (host_name, ==, g_get_host_name ());
+  g_assert_false (subagent_approval_request_is_abandoned (r));
+  out = ctl (f, &status, NULL, "list", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, id));
+  g_assert_null (strstr (out, "abandoned"));
+  g_clear_pointer (&out, g_free);
+
+  g_subprocess_force_exit (host);
+  g_assert_true (g_subprocess_wait (host, NULL, NULL));
+  g_assert_true (g_subprocess_get_if_signaled (host));
+
+  g_clear_pointer (&requests, g_ptr_array_unref);
+  requests = subagent_approval_sink_load (f->sink, "dead-host", &error);
+  g_assert_no_error (error);
+  g_assert_true (subagent_approval_request_is_abandoned (requests->pdata[0]));
+
+  out = ctl (f, &status, NULL, "list", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "[abandoned: its host, pid "));
+  g_clear_pointer (&out, g_free);
+  out = ctl (f, &status, NULL, "list", "--json", NULL);
+  g_assert_cmpint (status, ==, 0);
+  json_parser_load_from_data (parser, out, -1, &error);
+  g_assert_no_error (error);
+  g_assert_true (json_object_get_boolean_member (
+    json_array_get_object_element (json_node_get_array (json_parser_get_root (parser)), 0), "abandoned"));
+  g_clear_pointer (&out, g_free);
+
+  /* Approving it would report success to nobody: refused, nothing changes. */
+  out = ctl (f, &status, &err, "approve", id, NULL);
+  g_assert_cmpint (status, ==, 1);
+  g_assert_nonnull (strstr (err, "nobody is waiting"));
+  g_assert_cmpint (ats_stored_status (f->sink, "dead-host", first), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+  g_clear_pointer (&out, g_free);
+  out = ctl (f, &status, NULL, "approve-all", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Approved 0 requests"));
+  g_assert_nonnull (strstr (out, "Skipped 1 abandoned request"));
+  g_assert_cmpint (ats_stored_status (f->sink, "dead-host", first), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
+  g_clear_pointer (&out, g_free);
+
+  /* prune expires it, auditable: status, reason naming the host, actor. */
+  out = ctl (f, &status, NULL, "prune", NULL);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (out, "Marked 1 abandoned request"));
+  g_assert_cmpint (ats_stored_status (f->sink, "dead-host", first), ==, SUBAGENT_APPROVAL_STATUS_ABANDONED);
+  g_clear_pointer (&requests, g_ptr_array_unref);
+  requests = subagent_approval_sink_load (f->sink, "dead-host", &error);
+  g_assert_no_error (error);
+  r = requests->pdata[0];
+  g_assert_nonnull (strstr (subagent_approval_request_get_denial_reason (r), "pid"));
+  g_assert_cmpstr (subagent_approval_request_get_approved_by (r), ==, "subagentctl approvals prune");
+  g_clear_pointer (&out, g_free);
+  out = ctl (f, &status, NULL, "list", "--all", NULL);
+  g_assert_nonnull (strstr (out, "[abandoned]"));
+}
+
+/* A document written before hosts were recorded still reads, and is never
+ * taken for abandoned (nobody can tell). */
+static void
+test_cli_old_request_without_host (Fixture       *f,
+                                   gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(JsonObject) object = subagent_approval_request_to_json (a);
+  g_autoptr(SubagentApprovalRequest) old = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (json_object_has_member (object, "host"));
+  json_object_remove_member (object, "host");
+  old = subagent_approval_request_new_from_json (object, &error);
+  g_assert_no_error (error);
+  g_assert_false (subagent_approval_request_get_host (old, NULL, NULL, NULL, NULL));
+  g_assert_false (subagent_approval_request_is_abandoned (old));
+  g_clear_pointer (&object, json_object_unref);
+  object = subagent_approval_request_to_json (old);
+  g_assert_false (json_object_has_member (object, "host"));
+  /* A malformed host is refused like any other altered member. */
+  {
+    JsonObject *bad = json_object_new ();
+
+    json_object_set_string_member (bad, "pid", "1");
+    json_object_set_object_member (object, "host", bad);
+    g_clear_object (&old);
+    old = subagent_approval_request_new_from_json (object, &error);
+    g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+  }
+}
+
 static void
 add (const char  *path,
      void       (*func) (Fixture *, gconstpointer))
@@ -356,6 +495,8 @@ main (int   argc,
   ADD ("approve-deny/decide-one-request", test_cli_approve_deny);
   ADD ("approve-all-deny-all/decide-every-pending-request", test_cli_approve_all_deny_all);
   ADD ("prune/removes-only-old-decided-queues", test_cli_prune);
+  ADD ("requests-of-dead-host-abandoned/list-approve-prune", test_cli_dead_host_request_abandoned);
+  ADD ("requests-of-dead-host-abandoned/old-document-without-host", test_cli_old_request_without_host);
   ADD ("watch/re-renders-on-change-and-exits-after-count", test_cli_watch);
   ADD ("approve/wakes-a-queue-waiting-in-another-process", test_cli_approve_wakes_waiting_queue);
 

@@ -334,7 +334,7 @@ test_json_key_order (void)
   static const char * const keys[] = {
     "request_id", "subagent_id", "parent_run_id", "subagent_name", "tool_name", "tool_arguments",
     "permission_mode", "isolation", "batch_index", "worktree_path", "created_at", "status",
-    "approved_at", "denied_at", "denial_reason", "timeout_seconds", "approved_by", "action_digest",
+    "approved_at", "denied_at", "denial_reason", "timeout_seconds", "approved_by", "action_digest", "host",
   };
   g_autoptr(SubagentApprovalRequest) request = make_request ("rm", "{\"z\": 1, \"a\": 2}");
   g_autoptr(JsonObject) object = subagent_approval_request_to_json (request);

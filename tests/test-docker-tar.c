@@ -58,7 +58,7 @@ apply (GBytes     *archive,
   Source source = { g_bytes_get_data (archive, NULL), g_bytes_get_size (archive), 0 };
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (docker_tar_apply (read_memory, &source, root, NULL, G_MAXUINT64, NULL, &error));
+  g_assert_true (docker_tar_apply (read_memory, &source, root, NULL, NULL, G_MAXUINT64, NULL, &error));
   g_assert_no_error (error);
 }
 

@@ -234,6 +234,106 @@ test_copy_review_has_deletions (gconstpointer data)
   sat_rm_rf (root);
 }
 
+
+/* ---- secrets left out of the container's workspace ------------------------ */
+
+/* The parent's secrets never reach /workspace (bind: the host tree is a
+ * copy without them; copy: nor does the tar), a child's own .env never
+ * comes back, and the review shows neither as a change. */
+static void
+secrets_not_copied (DtsEngine  *e,
+                    const char *transfer)
+{
+  g_autofree char *root = dts_make_parent ();
+  g_autofree char *transfer_option = g_strdup_printf ("transfer: %s", transfer);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *status = NULL;
+  g_autofree char *env_text = NULL;
+  g_autofree char *env_path = NULL;
+  JsonObject *review;
+
+  sat_write_file (root, ".env", "TOKEN=parent\n");
+  sat_write_file (root, "app/.env.local", "TOKEN=local\n");
+  sat_write_file (root, "certs/tls.pem", "pem\n");
+  sat_write_file (root, "certs/tls.key", "key\n");
+  sat_write_file (root, "home/.ssh/id_ed25519", "ssh\n");
+  sat_write_file (root, "id_rsa", "rsa\n");
+  sat_write_file (root, "credentials.json", "{}\n");
+  sat_write_file (root, ".netrc", "machine x\n");
+  dts_write_docker_def (e, root, "secrets",
+                        "cd /workspace; for f in .env app/.env.local certs/tls.pem certs/tls.key home/.ssh id_rsa "
+                        "credentials.json .netrc; do if test -e $f; then echo LEAK $f; exit 3; fi; done; "
+                        "test -f existing.txt || exit 4; echo child > .env; echo child > app/.env.local; "
+                        "echo added > new.txt; echo done",
+                        transfer_option);
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "secrets", NULL, NULL);
+  g_test_message ("answer: %s", subagent_run_result_get_final_answer (result));
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_nonnull (strstr (patch, "+added"));
+  g_assert_null (strstr (patch, "deleted file mode"));
+  g_assert_null (strstr (status, "deleted\t"));
+  g_assert_null (strstr (patch, ".env"));
+  env_path = g_build_filename (root, ".env", NULL);
+  g_assert_true (g_file_get_contents (env_path, &env_text, NULL, NULL));
+  g_assert_cmpstr (env_text, ==, "TOKEN=parent\n");
+  sat_rm_rf (root);
+}
+
+static void
+test_secrets_not_copied_bind (gconstpointer data)
+{
+  secrets_not_copied ((DtsEngine *) data, "bind");
+}
+
+static void
+test_secrets_not_copied_copy (gconstpointer data)
+{
+  secrets_not_copied ((DtsEngine *) data, "copy");
+}
+
+
+/* A worktree workspace in copy mode: a secret committed to the repository
+ * is in the worktree but not sent into the container, and the copy back
+ * must not delete it from the worktree (the review would show it deleted). */
+static void
+test_secrets_worktree_copy_back_keeps_them (gconstpointer data)
+{
+  DtsEngine *e = (DtsEngine *) data;
+  g_autofree char *root = sat_make_git_repo ("existing.txt", "first line\n", ".env", "TOKEN=committed\n", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *status = NULL;
+  JsonObject *review;
+
+  dts_write_docker_def (e, root, "wtsecrets",
+                        "cd /workspace; if test -e .env; then echo LEAK; exit 3; fi; echo added > new.txt; echo done",
+                        "workspace: worktree, transfer: copy");
+  manager = subagent_manager_new (root, &error);
+  g_assert_no_error (error);
+  result = dts_run_def (manager, "wtsecrets", NULL, NULL);
+  g_test_message ("answer: %s", subagent_run_result_get_final_answer (result));
+  g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+  review = subagent_run_result_get_review (result);
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_nonnull (strstr (patch, "+added"));
+  g_assert_null (strstr (status, "deleted\t"));
+  g_assert_null (strstr (patch, ".env"));
+  sat_rm_rf (root);
+}
+
 /* A docker context names the engine as the CLI reads it: DOCKER_CONFIG's
  * contexts/meta/<sha256 of the name>/meta.json. */
 static void
@@ -565,6 +665,10 @@ main (int argc, char *argv[])
     { "bind-forced-on-blind-engine-is-an-error", test_bind_forced_on_blind_engine_is_an_error, "copy" },
     { "copy-round-trip-with-deletions-links-modes", test_copy_round_trip, NULL },
     { "copy-review-has-deletions", test_copy_review_has_deletions, NULL },
+    { "secrets-not-copied-into-container/bind", test_secrets_not_copied_bind, "bind" },
+    { "secrets-not-copied-into-container/docker-copy", test_secrets_not_copied_copy, NULL },
+    { "secrets-not-copied-into-container/worktree-copy-back-keeps-them", test_secrets_worktree_copy_back_keeps_them,
+      NULL },
     { "issue18-sparse-200g-copy-back-bounded", test_issue18_sparse_200g_copy_back_bounded, NULL },
     { "issue18-pids-limit-default-512", test_issue18_pids_limit_default_512, NULL },
     { "issue18-status-137-oom-kill-stop-told-apart", test_issue18_status_137_told_apart, NULL },

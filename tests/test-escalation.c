@@ -29,6 +29,7 @@ static const char probe_script[] =
   "t tmpdir 'echo x > \"$TMPDIR/t\" && [ \"$TMPDIR\" != /tmp ]'\n"
   "t dev_null 'echo x > /dev/null'\n"
   "t environ_key \"grep -a -q -e SUBAGENT_APPROVAL_HMAC_KEY=$ENV_KEY /proc/$host/environ\"\n"
+  "t environ \"exec 3</proc/$host/environ\"\n"
   "t mem \"exec 3</proc/$host/mem\"\n"
   "t key 'cat \"$KEY_FILE\"'\n"
   "t signal \"kill -0 $host\"\n"
@@ -174,9 +175,10 @@ assert_host_out_of_reach (Fixture    *f,
   g_assert_false (g_file_test (escaped, G_FILE_TEST_EXISTS));
   assert_result (results, "tmpdir", "ok");
   assert_result (results, "dev_null", "ok");
-  /* This kernel lets a process of the same user read another's
-   * /proc/<pid>/environ even when it is non-dumpable (its mem is refused):
-   * the host erases the key from that block before it starts a child. */
+  /* Landlock's ptrace scoping refuses the host's environ (a root child
+   * first loses CAP_SYS_ADMIN and CAP_PERFMON, which would get past it);
+   * the host also erases the key from that block before it starts a child. */
+  assert_result (results, "environ", "denied:Permission denied");
   assert_result (results, "environ_key", "denied:");
   assert_result (results, "mem", "denied:Permission denied");
   assert_result (results, "key", "denied:Permission denied");

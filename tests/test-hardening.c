@@ -309,6 +309,29 @@ read_pid (const char *path)
   return (pid_t) g_ascii_strtoll (text, NULL, 10);
 }
 
+/* Waits until every owner record lists its child process: the host
+ * records it right after the spawn, while the child may already run. */
+static GPtrArray *
+wait_for_recorded_processes (Fixture *f,
+                             guint    n_records)
+{
+  for (guint t = 0; ; t++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) records = subagent_owner_record_list (f->root, &error);
+      guint with = 0;
+
+      g_assert_no_error (error);
+      for (guint i = 0; i < records->len; i++)
+        if (json_object_has_member (records->pdata[i], "processes"))
+          with++;
+      if (with == n_records && records->len == n_records)
+        return g_steal_pointer (&records);
+      g_assert_cmpuint (t, <, 500);
+      g_usleep (20 * 1000);
+    }
+}
+
 /* A child that leaves `sleep` running in the background and waits; its
  * host is SIGKILLed; prune must stop the sleeps before it removes the
  * snapshots. */
@@ -362,9 +385,7 @@ run_killed_and_prune (Fixture *f,
       g_assert_cmpint (pid, >, 1);
       g_array_append_val (pids, pid);
     }
-  records = subagent_owner_record_list (f->root, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (records->len, ==, n_items);
+  records = wait_for_recorded_processes (f, n_items);
 
   g_subprocess_force_exit (host);
   g_subprocess_wait (host, NULL, NULL);
@@ -399,6 +420,113 @@ test_prune_stops_leftovers_of_killed_batch (Fixture       *f,
                                             gconstpointer  data)
 {
   run_killed_and_prune (f, 3);
+}
+
+
+/* ---- the env -i + double fork + setsid escape: the cgroup ------------------ */
+
+/* Whether @pid runs (not a zombie). */
+static gboolean
+process_runs (pid_t pid)
+{
+  return !process_gone (pid);
+}
+
+/* A child leaves two sleeps: A in its process group, B escaped (cleared
+ * environment, double fork, setsid: neither the group nor the run token
+ * reaches it). Its host is SIGKILLed, then `prune` runs. With a cgroup per
+ * child both die by cgroup.kill; without one (no delegation, or
+ * SUBAGENT_CHILD_CGROUP=0) A dies by its group and B is out of reach. */
+static void
+run_escape_and_prune (Fixture  *f,
+                      gboolean  allow_cgroup)
+{
+  g_autofree char *script = g_strdup_printf (
+    "#!/bin/sh\n"
+    "sleep 300 & echo $! > %1$s/pid-a.tmp; mv %1$s/pid-a.tmp %1$s/pid-a\n"
+    "env -i /bin/sh -c 'setsid /bin/sh -c \"sleep 300 & echo \\$! > %1$s/pid-b.tmp; mv %1$s/pid-b.tmp %1$s/pid-b\" &'\n"
+    "wait\n", f->base);
+  g_autofree char *script_path = g_build_filename (f->base, "escape.sh", NULL);
+  g_autofree char *def = g_strdup_printf ("name: escaper\nconfinement: none\ncommand: [/bin/sh, %s]\n", script_path);
+  g_autofree char *pid_a_path = g_build_filename (f->base, "pid-a", NULL);
+  g_autofree char *pid_b_path = g_build_filename (f->base, "pid-b", NULL);
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                       G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+  g_autoptr(GSubprocess) host = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) records = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *cgroup = NULL;
+  JsonArray *processes;
+  pid_t a, b;
+
+  g_assert_true (g_file_set_contents (script_path, script, -1, NULL));
+  sat_write_file (f->root, ".subagent/agents/escaper.yaml", def);
+  g_subprocess_launcher_set_cwd (launcher, f->root);
+  if (!allow_cgroup)
+    g_subprocess_launcher_setenv (launcher, "SUBAGENT_CHILD_CGROUP", "0", TRUE);
+  host = g_subprocess_launcher_spawn (launcher, &error, sat_subagentctl (), "run", "-i", "directory-snapshot",
+                                      "-d", "escaper", "t", NULL);
+  g_assert_no_error (error);
+  wait_for_file (pid_a_path);
+  wait_for_file (pid_b_path);
+  a = read_pid (pid_a_path);
+  b = read_pid (pid_b_path);
+  g_assert_cmpint (a, >, 1);
+  g_assert_cmpint (b, >, 1);
+
+  records = wait_for_recorded_processes (f, 1);
+  processes = json_object_get_array_member (records->pdata[0], "processes");
+  g_assert_nonnull (processes);
+  cgroup = g_strdup (json_object_get_string_member_with_default (json_array_get_object_element (processes, 0),
+                                                                 "cgroup", NULL));
+  if (allow_cgroup && cgroup == NULL)
+    {
+      /* Loud, not skipped: the fallback is still checked below. */
+      g_printerr ("\n*** This machine cannot delegate a cgroup v2 to the host (see the debug messages of "
+                  "G_MESSAGES_DEBUG=all); checking the process-group fallback only ***\n");
+      g_test_message ("NO CGROUP DELEGATION: checking the fallback only");
+    }
+  if (!allow_cgroup)
+    g_assert_null (cgroup);
+
+  g_subprocess_force_exit (host);
+  g_subprocess_wait (host, NULL, NULL);
+  g_assert_true (process_runs (a));
+  g_assert_true (process_runs (b));
+
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "prune", NULL), ==, 0);
+  for (guint t = 0; t < 500 && (process_runs (a) || (cgroup != NULL && process_runs (b))); t++)
+    g_usleep (20 * 1000);
+  /* Mechanism: the group kill reaches A either way. */
+  g_assert_false (process_runs (a));
+  if (cgroup != NULL)
+    {
+      /* Only cgroup.kill reaches B: no group, no token in its environment. */
+      g_assert_false (process_runs (b));
+      g_assert_false (g_file_test (cgroup, G_FILE_TEST_EXISTS));
+    }
+  else
+    {
+      g_test_message ("fallback: the escaped process %d survives prune, as documented", (int) b);
+      g_assert_true (process_runs (b));
+      kill (b, SIGKILL);
+    }
+}
+
+static void
+test_prune_kills_escape_via_cgroup (Fixture       *f,
+                                    gconstpointer  data)
+{
+  run_escape_and_prune (f, TRUE);
+}
+
+static void
+test_prune_escape_without_cgroup (Fixture       *f,
+                                  gconstpointer  data)
+{
+  run_escape_and_prune (f, FALSE);
 }
 
 /* ---- an endless stdout line ---------------------------------------------- */
@@ -573,6 +701,149 @@ test_state_dir_symlink_not_followed (Fixture       *f,
     g_error ("state written through the .subagent symlink: %s", name);
 }
 
+
+/* ---- secrets left out of copied workspaces -------------------------------- */
+
+/* The parent's secrets, at the top and deeper, beside ordinary files. */
+static void
+plant_secrets (const char *root)
+{
+  sat_write_file (root, ".env", "TOKEN=parent\n");
+  sat_write_file (root, "app/.env.production", "TOKEN=prod\n");
+  sat_write_file (root, "certs/server.pem", "-----BEGIN-----\n");
+  sat_write_file (root, "certs/server.key", "key\n");
+  sat_write_file (root, "home/.ssh/config", "Host x\n");
+  sat_write_file (root, "id_rsa", "rsa\n");
+  sat_write_file (root, "deploy/credentials.json", "{}\n");
+  sat_write_file (root, ".netrc", "machine x\n");
+  sat_write_file (root, "custom.secret", "custom\n");
+  sat_write_file (root, "app/main.c", "int main;\n");
+}
+
+/* A child that fails unless it sees exactly what it should, then writes
+ * its own .env (which must not come back) and one ordinary file. */
+#define SECRET_PROBE \
+  "for f in .env app/.env.production certs/server.pem certs/server.key home/.ssh id_rsa " \
+  "deploy/credentials.json .netrc; do if test -e $f; then echo LEAK $f; exit 3; fi; done; " \
+  "test -f app/main.c || exit 4; echo child > .env; echo done > result.txt"
+
+/* Runs the probe child in @isolation with @options; checks the run
+ * succeeded and the review shows the child's file, no deletion, no .env. */
+static void
+run_secret_probe (Fixture    *f,
+                  const char *isolation,
+                  const char *option1,
+                  const char *option2,
+                  const char *option3)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *status = NULL;
+  g_autofree char *patch = NULL;
+  g_autofree char *parent_env = NULL;
+  g_autoptr(JsonObject) result = NULL;
+  JsonObject *review;
+  int rc;
+
+  rc = ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", isolation, "--option", option1,
+                     "--option", option2, "--option", option3, "-d", "probe", "t", NULL);
+  if (rc != 0)
+    g_printerr ("run: %s\n%s\n", out, err);
+  g_assert_cmpint (rc, ==, 0);
+  result = parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
+  review = json_object_get_object_member (result, "review");
+  g_assert_nonnull (review);
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "status_path"), &status, NULL, NULL));
+  g_assert_true (g_file_get_contents (json_object_get_string_member (review, "patch_path"), &patch, NULL, NULL));
+  /* Excluded files exist in the parent, not in the workspace: never a deletion. */
+  g_assert_null (strstr (status, "deleted\t"));
+  g_assert_nonnull (strstr (status, "result.txt"));
+  /* The child's own .env is not offered back over the parent's. */
+  g_assert_null (strstr (status, ".env"));
+  g_assert_null (strstr (patch, ".env"));
+  {
+    g_autofree char *env_path = g_build_filename (f->root, ".env", NULL);
+    g_assert_true (g_file_get_contents (env_path, &parent_env, NULL, NULL));
+    g_assert_cmpstr (parent_env, ==, "TOKEN=parent\n");
+  }
+}
+
+static void
+write_probe_definition (Fixture *f)
+{
+  sat_write_file (f->root, ".subagent/agents/probe.yaml",
+                  "name: probe\nconfinement: none\ncommand: [/bin/sh, -c, '" SECRET_PROBE "']\n");
+  plant_secrets (f->root);
+}
+
+static void
+test_secrets_not_copied_into_snapshot (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  write_probe_definition (f);
+  run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=0");
+}
+
+static void
+test_secrets_not_copied_into_pooled_snapshot (Fixture       *f,
+                                              gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  write_probe_definition (f);
+  /* The first run parks its tree (with the child's .env in it); the
+   * second takes it from the pool and syncs it: the .env must go. */
+  for (int i = 0; i < 3; i++)
+    run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=2");
+}
+
+static void
+test_secrets_not_copied_into_overlay_snapshot (Fixture       *f,
+                                               gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+
+  if (geteuid () != 0)
+    {
+      /* Overlays need root; the copy strategies are covered above. */
+      g_test_message ("not root: the overlay strategy cannot mount here; checking the copy instead");
+      write_probe_definition (f);
+      run_secret_probe (f, "directory-snapshot", "strategy=copy", dir_option, "pool_size=0");
+      return;
+    }
+  write_probe_definition (f);
+  run_secret_probe (f, "directory-snapshot", "strategy=overlay", dir_option, "pool_size=0");
+}
+
+static void
+test_secrets_config_exclude_overrides (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autofree char *snapshots = g_build_filename (f->base, "snapshots", NULL);
+  g_autofree char *dir_option = g_strconcat ("snapshot_dir=", snapshots, NULL);
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  g_autoptr(JsonObject) result = NULL;
+
+  plant_secrets (f->root);
+  /* The list replaces the defaults: custom.secret goes, .env stays. */
+  sat_write_file (f->root, ".subagent/config.yaml", "exclude: ['*.secret']\n");
+  sat_write_file (f->root, ".subagent/agents/probe.yaml",
+                  "name: probe\nconfinement: none\ncommand: [/bin/sh, -c, "
+                  "'test ! -e custom.secret && test -f .env && test -f certs/server.pem']\n");
+  g_assert_cmpint (ctl_no_crash (f->root, &out, &err, "run", "--json", "-i", "directory-snapshot",
+                                 "--option", "strategy=copy", "--option", dir_option, "-d", "probe", "t", NULL),
+                   ==, 0);
+  result = parse_object (out);
+  g_assert_cmpstr (json_object_get_string_member (result, "status"), ==, "complete");
+}
+
 /* ---- the secret exclude list (for copied workspaces) --------------------- */
 
 static void
@@ -625,11 +896,17 @@ main (int   argc,
   ADD ("/hardening/depth/cli-nesting-refused", test_depth_cli_nesting_refused);
   ADD ("/hardening/killed-host/prune-stops-leftovers", test_prune_stops_leftovers_of_killed_run);
   ADD ("/hardening/killed-host/prune-stops-leftovers-of-batch", test_prune_stops_leftovers_of_killed_batch);
+  ADD ("/hardening/killed-host/escaped-child-killed-via-cgroup", test_prune_kills_escape_via_cgroup);
+  ADD ("/hardening/killed-host/escaped-child-fallback-without-cgroup", test_prune_escape_without_cgroup);
   ADD ("/hardening/stdout/line-capped", test_stdout_line_cap);
   ADD ("/hardening/cost/huge-cost-valid-json", test_huge_cost_valid_json);
   ADD ("/hardening/review/write-scope-marked", test_write_scope_marked_in_review);
   ADD ("/hardening/final/grace-period-then-stopped", test_final_then_grace_period);
   ADD ("/hardening/state-paths/not-followed", test_state_paths_not_followed);
   ADD ("/hardening/state-paths/state-dir-symlink-not-followed", test_state_dir_symlink_not_followed);
+  ADD ("/hardening/secrets-not-copied-into-snapshot", test_secrets_not_copied_into_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/pooled", test_secrets_not_copied_into_pooled_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/overlay", test_secrets_not_copied_into_overlay_snapshot);
+  ADD ("/hardening/secrets-not-copied-into-snapshot/config-exclude-overrides", test_secrets_config_exclude_overrides);
   return g_test_run ();
 }

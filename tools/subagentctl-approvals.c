@@ -26,6 +26,7 @@ typedef struct {
   char *by;
   char *older_than;
   int count;
+  gboolean force;
 } Options;
 
 static void
@@ -128,6 +129,17 @@ arguments_text (SubagentApprovalRequest *request,
   }
 }
 
+/* "pid N on HOST": the host a request records. */
+static char *
+host_text (SubagentApprovalRequest *request)
+{
+  gint64 pid = 0;
+  const char *name = NULL;
+
+  subagent_approval_request_get_host (request, &pid, NULL, NULL, &name);
+  return g_strdup_printf ("pid %" G_GINT64_FORMAT " on %s", pid, name ? name : "?");
+}
+
 static void
 print_table (GPtrArray *requests,
              gboolean   with_status)
@@ -142,6 +154,11 @@ print_table (GPtrArray *requests,
               subagent_approval_request_get_tool_name (r), args);
       if (with_status)
         printf ("  [%s]", subagent_approval_status_to_string (subagent_approval_request_get_status (r)));
+      if (subagent_approval_request_is_abandoned (r))
+        {
+          g_autofree char *host = host_text (r);
+          printf ("  [abandoned: its host, %s, is gone; nobody waits for a verdict]", host);
+        }
       printf ("\n");
     }
 }
@@ -161,7 +178,14 @@ cmd_list (SubagentApprovalSink *sink,
       g_autoptr(JsonNode) node = json_node_new (JSON_NODE_ARRAY);
 
       for (guint i = 0; i < requests->len; i++)
-        json_array_add_object_element (array, subagent_approval_request_to_json (requests->pdata[i]));
+        {
+          JsonObject *object = subagent_approval_request_to_json (requests->pdata[i]);
+
+          /* Whether anyone still waits: worked out here, never stored. */
+          json_object_set_boolean_member (object, "abandoned",
+                                          subagent_approval_request_is_abandoned (requests->pdata[i]));
+          json_array_add_object_element (array, object);
+        }
       json_node_set_array (node, array);
       sactl_print_json (node);
       return 0;
@@ -202,6 +226,13 @@ cmd_decide (SubagentApprovalSink   *sink,
                                o->run ? " in run " : "", o->run ? o->run : "");
 
   run = subagent_approval_request_get_parent_run_id (found);
+  if (subagent_approval_request_is_abandoned (found) && !o->force)
+    {
+      g_autofree char *host = host_text (found);
+      return sactl_fail_message ("Request %s of run %s is abandoned: its host (%s) is gone, so nobody is waiting "
+                                 "for a verdict and nothing would act on it; `subagentctl approvals prune` marks it "
+                                 "abandoned (or pass --force to record the verdict anyway)", request_id, run, host);
+    }
   if (!subagent_approval_sink_update_status (sink, run, request_id, verdict, o->reason, o->by, &error))
     {
       if (error != NULL)
@@ -219,7 +250,7 @@ cmd_decide_all (SubagentApprovalSink   *sink,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) requests = collect (sink, o, FALSE, &error);
-  guint decided = 0;
+  guint decided = 0, abandoned = 0;
 
   if (requests == NULL)
     return sactl_fail (error);
@@ -234,8 +265,19 @@ cmd_decide_all (SubagentApprovalSink   *sink,
 
       for (; end < requests->len
              && g_str_equal (subagent_approval_request_get_parent_run_id (requests->pdata[end]), run); end++)
-        g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (requests->pdata[end]));
+        {
+          /* Nobody waits for these: `approvals prune` marks them. */
+          if (subagent_approval_request_is_abandoned (requests->pdata[end]))
+            abandoned++;
+          else
+            g_ptr_array_add (ids, (gpointer) subagent_approval_request_get_request_id (requests->pdata[end]));
+        }
       g_ptr_array_add (ids, NULL);
+      if (ids->len == 1)
+        {
+          start = end;
+          continue;
+        }
       won = subagent_approval_sink_update_status_batch (sink, run, (const char * const *) ids->pdata, verdict,
                                                         o->reason, o->by, &error);
       if (won == NULL)
@@ -246,21 +288,63 @@ cmd_decide_all (SubagentApprovalSink   *sink,
       start = end;
     }
   printf ("%s %u request%s\n", verdict_name (verdict), decided, decided == 1 ? "" : "s");
+  if (abandoned > 0)
+    printf ("Skipped %u abandoned request%s (their host is gone); `subagentctl approvals prune` marks them\n",
+            abandoned, abandoned == 1 ? "" : "s");
   return 0;
 }
 
+/* Marks every abandoned request of the store (or of --run) abandoned:
+ * kept in its queue, with the time, a reason naming the host, and who. */
+static gboolean
+expire_abandoned (SubagentApprovalSink  *sink,
+                  const Options         *o,
+                  guint                 *out_marked,
+                  GError               **error)
+{
+  g_autoptr(GPtrArray) requests = collect (sink, o, FALSE, error);
+
+  *out_marked = 0;
+  if (requests == NULL)
+    return FALSE;
+  for (guint i = 0; i < requests->len; i++)
+    {
+      SubagentApprovalRequest *r = requests->pdata[i];
+      g_autofree char *host = NULL;
+      g_autofree char *reason = NULL;
+
+      if (!subagent_approval_request_is_abandoned (r))
+        continue;
+      host = host_text (r);
+      reason = g_strdup_printf ("Abandoned: its host (%s) is gone", host);
+      /* FALSE without error: decided meanwhile. */
+      if (subagent_approval_sink_update_status (sink, subagent_approval_request_get_parent_run_id (r),
+                                                subagent_approval_request_get_request_id (r),
+                                                SUBAGENT_APPROVAL_STATUS_ABANDONED, reason,
+                                                "subagentctl approvals prune", error))
+        (*out_marked)++;
+      else if (error != NULL && *error != NULL)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* prune: abandoned requests always; queue files older than --older-than too. */
 static int
 cmd_prune (SubagentApprovalSink *sink,
            const Options        *o)
 {
   g_autoptr(GError) error = NULL;
   GTimeSpan max_age;
-  guint removed;
+  guint removed, marked;
 
-  if (o->older_than == NULL)
-    return sactl_fail_message ("approvals prune needs --older-than DURATION, such as 7d");
-  if (!sactl_parse_duration (o->older_than, &max_age, &error))
+  if (o->older_than != NULL && !sactl_parse_duration (o->older_than, &max_age, &error))
     return sactl_fail (error);
+  if (!expire_abandoned (sink, o, &marked, &error))
+    return sactl_fail (error);
+  printf ("Marked %u abandoned request%s\n", marked, marked == 1 ? "" : "s");
+  if (o->older_than == NULL)
+    return 0;
   removed = subagent_approval_sink_prune_stale (sink, max_age, &error);
   if (error != NULL)
     return sactl_fail (error);
@@ -450,8 +534,9 @@ sactl_cmd_approvals (int    argc,
     { "all", 0, 0, G_OPTION_ARG_NONE, &o.all, "list: decided requests too, not only pending ones", NULL },
     { "reason", 0, 0, G_OPTION_ARG_STRING, &o.reason, "deny, deny-all: why", "TEXT" },
     { "by", 0, 0, G_OPTION_ARG_STRING, &o.by, "approve, deny: who gives the verdict (default: human)", "NAME" },
-    { "older-than", 0, 0, G_OPTION_ARG_STRING, &o.older_than, "prune: minimum age, such as 90s, 15m, 2h or 7d", "DURATION" },
+    { "older-than", 0, 0, G_OPTION_ARG_STRING, &o.older_than, "prune: also remove queue files older than this, such as 90s, 15m, 2h or 7d", "DURATION" },
     { "count", 0, 0, G_OPTION_ARG_INT, &o.count, "watch: exit after this many renders", "N" },
+    { "force", 0, 0, G_OPTION_ARG_NONE, &o.force, "approve, deny: record a verdict on an abandoned request too", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = sactl_option_context_new ("approvals", entries);

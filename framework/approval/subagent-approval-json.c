@@ -336,6 +336,24 @@ subagent_approval_request_to_json (SubagentApprovalRequest *self)
   json_object_set_int_member (object, "timeout_seconds", subagent_approval_request_get_timeout_seconds (self));
   subagent_json_set_nullable_string (object, "approved_by", approved_by);
   json_object_set_string_member (object, "action_digest", subagent_approval_request_get_action_digest (self));
+  {
+    gint64 pid;
+    guint64 start;
+    const char *boot_id, *host_name;
+
+    /* Only when recorded: an older document re-serializes as it was
+     * signed. Both stores sign this object, so the HMAC covers the host. */
+    if (subagent_approval_request_get_host (self, &pid, &start, &boot_id, &host_name))
+      {
+        JsonObject *host = json_object_new ();
+
+        json_object_set_int_member (host, "pid", pid);
+        json_object_set_int_member (host, "start_time", (gint64) start);
+        json_object_set_string_member (host, "boot_id", boot_id);
+        json_object_set_string_member (host, "hostname", host_name);
+        json_object_set_object_member (object, "host", host);
+      }
+  }
   return object;
 }
 
@@ -394,6 +412,9 @@ subagent_approval_request_new_from_json (JsonObject  *object,
   SubagentPermissionMode mode;
   gboolean bad = FALSE;
   g_autofree char *expected = NULL;
+  const char *host_boot_id = NULL, *host_name = NULL;
+  gint64 host_pid = 0;
+  guint64 host_start = 0;
   SubagentApprovalRequest *self;
 
   g_return_val_if_fail (object != NULL, NULL);
@@ -479,6 +500,27 @@ subagent_approval_request_new_from_json (JsonObject  *object,
              "Approval request %s has no tool_arguments object", ids[0]);
   arguments = json_node_get_object (node);
 
+  node = json_object_get_member (object, "host");
+  if (node != NULL && !JSON_NODE_HOLDS_NULL (node))
+    {
+      JsonObject *host = JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+      JsonNode *pid = host ? json_object_get_member (host, "pid") : NULL;
+      JsonNode *start = host ? json_object_get_member (host, "start_time") : NULL;
+
+      host_boot_id = host ? get_optional_string (host, "boot_id", &bad) : NULL;
+      host_name = host ? get_optional_string (host, "hostname", &bad) : NULL;
+      if (host == NULL || bad || pid == NULL || start == NULL || !JSON_NODE_HOLDS_VALUE (pid) ||
+          !JSON_NODE_HOLDS_VALUE (start) || json_node_get_value_type (pid) != G_TYPE_INT64 ||
+          json_node_get_value_type (start) != G_TYPE_INT64 || json_node_get_int (pid) <= 0 ||
+          json_node_get_int (pid) > G_MAXINT || json_node_get_int (start) < 0 ||
+          !subagent_approval_text_is_valid (host_boot_id, SUBAGENT_APPROVAL_NAME_MAX_LENGTH) ||
+          !subagent_approval_text_is_valid (host_name, SUBAGENT_APPROVAL_NAME_MAX_LENGTH))
+        INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
+                 "Approval request %s has a host that is not {pid, start_time, boot_id, hostname}", ids[0]);
+      host_pid = json_node_get_int (pid);
+      host_start = (guint64) json_node_get_int (start);
+    }
+
   expected = subagent_approval_compute_action_digest (tool_name, arguments);
   if (digest == NULL || strcmp (digest, expected) != 0)
     INVALID (SUBAGENT_APPROVAL_ERROR_INTEGRITY,
@@ -498,6 +540,8 @@ subagent_approval_request_new_from_json (JsonObject  *object,
                        "created-at", created_at,
                        "timeout-seconds", (guint) timeout,
                        NULL);
+  if (host_pid > 0)
+    _subagent_approval_request_set_host (self, host_pid, host_start, host_boot_id, host_name);
   subagent_approval_request_restore_verdict (self, status, approved_at, denied_at, denial_reason, approved_by);
   return self;
 }

@@ -12,6 +12,19 @@ G_BEGIN_DECLS
 #define SUBAGENT_APPROVAL_TEXT_MAX_LENGTH 4096
 #define SUBAGENT_APPROVAL_NAME_MAX_LENGTH 256
 
+/* The waiting host of a request (subagent-approval-request.c). */
+G_GNUC_INTERNAL
+gboolean _subagent_host_process_start_time   (gint64                   pid,
+                                              guint64                 *out_start);
+G_GNUC_INTERNAL
+char    *_subagent_host_boot_id              (void);
+G_GNUC_INTERNAL
+void     _subagent_approval_request_set_host (SubagentApprovalRequest *self,
+                                              gint64                   pid,
+                                              guint64                  start_time,
+                                              const char              *boot_id,
+                                              const char              *host_name);
+
 /* Free text from callers or files: valid UTF-8, 1..max_length bytes, no
  * control characters but tab and newline. */
 G_GNUC_INTERNAL

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "subagent.h"
 #include "subagent-approval-private.h"
@@ -52,6 +53,12 @@ struct _SubagentApprovalRequest
   char *created_at;
   guint timeout_seconds;
   char *action_digest;
+  /* The process waiting for the verdict; host_pid 0 when unknown (a
+   * document written before it was recorded). */
+  gint64 host_pid;
+  guint64 host_start_time;
+  char *host_boot_id;
+  char *host_name;
 
   GMutex lock;
   SubagentApprovalStatus status;
@@ -176,6 +183,8 @@ subagent_approval_request_finalize (GObject *object)
   g_free (self->worktree_path);
   g_free (self->created_at);
   g_free (self->action_digest);
+  g_free (self->host_boot_id);
+  g_free (self->host_name);
   g_free (self->approved_at);
   g_free (self->denied_at);
   g_free (self->denial_reason);
@@ -432,6 +441,7 @@ subagent_approval_request_new (const char *subagent_id,
                                const char *worktree_path,
                                guint       timeout_seconds)
 {
+  SubagentApprovalRequest *request;
   SubagentPermissionMode mode;
 
   g_return_val_if_fail (subagent_approval_id_is_valid (subagent_id), NULL);
@@ -447,7 +457,7 @@ subagent_approval_request_new (const char *subagent_id,
   if (permission_mode != NULL)
     permission_mode = subagent_permission_mode_to_string (mode);
 
-  return g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
+  request = g_object_new (SUBAGENT_TYPE_APPROVAL_REQUEST,
                        "subagent-id", subagent_id,
                        "parent-run-id", parent_run_id,
                        "subagent-name", subagent_name,
@@ -459,6 +469,15 @@ subagent_approval_request_new (const char *subagent_id,
                        "worktree-path", worktree_path,
                        "timeout-seconds", timeout_seconds,
                        NULL);
+  /* The caller is the process that will wait for the verdict. */
+  {
+    guint64 start = 0;
+    g_autofree char *boot_id = _subagent_host_boot_id ();
+
+    if (_subagent_host_process_start_time (getpid (), &start) && boot_id != NULL)
+      _subagent_approval_request_set_host (request, getpid (), start, boot_id, g_get_host_name ());
+  }
+  return request;
 }
 
 
@@ -501,6 +520,10 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
    * same arguments: same digest. */
   copy->tool_arguments = sealed_copy (self->tool_arguments);
   copy->action_digest = g_strdup (self->action_digest);
+  copy->host_pid = self->host_pid;
+  copy->host_start_time = self->host_start_time;
+  copy->host_boot_id = g_strdup (self->host_boot_id);
+  copy->host_name = g_strdup (self->host_name);
   g_mutex_lock (&self->lock);
   copy->status = self->status;
   copy->approved_at = g_strdup (self->approved_at);
@@ -519,7 +542,7 @@ transition_locked (SubagentApprovalRequest *self,
                    char                    *actor)
 {
   if (self->status != SUBAGENT_APPROVAL_STATUS_PENDING || !subagent_approval_status_is_terminal (to) ||
-      to > SUBAGENT_APPROVAL_STATUS_CANCELLED)
+      to > SUBAGENT_APPROVAL_STATUS_ABANDONED)
     {
       g_free (stamp);
       g_free (reason);
@@ -549,6 +572,7 @@ default_reason (SubagentApprovalStatus to)
     case SUBAGENT_APPROVAL_STATUS_DENIED: return "Denied by human";
     case SUBAGENT_APPROVAL_STATUS_TIMEOUT: return "No verdict before the request timed out";
     case SUBAGENT_APPROVAL_STATUS_CANCELLED: return "Cancelled before a verdict";
+    case SUBAGENT_APPROVAL_STATUS_ABANDONED: return "Abandoned: the host that waited for it is gone";
     default: return NULL;
     }
 }
@@ -909,4 +933,108 @@ subagent_approval_request_get_status (SubagentApprovalRequest *self)
   status = self->status;
   g_mutex_unlock (&self->lock);
   return status;
+}
+
+/* ---- the waiting host ------------------------------------------------------ */
+
+gboolean
+_subagent_host_process_start_time (gint64   pid,
+                                   guint64 *out_start)
+{
+  /* Field 22 of /proc/<pid>/stat, as owner records keep it. */
+  return pid > 0 && pid <= G_MAXINT && subagent_owner_get_process_start_time ((GPid) pid, out_start, NULL);
+}
+
+char *
+_subagent_host_boot_id (void)
+{
+  char *text = NULL;
+
+  if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+    return NULL;
+  return g_strstrip (text);
+}
+
+void
+_subagent_approval_request_set_host (SubagentApprovalRequest *self,
+                                     gint64                   pid,
+                                     guint64                  start_time,
+                                     const char              *boot_id,
+                                     const char              *host_name)
+{
+  g_return_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self));
+  self->host_pid = pid;
+  self->host_start_time = start_time;
+  g_free (self->host_boot_id);
+  self->host_boot_id = g_strdup (boot_id);
+  g_free (self->host_name);
+  self->host_name = g_strdup (host_name);
+}
+
+/**
+ * subagent_approval_request_get_host:
+ * @self: a request
+ * @out_pid: (out) (optional): the pid of the process waiting for the verdict
+ * @out_start_time: (out) (optional): its start time (clock ticks after boot,
+ *   field 22 of `/proc/<pid>/stat`)
+ * @out_boot_id: (out) (optional) (transfer none): the boot id of its machine
+ * @out_host_name: (out) (optional) (transfer none): its machine's host name
+ *
+ * The host that waits for this request's verdict, as recorded when it was
+ * made. Documents written before the host was recorded have none.
+ *
+ * Returns: %TRUE if the request records its host
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_approval_request_get_host (SubagentApprovalRequest  *self,
+                                    gint64                   *out_pid,
+                                    guint64                  *out_start_time,
+                                    const char              **out_boot_id,
+                                    const char              **out_host_name)
+{
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
+  if (out_pid)
+    *out_pid = self->host_pid;
+  if (out_start_time)
+    *out_start_time = self->host_start_time;
+  if (out_boot_id)
+    *out_boot_id = self->host_boot_id;
+  if (out_host_name)
+    *out_host_name = self->host_name;
+  return self->host_pid > 0 && self->host_boot_id != NULL && self->host_name != NULL;
+}
+
+/**
+ * subagent_approval_request_is_abandoned:
+ * @self: a request
+ *
+ * Whether nobody waits for this request any more: it is pending, its host
+ * ran on this machine (same boot id and host name) and that process is
+ * gone (its pid no longer runs, or runs another program started at another
+ * time). A request of another machine, or without a recorded host, is
+ * never abandoned: this process cannot tell.
+ *
+ * Returns: %TRUE if the request is abandoned
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_approval_request_is_abandoned (SubagentApprovalRequest *self)
+{
+  g_autofree char *boot_id = NULL;
+  guint64 start = 0;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
+  if (subagent_approval_request_get_status (self) != SUBAGENT_APPROVAL_STATUS_PENDING ||
+      !subagent_approval_request_get_host (self, NULL, NULL, NULL, NULL))
+    return FALSE;
+  boot_id = _subagent_host_boot_id ();
+  if (boot_id == NULL || !g_str_equal (boot_id, self->host_boot_id) ||
+      !g_str_equal (g_get_host_name (), self->host_name))
+    return FALSE;
+  if (!_subagent_host_process_start_time (self->host_pid, &start))
+    return TRUE;   /* no such process */
+  return start != self->host_start_time;
 }

@@ -109,4 +109,13 @@ gboolean subagent_approval_id_is_valid        (const char             *id);
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_approval_status_is_terminal (SubagentApprovalStatus  status);
 
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_approval_request_get_host          (SubagentApprovalRequest  *self,
+                                                         gint64                   *out_pid,
+                                                         guint64                  *out_start_time,
+                                                         const char              **out_boot_id,
+                                                         const char              **out_host_name);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_approval_request_is_abandoned      (SubagentApprovalRequest  *self);
+
 G_END_DECLS

@@ -243,7 +243,7 @@ subagent_approval_sink_update_status (SubagentApprovalSink    *self,
 {
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_SINK (self), FALSE);
   g_return_val_if_fail (subagent_approval_status_is_terminal (status), FALSE);
-  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_CANCELLED, FALSE);
+  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_ABANDONED, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   if (!check_run_id (parent_run_id, error))

@@ -31,6 +31,7 @@ static const char * const approval_status_names[] = {
   [SUBAGENT_APPROVAL_STATUS_DENIED] = "denied",
   [SUBAGENT_APPROVAL_STATUS_TIMEOUT] = "timeout",
   [SUBAGENT_APPROVAL_STATUS_CANCELLED] = "cancelled",
+  [SUBAGENT_APPROVAL_STATUS_ABANDONED] = "abandoned",
 };
 
 static const char * const risk_level_names[] = {
@@ -143,14 +144,14 @@ subagent_run_status_to_string (SubagentRunStatus status)
  *
  * Gets the name of @status, as written in approval queues and JSON.
  *
- * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout` or `cancelled`
+ * Returns: (transfer none): `pending`, `approved`, `denied`, `timeout`, `cancelled` or `abandoned`
  *
  * Since: 0.2
  */
 const char *
 subagent_approval_status_to_string (SubagentApprovalStatus status)
 {
-  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_CANCELLED, NULL);
+  g_return_val_if_fail (status <= SUBAGENT_APPROVAL_STATUS_ABANDONED, NULL);
   return approval_status_names[status];
 }
 

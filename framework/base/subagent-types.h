@@ -61,6 +61,8 @@ typedef enum {
  * @SUBAGENT_APPROVAL_STATUS_DENIED: denied (terminal)
  * @SUBAGENT_APPROVAL_STATUS_TIMEOUT: nobody answered in time (terminal)
  * @SUBAGENT_APPROVAL_STATUS_CANCELLED: the child ended first (terminal)
+ * @SUBAGENT_APPROVAL_STATUS_ABANDONED: its host died while it was pending;
+ *   set by `subagentctl approvals prune` (terminal). Since: 0.2
  *
  * The state of an approval request. Only %SUBAGENT_APPROVAL_STATUS_PENDING
  * ever changes.
@@ -71,6 +73,7 @@ typedef enum {
   SUBAGENT_APPROVAL_STATUS_DENIED,
   SUBAGENT_APPROVAL_STATUS_TIMEOUT,
   SUBAGENT_APPROVAL_STATUS_CANCELLED,
+  SUBAGENT_APPROVAL_STATUS_ABANDONED,
 } SubagentApprovalStatus;
 
 /**

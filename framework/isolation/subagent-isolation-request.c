@@ -29,6 +29,9 @@ struct _SubagentIsolationRequest
   double cpu_quota;
   char *memory_limit;
   JsonObject *options;
+  GStrv exclude;
+  SubagentExcludeSet *exclude_set;   /* compiled on first use */
+  GMutex lock;
 };
 
 G_DEFINE_FINAL_TYPE (SubagentIsolationRequest, subagent_isolation_request, G_TYPE_OBJECT)
@@ -43,6 +46,7 @@ enum {
   PROP_CPU_QUOTA,
   PROP_MEMORY_LIMIT,
   PROP_OPTIONS,
+  PROP_EXCLUDE,
   N_PROPS
 };
 
@@ -74,6 +78,9 @@ subagent_isolation_request_finalize (GObject *object)
   g_clear_pointer (&self->def_name, g_free);
   g_clear_pointer (&self->memory_limit, g_free);
   g_clear_pointer (&self->options, json_object_unref);
+  g_clear_pointer (&self->exclude, g_strfreev);
+  g_clear_pointer (&self->exclude_set, subagent_exclude_set_unref);
+  g_mutex_clear (&self->lock);
 
   G_OBJECT_CLASS (subagent_isolation_request_parent_class)->finalize (object);
 }
@@ -111,6 +118,9 @@ subagent_isolation_request_get_property (GObject    *object,
       break;
     case PROP_OPTIONS:
       g_value_set_boxed (value, self->options);
+      break;
+    case PROP_EXCLUDE:
+      g_value_set_boxed (value, self->exclude);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -153,6 +163,9 @@ subagent_isolation_request_set_property (GObject      *object,
         JsonObject *options = g_value_get_boxed (value);
         self->options = options ? subagent_json_object_sealed_copy (options) : NULL;
       }
+      break;
+    case PROP_EXCLUDE:
+      self->exclude = g_value_dup_boxed (value);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -229,12 +242,24 @@ subagent_isolation_request_class_init (SubagentIsolationRequestClass *klass)
    */
   properties[PROP_OPTIONS] = g_param_spec_boxed ("options", NULL, NULL, JSON_TYPE_OBJECT, flags);
 
+  /**
+   * SubagentIsolationRequest:exclude:
+   *
+   * The patterns of files a copied workspace leaves out (config
+   * `exclude:`, see subagent_secret_path_is_excluded()); %NULL for
+   * subagent_secret_exclude_defaults(), an empty array for none.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_EXCLUDE] = g_param_spec_boxed ("exclude", NULL, NULL, G_TYPE_STRV, flags);
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
 subagent_isolation_request_init (SubagentIsolationRequest *self)
 {
+  g_mutex_init (&self->lock);
 }
 
 /**
@@ -497,4 +522,48 @@ subagent_isolation_request_get_option_int (SubagentIsolationRequest *self,
   if (!(d >= (double) G_MININT64 && d < (double) G_MAXINT64) || d != (double) (gint64) d)
     return default_value;
   return (gint64) d;
+}
+
+/**
+ * subagent_isolation_request_get_exclude:
+ * @self: a #SubagentIsolationRequest
+ *
+ * The patterns of files a copied workspace (a snapshot, a container's
+ * `/workspace`) leaves out: the #SubagentIsolationRequest:exclude property,
+ * which the manager fills from the config's `exclude:`, or
+ * subagent_secret_exclude_defaults() when it was not set.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the patterns
+ *
+ * Since: 0.2
+ */
+const char * const *
+subagent_isolation_request_get_exclude (SubagentIsolationRequest *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_REQUEST (self), NULL);
+  return self->exclude != NULL ? (const char * const *) self->exclude : subagent_secret_exclude_defaults ();
+}
+
+/**
+ * subagent_isolation_request_get_exclude_set:
+ * @self: a #SubagentIsolationRequest
+ *
+ * subagent_isolation_request_get_exclude() compiled, once per request.
+ *
+ * Returns: (transfer none): the compiled patterns
+ *
+ * Since: 0.2
+ */
+SubagentExcludeSet *
+subagent_isolation_request_get_exclude_set (SubagentIsolationRequest *self)
+{
+  SubagentExcludeSet *set;
+
+  g_return_val_if_fail (SUBAGENT_IS_ISOLATION_REQUEST (self), NULL);
+  g_mutex_lock (&self->lock);
+  if (self->exclude_set == NULL)
+    self->exclude_set = subagent_exclude_set_new (subagent_isolation_request_get_exclude (self));
+  set = self->exclude_set;
+  g_mutex_unlock (&self->lock);
+  return set;
 }

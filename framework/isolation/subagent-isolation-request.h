@@ -12,6 +12,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-secrets.h"
+
 G_BEGIN_DECLS
 
 #define SUBAGENT_TYPE_ISOLATION_REQUEST (subagent_isolation_request_get_type ())
@@ -39,6 +41,10 @@ SUBAGENT_AVAILABLE_IN_ALL
 const char *subagent_isolation_request_get_memory_limit  (SubagentIsolationRequest *self);
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject *subagent_isolation_request_get_options       (SubagentIsolationRequest *self);
+SUBAGENT_AVAILABLE_IN_0_2
+const char * const *subagent_isolation_request_get_exclude     (SubagentIsolationRequest *self);
+SUBAGENT_AVAILABLE_IN_0_2
+SubagentExcludeSet *subagent_isolation_request_get_exclude_set (SubagentIsolationRequest *self);
 
 /* Options accessors: typed reads of the backend options object, with defaults. */
 SUBAGENT_AVAILABLE_IN_ALL

@@ -369,9 +369,53 @@ fail:
   return -1;
 }
 
+/* The capabilities a root child loses before it enters its domain. On
+ * Linux 6.18 (measured: tests/test-escalation.c, docs/confinement.md) a
+ * landlocked process holding CAP_SYS_ADMIN or CAP_PERFMON still opens
+ * /proc/<host>/environ of a process outside its domain, even a
+ * non-dumpable one: Landlock's ptrace scoping does not hold against them.
+ * CAP_SYS_PTRACE goes too: a child has no business tracing the host. */
+static const int dropped_caps[] = { 21 /* CAP_SYS_ADMIN */, 38 /* CAP_PERFMON */, 19 /* CAP_SYS_PTRACE */ };
+
+/* Async-signal-safe (raw system calls only): runs between fork and exec.
+ * A process without these capabilities (not root) changes nothing. */
+static int
+drop_host_reaching_caps (void)
+{
+  struct { guint32 version; int pid; } header = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
+  struct { guint32 effective, permitted, inheritable; } data[2];
+
+  for (guint i = 0; i < G_N_ELEMENTS (dropped_caps); i++)
+    {
+      /* EINVAL: a kernel that does not know the capability; EPERM: no
+       * CAP_SETPCAP, so the bounding set cannot hold it usefully anyway. */
+      if (prctl (PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
+        return errno;
+      (void) prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, dropped_caps[i], 0, 0);
+    }
+  if (syscall (SYS_capget, &header, data) != 0)
+    return errno;
+  for (guint i = 0; i < G_N_ELEMENTS (dropped_caps); i++)
+    {
+      guint32 bit = 1u << (dropped_caps[i] % 32);
+      guint word = dropped_caps[i] / 32;
+
+      data[word].effective &= ~bit;
+      data[word].permitted &= ~bit;
+      data[word].inheritable &= ~bit;
+    }
+  if (syscall (SYS_capset, &header, data) != 0)
+    return errno;
+  return 0;
+}
+
 int
 _subagent_landlock_restrict_self (int ruleset_fd)
 {
+  int saved;
+
+  if ((saved = drop_host_reaching_caps ()) != 0)
+    return saved;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
     return errno;
   if (syscall (__NR_landlock_restrict_self, ruleset_fd, 0) != 0)

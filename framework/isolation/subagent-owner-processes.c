@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-cgroup-private.h"
 
 #define RUN_TOKEN_ENV "SUBAGENT_RUN_TOKEN"
 
@@ -53,6 +54,35 @@ subagent_owner_record_add_process (const char  *root,
                                    const char  *run_token,
                                    GError     **error)
 {
+  return subagent_owner_record_add_process_full (root, session_key, pid, run_token, NULL, error);
+}
+
+/**
+ * subagent_owner_record_add_process_full:
+ * @root: the workspace root the record is under
+ * @session_key: the record's session key
+ * @pid: a child process started in the record's resource
+ * @run_token: (nullable): the child's `SUBAGENT_RUN_TOKEN`
+ * @cgroup: (nullable): the child's own cgroup v2 directory, when it has one
+ * @error: return location for a #GError
+ *
+ * subagent_owner_record_add_process() that also records the child's
+ * cgroup: subagent_owner_record_stop_processes() then kills all of it
+ * (`cgroup.kill`), which reaches what left the process group and cleared
+ * its environment too.
+ *
+ * Returns: %TRUE on success
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_owner_record_add_process_full (const char  *root,
+                                        const char  *session_key,
+                                        GPid         pid,
+                                        const char  *run_token,
+                                        const char  *cgroup,
+                                        GError     **error)
+{
   g_autoptr(JsonObject) loaded = NULL;
   g_autoptr(JsonObject) record = NULL;
   g_autoptr(JsonGenerator) generator = json_generator_new ();
@@ -84,6 +114,8 @@ subagent_owner_record_add_process (const char  *root,
   json_object_set_int_member (entry, "pgid", getpgid (pid) > 0 ? getpgid (pid) : pid);
   if (run_token != NULL)
     json_object_set_string_member (entry, "run_token", run_token);
+  if (cgroup != NULL)
+    json_object_set_string_member (entry, "cgroup", cgroup);
   json_array_add_object_element (processes, entry);
 
   node = json_node_init_object (json_node_alloc (), record);
@@ -145,8 +177,10 @@ kill_by_token (const char *token)
  * recorded: each child's process group while its leader is still the
  * recorded process (same start time), and every process whose environment
  * carries the child's run token (what left the group but kept its
- * environment). A process that cleared its environment and left the group
- * is out of reach.
+ * environment). A child recorded with its own cgroup has all of that
+ * cgroup killed (`cgroup.kill`), a process that cleared its environment
+ * and left the group included; without one, such a process is out of
+ * reach.
  *
  * Returns: how many signals were sent
  *
@@ -170,7 +204,7 @@ subagent_owner_record_stop_processes (JsonObject *record)
       JsonObject *entry;
       gint64 pid, pgid, recorded_start;
       guint64 start_time = 0;
-      const char *token;
+      const char *token, *cgroup;
 
       if (!JSON_NODE_HOLDS_OBJECT (node))
         continue;
@@ -179,6 +213,18 @@ subagent_owner_record_stop_processes (JsonObject *record)
       pgid = json_object_get_int_member_with_default (entry, "pgid", 0);
       recorded_start = json_object_get_int_member_with_default (entry, "pid_start_time", -1);
       token = json_object_get_string_member_with_default (entry, "run_token", NULL);
+      cgroup = json_object_get_string_member_with_default (entry, "cgroup", NULL);
+      /* Checked: a record names only a cgroup this library made. */
+      if (cgroup != NULL && _subagent_cgroup_is_ours (cgroup))
+        {
+          guint n = _subagent_cgroup_kill (cgroup);
+
+          g_debug ("prune: cgroup.kill of %s stopped %u process(es)", cgroup, n);
+          stopped += n;
+          _subagent_cgroup_remove (cgroup, 2000);
+        }
+      else if (cgroup != NULL)
+        g_debug ("prune: ignoring cgroup “%s” of a record: not one this library made", cgroup);
       if (pid <= 1 || pid > G_MAXINT || pid == getpid ())
         continue;
       /* The group id is the leader's pid, which no new process can take

@@ -61,6 +61,13 @@ gboolean    subagent_owner_record_add_process    (const char  *root,
                                                   const char  *run_token,
                                                   GError     **error);
 SUBAGENT_AVAILABLE_IN_0_2
+gboolean    subagent_owner_record_add_process_full (const char  *root,
+                                                    const char  *session_key,
+                                                    GPid         pid,
+                                                    const char  *run_token,
+                                                    const char  *cgroup,
+                                                    GError     **error);
+SUBAGENT_AVAILABLE_IN_0_2
 guint       subagent_owner_record_stop_processes (JsonObject  *record);
 
 G_END_DECLS

@@ -31,88 +31,8 @@
  * subagent_approval_key_from_file(), which refuses a file others can read.
  *
  * Copied workspaces (snapshots, containers) leave out the files
- * subagent_secret_path_is_excluded() matches.
+ * subagent_secret_path_is_excluded() matches (subagent-exclude-set.c).
  */
-
-static const char * const secret_defaults[] = {
-  ".env", ".env.*", "*.pem", "*.key", "id_rsa*", ".ssh/", "credentials.json", ".netrc", NULL,
-};
-
-/**
- * subagent_secret_exclude_defaults:
- *
- * The patterns of files a copied workspace (a snapshot, a container's
- * `/workspace`) leaves out by default, because they usually hold secrets:
- * `.env`, `.env.*`, `*.pem`, `*.key`, `id_rsa*`, `.ssh/`,
- * `credentials.json`, `.netrc`. A pattern matches a path component (a
- * trailing `/` only a directory's); see subagent_secret_path_is_excluded().
- * Configuration (`exclude:`) replaces the list.
- *
- * Returns: (transfer none) (array zero-terminated=1): the patterns
- *
- * Since: 0.2
- */
-const char * const *
-subagent_secret_exclude_defaults (void)
-{
-  return secret_defaults;
-}
-
-/**
- * subagent_secret_path_is_excluded:
- * @patterns: (nullable) (array zero-terminated=1): glob patterns; %NULL for
- *   subagent_secret_exclude_defaults()
- * @relative_path: a path relative to the workspace root, `/`-separated
- *
- * Whether @relative_path, or a directory it lies in, matches one of
- * @patterns. Patterns are shell globs (`*`, `?`) over one path component,
- * like `.gitignore` patterns without a slash; one ending in `/` matches
- * directories only (any component but the last, or the last when
- * @relative_path ends in `/`).
- *
- * Returns: %TRUE if the path is to be left out
- *
- * Since: 0.2
- */
-gboolean
-subagent_secret_path_is_excluded (const char * const *patterns,
-                                  const char         *relative_path)
-{
-  g_auto(GStrv) parts = NULL;
-  guint n;
-
-  g_return_val_if_fail (relative_path != NULL, FALSE);
-
-  if (patterns == NULL)
-    patterns = secret_defaults;
-  parts = g_strsplit (relative_path, "/", -1);
-  n = g_strv_length (parts);
-  for (guint i = 0; i < n; i++)
-    {
-      gboolean is_dir = i + 1 < n;
-
-      if (*parts[i] == '\0')
-        continue;
-      if (i + 2 == n && *parts[i + 1] == '\0')
-        is_dir = TRUE;
-      for (guint p = 0; patterns[p] != NULL; p++)
-        {
-          gsize len = strlen (patterns[p]);
-
-          if (len > 1 && patterns[p][len - 1] == '/')
-            {
-              g_autofree char *dir_pattern = g_strndup (patterns[p], len - 1);
-
-              if (is_dir && g_pattern_match_simple (dir_pattern, parts[i]))
-                return TRUE;
-            }
-          else if (len > 0 && g_pattern_match_simple (patterns[p], parts[i]))
-            return TRUE;
-        }
-    }
-  return FALSE;
-}
-
 
 static GMutex key_lock;
 static GBytes *env_key;

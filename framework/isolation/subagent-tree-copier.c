@@ -137,7 +137,45 @@ subagent_tree_copy (const char           *source,
   g_return_val_if_fail (strategy <= SUBAGENT_COPY_STRATEGY_COPY, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return _subagent_tree_copy (source, dest, strategy, exclude_top_level, out_used, cancellable, error);
+  return _subagent_tree_copy (source, dest, strategy, exclude_top_level, NULL, out_used, cancellable, error);
+}
+
+/**
+ * subagent_tree_copy_excluding:
+ * @source: the directory to copy
+ * @dest: the directory to create (or an existing, empty one to fill)
+ * @strategy: how to copy regular files
+ * @exclude_top_level: (nullable) (array zero-terminated=1): names to leave out
+ *   at the top level, such as `.subagent` and `.git`
+ * @exclude: (nullable): entries to leave out at any depth (secret files, see
+ *   subagent_secret_exclude_defaults()); an excluded directory is not entered
+ * @out_used: (out) (optional): the strategy actually used
+ * @cancellable: (nullable): checked between files
+ * @error: return location for a #GError
+ *
+ * subagent_tree_copy() that also leaves out what @exclude matches. The
+ * patterns are matched per directory entry, by name, without allocating.
+ *
+ * Returns: %TRUE if the whole tree was copied
+ *
+ * Since: 0.2
+ */
+gboolean
+subagent_tree_copy_excluding (const char               *source,
+                              const char               *dest,
+                              SubagentCopyStrategy      strategy,
+                              const char * const       *exclude_top_level,
+                              const SubagentExcludeSet *exclude,
+                              SubagentCopyStrategy     *out_used,
+                              GCancellable             *cancellable,
+                              GError                  **error)
+{
+  g_return_val_if_fail (source != NULL, FALSE);
+  g_return_val_if_fail (dest != NULL, FALSE);
+  g_return_val_if_fail (strategy <= SUBAGENT_COPY_STRATEGY_COPY, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return _subagent_tree_copy (source, dest, strategy, exclude_top_level, exclude, out_used, cancellable, error);
 }
 
 typedef struct {

@@ -13,6 +13,8 @@
 
 #include <gio/gio.h>
 
+#include "subagent-secrets.h"
+
 G_BEGIN_DECLS
 
 /**
@@ -50,6 +52,15 @@ gboolean subagent_tree_copy        (const char           *source,
                                     SubagentCopyStrategy *out_used,
                                     GCancellable         *cancellable,
                                     GError              **error);
+SUBAGENT_AVAILABLE_IN_0_2
+gboolean subagent_tree_copy_excluding (const char               *source,
+                                       const char               *dest,
+                                       SubagentCopyStrategy      strategy,
+                                       const char * const       *exclude_top_level,
+                                       const SubagentExcludeSet *exclude,
+                                       SubagentCopyStrategy     *out_used,
+                                       GCancellable             *cancellable,
+                                       GError                  **error);
 SUBAGENT_AVAILABLE_IN_ALL
 void     subagent_tree_copy_async  (const char           *source,
                                     const char           *dest,

@@ -58,6 +58,7 @@ typedef struct {
   const char *source;
   const char *dest;
   const char * const *exclude_top_level;
+  const SubagentExcludeSet *exclude;   /* at any depth; NULL for none */
   int src_root;
   int dst_root;
   gboolean allow_reflink;
@@ -601,6 +602,8 @@ walk_dir (CopyJob            *job,
         }
       if (de->d_type == DT_REG)
         {
+          if (subagent_exclude_set_match_name (job->exclude, de->d_name, 0))
+            continue;
           queue_file (job, dir, de->d_name, pending);
           continue;
         }
@@ -613,6 +616,8 @@ walk_dir (CopyJob            *job,
           ok = FALSE;
           break;
         }
+      if (subagent_exclude_set_match_name (job->exclude, de->d_name, S_ISDIR (st.st_mode)))
+        continue;
       if (S_ISREG (st.st_mode))
         queue_file (job, dir, de->d_name, pending);
       else if (S_ISDIR (st.st_mode))
@@ -711,6 +716,7 @@ _subagent_tree_copy (const char           *source,
                      const char           *dest,
                      SubagentCopyStrategy  strategy,
                      const char * const   *exclude_top_level,
+                     const SubagentExcludeSet *exclude,
                      SubagentCopyStrategy *out_used,
                      GCancellable         *cancellable,
                      GError              **error)
@@ -745,6 +751,7 @@ _subagent_tree_copy (const char           *source,
   job.source = source_real;
   job.dest = dest;
   job.exclude_top_level = exclude_top_level;
+  job.exclude = subagent_exclude_set_is_empty (exclude) ? NULL : exclude;
   job.allow_reflink = strategy != SUBAGENT_COPY_STRATEGY_COPY;
   job.umask = read_umask ();
   job.cancellable = cancellable;

@@ -684,6 +684,8 @@ run_with_isolation (GTask *task_in)
                           "cpu-quota", state->cpu_quota,
                           "memory-limit", state->memory_limit,
                           "options", state->isolation_options,
+                          /* Config `exclude:` reaches the provider with the request. */
+                          "exclude", self->config != NULL ? subagent_config_get_exclude (self->config) : NULL,
                           NULL);
   subagent_isolation_provider_prepare_async (provider, request, cancellable, run_prepared, g_steal_pointer (&task));
 }
@@ -945,9 +947,12 @@ capture_review_of_context (const char                *root,
   const char *base_commit = NULL;
   const char *parent_root = subagent_isolation_context_get_parent_root (context);
   gboolean child_ignores = TRUE;
+  g_autofree const char **exclude = NULL;
 
   if (data != NULL)
     {
+      /* What a copied workspace left out (`exclude`, as): never a deletion. */
+      g_variant_lookup (data, "exclude", "^a&s", &exclude);
       g_variant_lookup (data, "base-commit", "&s", &base_commit);
       /* A backend whose child could edit .gitignore unseen (a container)
        * says `review-child-ignores` = false: nothing it hides counts. */
@@ -957,11 +962,11 @@ capture_review_of_context (const char                *root,
     return _subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
                                           NULL, base_commit, NULL,
                                           subagent_isolation_context_get_child_root (context),
-                                          max_file_size, !child_ignores, NULL, error);
-  return subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
-                                       parent_root, NULL, NULL,
-                                       subagent_isolation_context_get_child_root (context),
-                                       max_file_size, NULL, error);
+                                          max_file_size, !child_ignores, NULL, NULL, error);
+  return _subagent_review_capture_full (root, subagent_isolation_context_get_session_key (context),
+                                        parent_root, NULL, NULL,
+                                        subagent_isolation_context_get_child_root (context),
+                                        max_file_size, FALSE, exclude, NULL, error);
 }
 
 /* An isolation option given as true or "true" (a config file or --option). */

@@ -660,6 +660,7 @@ _subagent_review_diff (const char   *base_dir,
                        const char   *child_root,
                        guint64       max_file_size,
                        gboolean      untrusted_child,
+                       const SubagentExcludeSet *exclude,
                        int           patch_fd,
                        GString      *status_text,
                        guint        *counts,
@@ -733,7 +734,10 @@ _subagent_review_diff (const char   *base_dir,
   else
     {
       /* Child first: it finds the files equal on both sides (compared
-       * byte for byte), which then need no hashing on either side. */
+       * byte for byte), which then need no hashing on either side. What
+       * the workspace left out (secrets) is skipped on both sides: never
+       * shown as deleted, and a child's own copy never reaches the patch. */
+      walker.exclude = exclude;
       walker.record_skipped = TRUE;
       ok = _subagent_review_walker_set_twin (&walker, base_dir, error) &&
            _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
@@ -755,6 +759,7 @@ _subagent_review_diff (const char   *base_dir,
       walker.repo = repo;
       walker.cancellable = cancellable;
       walker.max_file_size = max_file_size;
+      walker.exclude = exclude;
       walker.record_skipped = TRUE;
       ok = _subagent_review_tree_from_dir (&walker, child_root, &child_tree, error);
       walker.record_skipped = FALSE;

@@ -9,6 +9,7 @@
 #include <git2.h>
 
 #include "subagent-review.h"
+#include "subagent-secrets.h"
 
 G_BEGIN_DECLS
 
@@ -38,6 +39,7 @@ G_GNUC_INTERNAL gboolean _subagent_review_diff (const char   *base_dir,
                                 const char   *child_root,
                                 guint64       max_file_size,
                                 gboolean      untrusted_child,
+                                const SubagentExcludeSet *exclude,
                                 int           patch_fd,
                                 GString      *status_text,
                                 guint        *counts,
@@ -59,6 +61,7 @@ G_GNUC_INTERNAL SubagentReview *_subagent_review_capture_full (const char    *ro
                                                const char    *child_root,
                                                guint64        max_file_size,
                                                gboolean       untrusted_child,
+                                               const char * const *exclude,
                                                GCancellable  *cancellable,
                                                GError       **error);
 
@@ -80,6 +83,7 @@ typedef struct {
   guint64 max_file_size;         /* content limit: larger files get a stand-in */
   GHashTable *over_limit;        /* git_oid of a stand-in -> SubagentReviewOverLimit */
   GPtrArray *skipped;            /* child side: "kind\tpath" of what a tree cannot hold */
+  const SubagentExcludeSet *exclude;  /* dir mode: secrets left out of the workspace, skipped on both sides */
   gboolean record_skipped;
 } SubagentReviewWalker;
 

@@ -323,6 +323,8 @@ write_dir_tree (SubagentReviewWalker *w,
           set_errno_error (error, errno, "stat", w->side, child_rel);
           goto out;
         }
+      if (!w->commit_mode && subagent_exclude_set_match_name (w->exclude, de->d_name, S_ISDIR (st.st_mode)))
+        continue;
       tracked = base_entry (w, child_rel);
       if (tracked == NULL && path_is_ignored (w, child_rel, S_ISDIR (st.st_mode)))
         continue;

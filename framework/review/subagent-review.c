@@ -663,7 +663,7 @@ subagent_review_capture_full (const char    *root,
                               GError       **error)
 {
   return _subagent_review_capture_full (root, session_key, base_dir, base_commit, base_git_dir, child_root,
-                                        max_file_size, FALSE, cancellable, error);
+                                        max_file_size, FALSE, NULL, cancellable, error);
 }
 
 /* subagent_review_capture_full() that may distrust the child's own
@@ -677,9 +677,11 @@ _subagent_review_capture_full (const char    *root,
                                const char    *child_root,
                                guint64        max_file_size,
                                gboolean       untrusted_child,
+                               const char * const *exclude,
                                GCancellable  *cancellable,
                                GError       **error)
 {
+  g_autoptr(SubagentExcludeSet) exclude_set = exclude != NULL ? subagent_exclude_set_new (exclude) : NULL;
   g_autofree char *real_root = NULL;
   g_autofree char *real_child = NULL;
   g_autofree char *real_base = NULL;
@@ -741,7 +743,7 @@ _subagent_review_capture_full (const char    *root,
     return NULL;
 
   ok = _subagent_review_diff (real_base, base_commit, base_git_dir, real_child, max_file_size,
-                              untrusted_child, patch_fd, status_text, counts, cancellable, error);
+                              untrusted_child, exclude_set, patch_fd, status_text, counts, cancellable, error);
   if (ok && fdatasync (patch_fd) != 0)
     {
       int saved = errno;

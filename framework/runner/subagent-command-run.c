@@ -896,9 +896,11 @@ subagent_command_run_start (GTask              *task,
     {
       g_autoptr(GError) record_error = NULL;
 
-      if (!subagent_owner_record_add_process (subagent_isolation_context_get_parent_root (isolation),
-                                              subagent_isolation_context_get_session_key (isolation),
-                                              state->pid, state->token, &record_error))
+      if (!subagent_owner_record_add_process_full (subagent_isolation_context_get_parent_root (isolation),
+                                                   subagent_isolation_context_get_session_key (isolation),
+                                                   state->pid, state->token,
+                                                   subagent_host_process_get_cgroup (state->process),
+                                                   &record_error))
         g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
     }
 

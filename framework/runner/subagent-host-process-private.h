@@ -25,6 +25,7 @@ GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess    
 GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess       *self);
 GInputStream        *subagent_host_process_get_stderr   (SubagentHostProcess       *self);
 GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);
+const char          *subagent_host_process_get_cgroup   (SubagentHostProcess       *self);
 void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
                                                          int                        signum);
 void                 subagent_host_process_wait         (SubagentHostProcess       *self,

@@ -41,6 +41,7 @@
 #include "subagent.h"
 #include "subagent-host-process-private.h"
 #include "subagent-landlock-private.h"
+#include "subagent-cgroup-private.h"
 
 extern char **environ;
 
@@ -58,6 +59,7 @@ struct _SubagentHostProcess
   int wait_status;
   gboolean exited;
   gboolean own_group;            /* its pid is its process group's id */
+  char *cgroup;                  /* its own cgroup v2, where the host may make one */
 
   SubagentHostProcessExited callback;
   gpointer user_data;
@@ -118,12 +120,19 @@ child_exec (const char         *path,
             const char * const *envp,
             const int           fds[6],
             int                 ruleset_fd,
+            int                 cgroup_fd,
             pid_t               host_pid,
             int                 err_fd)
 {
   struct sigaction dfl = { 0 };
   sigset_t none;
   int saved;
+
+  /* Its own cgroup first: from here on, whatever it starts is in it too,
+   * however it leaves the session and process group. A refusal (no write
+   * access to the common ancestor) is found by the host afterwards. */
+  if (cgroup_fd >= 0)
+    (void) !write (cgroup_fd, "0", 1);
 
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; sig++)
@@ -151,7 +160,9 @@ child_exec (const char         *path,
     {
       /* A root child keeps no CAP_SYS_PTRACE past exec: with it, it could
        * read a non-dumpable host's memory and environment. Fails (and
-       * needs not) without CAP_SETPCAP. */
+       * needs not) without CAP_SETPCAP. _subagent_landlock_restrict_self()
+       * also drops CAP_SYS_ADMIN and CAP_PERFMON, which get past Landlock's
+       * ptrace scoping to the host's /proc/<pid>/environ. */
       prctl (PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
       prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
       if ((saved = _subagent_landlock_restrict_self (ruleset_fd)) != 0)
@@ -179,6 +190,7 @@ spawn_with_pipes (const char         *cwd,
                   const char * const *argv,
                   const char * const *envp,
                   int                 ruleset_fd,
+                  int                 cgroup_fd,
                   int                 host_ends[3],
                   GError            **error)
 {
@@ -207,7 +219,7 @@ spawn_with_pipes (const char         *cwd,
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, host_pid, err_pipe[1]);
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, host_pid, err_pipe[1]);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   child_errno = errno;
 
@@ -271,6 +283,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   g_autoptr(GError) local_error = NULL;
   g_autofree char *path = NULL;
   const char *cwd = subagent_isolation_context_get_child_root (isolation);
+  int cgroup_fd = -1;
   int ends[3];
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
@@ -299,8 +312,20 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                    g_strerror (ENOENT));
       return NULL;
     }
+  {
+    g_autoptr(GError) cgroup_error = NULL;
+
+    self->cgroup = _subagent_cgroup_new_child (&cgroup_error);
+    if (self->cgroup != NULL)
+      cgroup_fd = _subagent_cgroup_open_procs (self->cgroup);
+    else
+      g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
+               argv[0], cgroup_error->message);
+  }
   self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
-                                ruleset_fd, ends, &local_error);
+                                ruleset_fd, cgroup_fd, ends, &local_error);
+  if (cgroup_fd >= 0)
+    close (cgroup_fd);
   if (self->pid == 0)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
@@ -308,10 +333,24 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
       return NULL;
     }
   self->own_group = TRUE;
+  if (self->cgroup != NULL && !_subagent_cgroup_contains (self->cgroup, self->pid))
+    {
+      g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
+               argv[0], self->cgroup);
+      _subagent_cgroup_remove (self->cgroup, 0);
+      g_clear_pointer (&self->cgroup, g_free);
+    }
   self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
   self->stdout_pipe = g_unix_input_stream_new (ends[1], TRUE);
   self->stderr_pipe = g_unix_input_stream_new (ends[2], TRUE);
   return g_steal_pointer (&self);
+}
+
+/* The child's own cgroup (a path), or NULL when it has none. */
+const char *
+subagent_host_process_get_cgroup (SubagentHostProcess *self)
+{
+  return self->cgroup;
 }
 
 GOutputStream *
@@ -384,6 +423,9 @@ on_child_watch (GPid     pid,
    * id cannot be taken by a new process while the group has members. */
   if (self->own_group)
     kill (-self->pid, SIGKILL);
+  /* And what left the group: the cgroup holds it still. */
+  if (self->cgroup != NULL)
+    _subagent_cgroup_kill (self->cgroup);
   g_clear_pointer (&self->watch, g_source_unref);
   notify_exited (self);
 }
@@ -481,6 +523,12 @@ subagent_host_process_free (SubagentHostProcess *self)
         kill (self->pid, SIGKILL);
       while (waitpid (self->pid, NULL, 0) < 0 && errno == EINTR)
         ;
+    }
+  if (self->cgroup != NULL)
+    {
+      _subagent_cgroup_kill (self->cgroup);
+      _subagent_cgroup_remove (self->cgroup, 1000);
+      g_clear_pointer (&self->cgroup, g_free);
     }
   if (self->wait_cancellable != NULL)
     g_cancellable_cancel (self->wait_cancellable);

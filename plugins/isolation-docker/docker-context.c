@@ -61,6 +61,7 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
   const char *container = subagent_isolation_context_get_container_id (context);
   const char *memory = subagent_isolation_context_get_memory_limit (context);
   const char *transfer = NULL, *workspace = NULL;
+  g_autofree const char **exclude = NULL;
   guint64 max_file = DOCKER_DEFAULT_MAX_FILE;
   g_autoptr(GPtrArray) args = NULL;
   g_autoptr(GSubprocessLauncher) launcher = NULL;
@@ -79,6 +80,7 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
   g_variant_lookup (data, "transfer", "&s", &transfer);
   g_variant_lookup (data, "workspace", "&s", &workspace);
   g_variant_lookup (data, "transfer-max-file", "t", &max_file);
+  g_variant_lookup (data, "exclude", "^a&s", &exclude);
 
   args = docker_engine_to_argv (engine);
   g_ptr_array_insert (args, 0, helper_path ());
@@ -103,6 +105,13 @@ docker_context_spawnv (SubagentIsolationProvider  *provider,
           g_ptr_array_add (args, g_strdup ("--keep"));
           g_ptr_array_add (args, g_strdup (".git"));
         }
+      /* Patterns ride on the command line: they are names, not secrets. */
+      if (exclude != NULL)
+        for (guint i = 0; exclude[i] != NULL; i++)
+          {
+            g_ptr_array_add (args, g_strdup ("--exclude"));
+            g_ptr_array_add (args, g_strdup (exclude[i]));
+          }
     }
   g_ptr_array_add (args, g_strdup ("--"));
   for (guint i = 0; argv[i] != NULL; i++)

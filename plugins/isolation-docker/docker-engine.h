@@ -9,6 +9,10 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+/* From <subagent.h>; the exec helper, which does not load the library,
+ * compiles its matcher in (subagent-exclude-set.c). */
+typedef struct _SubagentExcludeSet SubagentExcludeSet;
+
 G_BEGIN_DECLS
 
 /* Errors of this file; the plugin maps them onto SUBAGENT_ISOLATION_ERROR. */
@@ -123,6 +127,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerResponse, docker_response_free)
  * @uid:@gid, top-level names in @exclude left out). */
 gboolean docker_tar_write_tree (const char          *root,
                                 const char * const  *exclude,
+                                const SubagentExcludeSet *secrets,
                                 guint                uid,
                                 guint                gid,
                                 GOutputStream       *out,
@@ -131,7 +136,9 @@ gboolean docker_tar_write_tree (const char          *root,
 
 /* Reads a tar stream of one directory (entries `NAME/…`, as GET archive
  * gives them) into @root: creates and replaces what it holds, then removes
- * what it does not (top-level names in @keep excepted). Runs of zeros are
+ * what it does not (top-level names in @keep excepted). What @secrets
+ * matches is neither written nor removed: the parent's secrets stay, a
+ * child's own never come back. Runs of zeros are
  * written as holes; a file over @max_file_size bytes is an error. */
 typedef gssize (*DockerTarRead) (gpointer       source,
                                  void          *buffer,
@@ -143,6 +150,7 @@ gboolean docker_tar_apply      (DockerTarRead        read,
                                 gpointer             source,
                                 const char          *root,
                                 const char * const  *keep,
+                                const SubagentExcludeSet *secrets,
                                 guint64              max_file_size,
                                 GCancellable        *cancellable,
                                 GError             **error);
@@ -151,6 +159,7 @@ gboolean docker_tar_put        (DockerEngine        *engine,
                                 const char          *container,
                                 const char          *root,
                                 const char * const  *exclude,
+                                const SubagentExcludeSet *secrets,
                                 guint                uid,
                                 guint                gid,
                                 GCancellable        *cancellable,
@@ -159,6 +168,7 @@ gboolean docker_tar_fetch      (DockerEngine        *engine,
                                 const char          *container,
                                 const char          *root,
                                 const char * const  *keep,
+                                const SubagentExcludeSet *secrets,
                                 guint64              max_file_size,
                                 GCancellable        *cancellable,
                                 GError             **error);

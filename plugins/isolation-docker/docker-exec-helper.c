@@ -3,7 +3,7 @@
  * this, so the runner keeps a GSubprocess with pipes and an exit status).
  *
  *   subagent-docker-exec ENGINE-ARGS --container ID --workdir DIR
- *                        [--sync-back TREE [--keep NAME]… [--max-file BYTES]]
+ *                        [--sync-back TREE [--keep NAME]… [--exclude PATTERN]… [--max-file BYTES]]
  *                        [--memory LIMIT] -- PROGRAM ARG…
  *
  * Creates an exec with stdin, stdout and stderr attached, takes the
@@ -18,7 +18,8 @@
  * explained on stderr from the container's state and events: the OOM
  * killer, `docker kill`, an engine stop, or a removed container. With
  * --sync-back, the container's /workspace is fetched (GET archive) and
- * applied to TREE afterwards; a failure there is exit status 125 and a
+ * applied to TREE afterwards, leaving alone what the --exclude patterns
+ * match (the secrets the workspace left out); a failure there is exit status 125 and a
  * message, never a silent success.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "docker-engine.h"
+#include "subagent-secrets.h"
 
 #define STATUS_ENGINE_FAILED 125
 #define HELD_MAX (64 * 1024)
@@ -411,6 +413,8 @@ main (int   argc,
 {
   g_autoptr(GPtrArray) engine_args = g_ptr_array_new ();
   g_autoptr(GPtrArray) keep = g_ptr_array_new ();
+  g_autoptr(GPtrArray) exclude = g_ptr_array_new ();
+  g_autoptr(SubagentExcludeSet) secrets = NULL;
   g_autoptr(DockerEngine) engine = NULL;
   g_autoptr(DockerResponse) stream = NULL;
   g_autoptr(JsonNode) config = NULL;
@@ -454,6 +458,8 @@ main (int   argc,
         tree = argv[++i];
       else if (g_str_equal (a, "--keep"))
         g_ptr_array_add (keep, argv[++i]);
+      else if (g_str_equal (a, "--exclude"))
+        g_ptr_array_add (exclude, argv[++i]);
       else if (g_str_equal (a, "--memory"))
         memory = argv[++i];
       else if (g_str_equal (a, "--max-file"))
@@ -469,6 +475,8 @@ main (int   argc,
     }
   g_ptr_array_add (engine_args, NULL);
   g_ptr_array_add (keep, NULL);
+  g_ptr_array_add (exclude, NULL);
+  secrets = subagent_exclude_set_new ((const char * const *) exclude->pdata);
   if (container == NULL || command == NULL || command[0] == NULL)
     usage ();
   program = command[0];
@@ -613,7 +621,7 @@ main (int   argc,
       say ("“%s” ended with status %d: %s", program, status, why);
     }
 
-  if (tree != NULL && !docker_tar_fetch (engine, container, tree, (const char * const *) keep->pdata, max_file, NULL, &error))
+  if (tree != NULL && !docker_tar_fetch (engine, container, tree, (const char * const *) keep->pdata, secrets, max_file, NULL, &error))
     {
       say ("could not copy /workspace back from container %s on %s: %s; the child's changes are not in "
            "the review", container, described, error->message);

@@ -744,6 +744,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
   GVariantBuilder data;
   gint64 copy_start, copy_usec = 0, transfer_usec = 0;
   DockerSpec spec;
+  SubagentExcludeSet *secrets = subagent_isolation_request_get_exclude_set (request);
 
   if (!read_plan (self, request, &plan, error))
     return NULL;
@@ -825,8 +826,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
        * before both are done. */
       thread = g_thread_try_new ("subagent-docker-start", start_in_thread, &job, NULL);
       copy_start = g_get_monotonic_time ();
-      copied = subagent_tree_copy (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names, &copy_used,
-                                   cancellable, &local_error);
+      copied = subagent_tree_copy_excluding (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names,
+                                             secrets, &copy_used, cancellable, &local_error);
       copy_usec = g_get_monotonic_time () - copy_start;
       /* A bind known to work: the tree goes to the container's user while
        * the container still starts. */
@@ -900,7 +901,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
       gint64 start = g_get_monotonic_time ();
 
       fill_spec (&plan, &spec, FALSE);
-      if (!docker_tar_put (plan.engine, container_id, plan.tree, plan.worktree ? worktree_keep : NULL,
+      if (!docker_tar_put (plan.engine, container_id, plan.tree, plan.worktree ? worktree_keep : NULL, secrets,
                            spec.numeric_user ? spec.uid : 0, spec.numeric_user ? spec.gid : 0,
                            cancellable, &local_error))
         {
@@ -936,6 +937,9 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_variant_builder_add (&data, "{sv}", "transfer", g_variant_new_string (job.bind ? "bind" : "copy"));
   g_variant_builder_add (&data, "{sv}", "transfer-max-file", g_variant_new_uint64 ((guint64) plan.max_file));
   g_variant_builder_add (&data, "{sv}", "transfer-usec", g_variant_new_int64 (transfer_usec));
+  /* Left out of the workspace: copy-back keeps them, the review skips them. */
+  g_variant_builder_add (&data, "{sv}", "exclude",
+                         g_variant_new_strv (subagent_isolation_request_get_exclude (request), -1));
   g_variant_builder_add (&data, "{sv}", "workspace", g_variant_new_string (worktree ? "worktree" : "snapshot"));
   if (worktree != NULL)
     docker_worktree_add_to_data (worktree, &data);

@@ -29,6 +29,12 @@
 
 #include "docker-engine.h"
 
+#ifdef SUBAGENT_COMPILATION
+#include "subagent-secrets.h"   /* the exec helper */
+#else
+#include <subagent.h>
+#endif
+
 #define BLOCK 512
 #define BUFFER_SIZE (256 * 1024)
 
@@ -200,6 +206,7 @@ write_dir (Writer              *w,
            int                  dir_fd,
            const char          *rel,
            const char * const  *exclude,
+           const SubagentExcludeSet *secrets,
            GError             **error)
 {
   g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
@@ -235,6 +242,8 @@ write_dir (Writer              *w,
             continue;
           return errno_error (error, errno, "stat", child);
         }
+      if (subagent_exclude_set_match_name (secrets, name, S_ISDIR (st.st_mode)))
+        continue;
       if (S_ISDIR (st.st_mode))
         {
           g_autofree char *entry = g_strconcat (child, "/", NULL);
@@ -244,7 +253,7 @@ write_dir (Writer              *w,
           if (sub < 0)
             return errno_error (error, errno, "open directory", child);
           ok = write_header (w, entry, '5', st.st_mode, 0, st.st_mtime, NULL, error) &&
-               write_dir (w, sub, child, exclude, error);
+               write_dir (w, sub, child, exclude, secrets, error);
           close (sub);
           if (!ok)
             return FALSE;
@@ -293,6 +302,7 @@ write_dir (Writer              *w,
 gboolean
 docker_tar_write_tree (const char          *root,
                        const char * const  *exclude,
+                       const SubagentExcludeSet *secrets,
                        guint                uid,
                        guint                gid,
                        GOutputStream       *out,
@@ -314,7 +324,7 @@ docker_tar_write_tree (const char          *root,
    * options make it the user's), podman takes this entry's owner. */
   ok = fstat (fd, &st) == 0 &&
        write_header (&w, "./", '5', (st.st_mode & 07777) | 0700, 0, st.st_mtime, NULL, error) &&
-       write_dir (&w, fd, "", exclude, error) &&
+       write_dir (&w, fd, "", exclude, secrets, error) &&
        g_output_stream_write_all (out, end, sizeof end, NULL, cancellable, error);
   close (fd);
   g_free (w.buffer);
@@ -373,6 +383,7 @@ typedef struct {
   GCancellable *cancellable;
   int root_fd;
   const char * const *keep;
+  const SubagentExcludeSet *secrets;  /* neither applied nor removed */
   guint64 max_file_size;
   GHashTable *seen;      /* rel paths the archive holds, outside fresh directories */
   GHashTable *fresh;     /* rel dirs this apply made ("" when the root was empty):
@@ -1054,6 +1065,9 @@ remove_unseen (Applier     *a,
 
       if (*rel == '\0' && a->keep != NULL && g_strv_contains (a->keep, name))
         continue;
+      /* The parent's secrets were never sent: not a deletion. */
+      if (subagent_exclude_set_match_name (a->secrets, name, -1))
+        continue;
       if (g_hash_table_contains (a->fresh, child))
         continue;   /* made by this apply: it holds only what the archive holds */
       if (!g_hash_table_contains (a->seen, child))
@@ -1117,6 +1131,7 @@ docker_tar_apply (DockerTarRead        read,
                   gpointer             source,
                   const char          *root,
                   const char * const  *keep,
+                  const SubagentExcludeSet *secrets,
                   guint64              max_file_size,
                   GCancellable        *cancellable,
                   GError             **error)
@@ -1133,6 +1148,7 @@ docker_tar_apply (DockerTarRead        read,
   a.source = source;
   a.cancellable = cancellable;
   a.keep = keep;
+  a.secrets = secrets;
   a.max_file_size = max_file_size;
   a.root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (a.root_fd < 0)
@@ -1219,8 +1235,12 @@ docker_tar_apply (DockerTarRead        read,
                        "the workspace archive holds “%s”, which leaves the workspace", name);
           goto out;
         }
-      if (rel == NULL)
+      if (rel == NULL ||
+          (a.secrets != NULL &&
+           (subagent_exclude_set_match_path (a.secrets, rel) ||
+            (type == '5' && subagent_exclude_set_match_name (a.secrets, strrchr (rel, '/') ? strrchr (rel, '/') + 1 : rel, 1)))))
         {
+          /* A child's own secret file stays in the container. */
           if (!skip_bytes (&a, size + (BLOCK - size % BLOCK) % BLOCK, error))
             goto out;
           continue;
@@ -1256,6 +1276,7 @@ out:
 typedef struct {
   const char *root;
   const char * const *exclude;
+  const SubagentExcludeSet *secrets;
   guint uid, gid;
 } PutJob;
 
@@ -1267,7 +1288,7 @@ put_writer (GOutputStream  *out,
 {
   PutJob *job = user_data;
 
-  return docker_tar_write_tree (job->root, job->exclude, job->uid, job->gid, out, cancellable, error);
+  return docker_tar_write_tree (job->root, job->exclude, job->secrets, job->uid, job->gid, out, cancellable, error);
 }
 
 /**
@@ -1290,6 +1311,7 @@ docker_tar_put (DockerEngine        *engine,
                 const char          *container,
                 const char          *root,
                 const char * const  *exclude,
+                const SubagentExcludeSet *secrets,
                 guint                uid,
                 guint                gid,
                 GCancellable        *cancellable,
@@ -1297,7 +1319,7 @@ docker_tar_put (DockerEngine        *engine,
 {
   g_autofree char *path = g_strdup_printf ("/containers/%s/archive?path=/workspace", container);
   g_autoptr(DockerResponse) response = NULL;
-  PutJob job = { root, exclude, uid, gid };
+  PutJob job = { root, exclude, secrets, uid, gid };
 
   response = docker_engine_request (engine, "PUT", path, "application/x-tar", NULL, put_writer, &job, FALSE,
                                     cancellable, error);
@@ -1335,6 +1357,7 @@ docker_tar_fetch (DockerEngine        *engine,
                   const char          *container,
                   const char          *root,
                   const char * const  *keep,
+                  const SubagentExcludeSet *secrets,
                   guint64              max_file_size,
                   GCancellable        *cancellable,
                   GError             **error)
@@ -1346,5 +1369,5 @@ docker_tar_fetch (DockerEngine        *engine,
   if (response == NULL ||
       !docker_response_check (response, engine, "copy /workspace out of the container", cancellable, error))
     return FALSE;
-  return docker_tar_apply (read_response, response, root, keep, max_file_size, cancellable, error);
+  return docker_tar_apply (read_response, response, root, keep, secrets, max_file_size, cancellable, error);
 }

@@ -206,6 +206,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   gint64 pool_size = subagent_isolation_request_get_option_int (request, "pool_size", 0);
   gint64 sync_started = 0;
+  SubagentExcludeSet *secrets = subagent_isolation_request_get_exclude_set (request);
   gboolean recycled = FALSE, full_sync = FALSE;
   const char *used = NULL;
   GVariantBuilder data;
@@ -294,7 +295,7 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
 
   if (strategy == STRATEGY_AUTO || strategy == STRATEGY_OVERLAY)
     {
-      if (snapshot_overlay_mount (parent, base, excluded_names, &local_error))
+      if (snapshot_overlay_mount (parent, base, excluded_names, secrets, &local_error))
         used = "overlay";
       else if (strategy == STRATEGY_OVERLAY)
         goto failed;
@@ -318,7 +319,8 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
     {
       SnapshotSyncStats stats;
 
-      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names, &stats, &local_error))
+      if (snapshot_pool_take (snapshot_dir, parent, tree, excluded_names,
+                              subagent_isolation_request_get_exclude (request), &stats, &local_error))
         {
           used = "copy";
           recycled = TRUE;
@@ -340,9 +342,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   if (used == NULL)
     {
       sync_started = snapshot_pool_clock_now ();
-      if (!subagent_tree_copy (parent, tree,
-                               strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY : SUBAGENT_COPY_STRATEGY_AUTO,
-                               excluded_names, &copy_used, cancellable, &local_error))
+      if (!subagent_tree_copy_excluding (parent, tree,
+                                         strategy == STRATEGY_COPY ? SUBAGENT_COPY_STRATEGY_COPY
+                                                                   : SUBAGENT_COPY_STRATEGY_AUTO,
+                                         excluded_names, secrets, &copy_used, cancellable, &local_error))
         goto failed;
       used = subagent_copy_strategy_to_string (copy_used);
       if (strategy == STRATEGY_REFLINK && copy_used != SUBAGENT_COPY_STRATEGY_REFLINK)
@@ -366,6 +369,10 @@ snapshot_prepare (SubagentIsolationProvider  *provider,
   g_variant_builder_add (&data, "{sv}", "recycled", g_variant_new_boolean (recycled));
   if (recycled)
     g_variant_builder_add (&data, "{sv}", "pool-full-sync", g_variant_new_boolean (full_sync));
+  /* What was left out: the review skips it on both sides, the pool's
+   * park-time sync leaves it out too. */
+  g_variant_builder_add (&data, "{sv}", "exclude",
+                         g_variant_new_strv (subagent_isolation_request_get_exclude (request), -1));
   g_debug ("Snapshot %s of %s ready at %s (%s)", key, parent, tree, used);
 
   return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
@@ -420,6 +427,7 @@ park_tree (SubagentIsolationContext *context,
   g_autofree char *tree = NULL;
   guint32 pool_size = 0;
   gint64 sync_started = 0, handed_out = 0;
+  g_autofree const char **secret_patterns = NULL;
 
   if (data == NULL || parent == NULL ||
       !g_variant_lookup (data, "pool-size", "u", &pool_size) ||
@@ -428,7 +436,12 @@ park_tree (SubagentIsolationContext *context,
       !g_variant_lookup (data, "snapshot-dir", "&s", &snapshot_dir))
     return;
   tree = g_build_filename (base, SNAPSHOT_TREE, NULL);
-  if (snapshot_pool_park (snapshot_dir, parent, tree, excluded_names, pool_size, sync_started, handed_out))
+  /* The patterns the snapshot was made with; a context without them (made
+   * before they were recorded) had the defaults. */
+  if (!g_variant_lookup (data, "exclude", "^a&s", &secret_patterns))
+    secret_patterns = NULL;
+  if (snapshot_pool_park (snapshot_dir, parent, tree, excluded_names, (const char * const *) secret_patterns,
+                          pool_size, sync_started, handed_out))
     g_debug ("Snapshot %s parked in the pool", base);
 }
 

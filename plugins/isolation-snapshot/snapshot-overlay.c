@@ -14,6 +14,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -75,11 +76,113 @@ set_unavailable_or_failed (GError    **error,
   return FALSE;
 }
 
+/* Hides what @exclude matches under lower/rel with whiteouts in the upper
+ * layer; the upper directories made on the way take the lower ones' mode,
+ * owner and times (the merged view shows the upper directory's). Files the
+ * parent makes later in a subdirectory are not hidden: see the docs. */
+static gboolean
+hide_secrets (int                       lower_fd,
+              int                       upper_fd,
+              const char               *rel,
+              const SubagentExcludeSet *exclude,
+              const char * const       *skip_top,
+              GError                  **error)
+{
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func (g_free);
+  int dup_fd = fcntl (lower_fd, F_DUPFD_CLOEXEC, 3);
+  struct dirent *de;
+  DIR *dir;
+  gboolean ok = TRUE;
+
+  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
+    {
+      if (dup_fd >= 0)
+        close (dup_fd);
+      return set_unavailable_or_failed (error, errno, "Could not read %s", *rel ? rel : ".");
+    }
+  while (ok && (de = readdir (dir)) != NULL)
+    {
+      struct stat st;
+      int is_dir;
+
+      if (g_str_equal (de->d_name, ".") || g_str_equal (de->d_name, "..") ||
+          (*rel == '\0' && skip_top != NULL && g_strv_contains (skip_top, de->d_name)))
+        continue;
+      is_dir = de->d_type == DT_DIR ? 1 : de->d_type == DT_UNKNOWN ? -1 : 0;
+      if (is_dir < 0 && fstatat (lower_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        is_dir = S_ISDIR (st.st_mode);
+      if (subagent_exclude_set_match_name (exclude, de->d_name, is_dir))
+        {
+          if (mknodat (upper_fd, de->d_name, S_IFCHR | 0000, makedev (0, 0)) != 0 && errno != EEXIST)
+            ok = set_unavailable_or_failed (error, errno, "Could not hide %s/%s with a whiteout", rel, de->d_name);
+        }
+      else if (is_dir == 1)
+        g_ptr_array_add (dirs, g_strdup (de->d_name));
+    }
+  closedir (dir);
+
+  for (guint i = 0; ok && i < dirs->len; i++)
+    {
+      const char *name = dirs->pdata[i];
+      g_autofree char *child = *rel ? g_strconcat (rel, "/", name, NULL) : g_strdup (name);
+      int sub_lower = openat (lower_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub_upper = -1;
+      gboolean made = FALSE;
+      struct stat st;
+
+      if (sub_lower < 0 || fstat (sub_lower, &st) != 0)
+        {
+          if (sub_lower >= 0)
+            close (sub_lower);
+          continue;   /* gone or unreadable: nothing to hide we can see */
+        }
+      /* Only directories that hold a secret get an upper twin: look first. */
+      {
+        }
+      if (mkdirat (upper_fd, name, st.st_mode & 07777) == 0)
+        made = TRUE;
+      sub_upper = openat (upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub_upper < 0)
+        ok = set_unavailable_or_failed (error, errno, "Could not open the upper directory %s", child);
+      else
+        ok = hide_secrets (sub_lower, sub_upper, child, exclude, NULL, error);
+      if (ok && made)
+        {
+          struct timespec times[2] = { st.st_atim, st.st_mtim };
+          gboolean empty = TRUE;
+          int probe_fd = fcntl (sub_upper, F_DUPFD_CLOEXEC, 3);
+          DIR *probe = probe_fd >= 0 ? fdopendir (probe_fd) : NULL;
+
+          while (probe != NULL && (de = readdir (probe)) != NULL)
+            if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, ".."))
+              empty = FALSE;
+          if (probe != NULL)
+            closedir (probe);
+          else if (probe_fd >= 0)
+            close (probe_fd);
+          if (empty)
+            (void) unlinkat (upper_fd, name, AT_REMOVEDIR);   /* nothing hidden below */
+          else
+            {
+              (void) fchmod (sub_upper, st.st_mode & 07777);
+              if (geteuid () == 0)
+                (void) fchown (sub_upper, st.st_uid, st.st_gid);
+              (void) futimens (sub_upper, times);
+            }
+        }
+      close (sub_lower);
+      if (sub_upper >= 0)
+        close (sub_upper);
+    }
+  return ok;
+}
+
 /**
  * snapshot_overlay_mount:
  * @lower: the parent's root (resolved)
  * @base: the snapshot's base directory, existing and empty but for the marker
  * @hidden_names: (array zero-terminated=1): top-level names to hide
+ * @exclude: (nullable): secret files to hide at any depth
  * @error: return location for a #GError
  *
  * Makes `upper/`, `work/` and `tree/` in @base and mounts the overlay on
@@ -91,6 +194,7 @@ gboolean
 snapshot_overlay_mount (const char         *lower,
                         const char         *base,
                         const char * const *hidden_names,
+                        const SubagentExcludeSet *exclude,
                         GError            **error)
 {
   g_autofree char *upper = g_build_filename (base, SNAPSHOT_UPPER, NULL);
@@ -135,6 +239,10 @@ snapshot_overlay_mount (const char         *lower,
           goto out;
         }
     }
+
+  if (!subagent_exclude_set_is_empty (exclude) &&
+      !hide_secrets (lower_fd, upper_fd, "", exclude, hidden_names, error))
+    goto out;
 
   options = g_strdup_printf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
   /* No set-user-ID programs and no device nodes inside a child's workspace. */

@@ -91,6 +91,7 @@ typedef struct _DirJob DirJob;
 
 typedef struct {
   const char * const *exclude;   /* top-level names left out */
+  const SubagentExcludeSet *secrets;  /* left out at any depth (NULL: none) */
   SnapshotManifest *manifest;    /* records the parent as walked, or NULL */
   SnapshotManifest *trusted;     /* the parent as of the tree's last sync, or NULL */
   gint64 parent_since;           /* parent entries changed at or after this */
@@ -500,7 +501,12 @@ sync_leaves_out (Sync       *sync,
 {
   gboolean top = *job->rel == '\0';
 
-  return top && sync->exclude != NULL && g_strv_contains (sync->exclude, name);
+  if (top && sync->exclude != NULL && g_strv_contains (sync->exclude, name))
+    return TRUE;
+  /* Secret files, at any depth; a copy leaves them out too. The type is
+   * not known here: a directory-only pattern leaves out any entry of that
+   * name. What is left out is also removed from the tree. */
+  return subagent_exclude_set_match_name (sync->secrets, name, -1);
 }
 
 static void
@@ -588,6 +594,7 @@ gboolean
 snapshot_tree_sync (const char         *source,
                     const char         *dest,
                     const char * const *exclude_top_level,
+                    const SubagentExcludeSet *exclude,
                     gint64              parent_since,
                     gint64              child_since,
                     SnapshotManifest   *record,
@@ -597,6 +604,7 @@ snapshot_tree_sync (const char         *source,
 {
   Sync sync = {
     .exclude = exclude_top_level,
+    .secrets = subagent_exclude_set_is_empty (exclude) ? NULL : exclude,
     .manifest = record,
     .trusted = trusted,
     .parent_since = parent_since,
@@ -704,9 +712,13 @@ read_state (const char *entry)
  * wanted, and the other way round; the manifest knows only what the tree
  * held). Whatever else decides what a sync leaves out belongs in here too. */
 static char *
-exclude_fingerprint (const char * const *exclude_top_level)
+exclude_fingerprint (const char * const *exclude_top_level,
+                     const char * const *secret_patterns)
 {
-  return exclude_top_level ? g_strjoinv ("\n", (char **) exclude_top_level) : g_strdup ("");
+  g_autofree char *top = exclude_top_level ? g_strjoinv ("\n", (char **) exclude_top_level) : g_strdup ("");
+  g_autofree char *secrets = secret_patterns ? g_strjoinv ("\n", (char **) secret_patterns) : g_strdup ("");
+
+  return g_strconcat (top, "\n--\n", secrets, NULL);
 }
 
 /* How many entries <dir> holds; 0 if it cannot be read. */
@@ -726,9 +738,11 @@ snapshot_pool_take (const char         *snapshot_dir,
                     const char         *parent,
                     const char         *tree,
                     const char * const *exclude_top_level,
+                    const char * const *secret_patterns,
                     SnapshotSyncStats  *stats,
                     GError            **error)
 {
+  g_autoptr(SubagentExcludeSet) secrets = subagent_exclude_set_new (secret_patterns);
   g_autofree char *pool_dir = g_build_filename (snapshot_dir, POOL_DIR, NULL);
   g_autofree char *id = parent_id (parent);
   g_autofree char *dir = g_build_filename (pool_dir, id, NULL);
@@ -771,7 +785,7 @@ snapshot_pool_take (const char         *snapshot_dir,
   /* From here the tree is this child's: prove the parent did not change
    * since the tree was synced at park time, or sync it again. */
   synced_at = json_object_get_int_member_with_default (state, "synced_at", 0);
-  exclude = exclude_fingerprint (exclude_top_level);
+  exclude = exclude_fingerprint (exclude_top_level, secret_patterns);
   if (synced_at > 0 && g_strcmp0 (json_object_get_string_member_with_default (state, "exclude", NULL), exclude) == 0)
     {
       g_autofree char *path = g_build_filename (taken, POOL_MANIFEST, NULL);
@@ -794,7 +808,7 @@ snapshot_pool_take (const char         *snapshot_dir,
       /* Something changed: compare what the manifest cannot vouch for
        * (all of it without a manifest). */
       g_debug ("Pooled snapshot for %s: the parent changed since it was parked; syncing", parent);
-      ok = snapshot_tree_sync (parent, tree, exclude_top_level,
+      ok = snapshot_tree_sync (parent, tree, exclude_top_level, secrets,
                                json_object_get_int_member_with_default (state, "sync_started", 0),
                                json_object_get_int_member_with_default (state, "handed_out", 0),
                                NULL, manifest, stats, error);
@@ -810,11 +824,12 @@ snapshot_pool_take (const char         *snapshot_dir,
 static char *
 state_to_string (const char         *parent,
                  const char * const *exclude_top_level,
+                 const char * const *secret_patterns,
                  gint64              synced_at)
 {
   g_autoptr(JsonObject) object = json_object_new ();
   g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-  g_autofree char *exclude = exclude_fingerprint (exclude_top_level);
+  g_autofree char *exclude = exclude_fingerprint (exclude_top_level, secret_patterns);
 
   json_object_set_string_member (object, "parent", parent);
   json_object_set_int_member (object, "synced_at", synced_at);
@@ -832,6 +847,7 @@ snapshot_pool_park (const char         *snapshot_dir,
                     const char         *parent,
                     const char         *tree,
                     const char * const *exclude_top_level,
+                    const char * const *secret_patterns,
                     guint               pool_size,
                     gint64              sync_started,
                     gint64              handed_out)
@@ -842,6 +858,7 @@ snapshot_pool_park (const char         *snapshot_dir,
   g_autofree char *entry = NULL, *entry_tree = NULL, *state_path = NULL, *state = NULL, *manifest_path = NULL;
   g_autoptr(GError) error = NULL;
   SnapshotManifest *manifest = NULL;
+  g_autoptr(SubagentExcludeSet) secrets = NULL;
   SnapshotSyncStats stats;
   gboolean parked = FALSE;
   gint64 synced_at;
@@ -876,7 +893,9 @@ snapshot_pool_park (const char         *snapshot_dir,
    * the prepare path, recording what the parent looked like. */
   synced_at = snapshot_pool_clock_now ();
   manifest = snapshot_manifest_new ();
-  if (!snapshot_tree_sync (parent, tree, exclude_top_level, sync_started, handed_out, manifest, NULL, &stats, &error))
+  secrets = subagent_exclude_set_new (secret_patterns);
+  if (!snapshot_tree_sync (parent, tree, exclude_top_level, secrets, sync_started, handed_out, manifest, NULL,
+                           &stats, &error))
     {
       g_debug ("Not parking snapshot %s: %s", tree, error->message);
       snapshot_manifest_free (manifest);
@@ -893,7 +912,7 @@ snapshot_pool_park (const char         *snapshot_dir,
           entry_tree = g_build_filename (entry, SNAPSHOT_TREE, NULL);
           state_path = g_build_filename (entry, POOL_STATE, NULL);
           manifest_path = g_build_filename (entry, POOL_MANIFEST, NULL);
-          state = state_to_string (parent, exclude_top_level, synced_at);
+          state = state_to_string (parent, exclude_top_level, secret_patterns, synced_at);
           parked = snapshot_manifest_save (manifest, manifest_path, &error) &&
                    g_file_set_contents (state_path, state, -1, &error) && rename (tree, entry_tree) == 0;
           if (!parked)

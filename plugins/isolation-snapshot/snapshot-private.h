@@ -29,6 +29,7 @@ void subagent_snapshot_isolation_register (GTypeModule *module);
 gboolean snapshot_overlay_mount   (const char         *lower,
                                    const char         *base,
                                    const char * const *hidden_names,
+                                   const SubagentExcludeSet *exclude,
                                    GError            **error);
 gboolean snapshot_unmount_tree    (const char         *base,
                                    GError            **error);
@@ -95,6 +96,7 @@ gint64   snapshot_pool_clock_now (void);
 gboolean snapshot_tree_sync      (const char         *source,
                                   const char         *dest,
                                   const char * const *exclude_top_level,
+                                  const SubagentExcludeSet *exclude,
                                   gint64              parent_since,
                                   gint64              child_since,
                                   SnapshotManifest   *record,
@@ -105,12 +107,14 @@ gboolean snapshot_pool_take      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
                                   const char * const *exclude_top_level,
+                                  const char * const *secret_patterns,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
 gboolean snapshot_pool_park      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
                                   const char * const *exclude_top_level,
+                                  const char * const *secret_patterns,
                                   guint               pool_size,
                                   gint64              sync_started,
                                   gint64              handed_out);

@@ -1,0 +1,268 @@
+/* subagent-cgroup.c: a cgroup v2 per host child.
+ *
+ * A child that clears its environment (`env -i`), forks twice and calls
+ * setsid() leaves both its process group and the run token behind; only a
+ * cgroup still holds it. Where the host can make a cgroup below its own
+ * (the cgroup v2 hierarchy is mounted and the host may write there: root,
+ * or a delegated subtree), each host child gets `<own cgroup>/subagent-
+ * <host pid>-<n>`, joins it between fork and exec, and `cgroup.kill` stops
+ * everything in it at the end of the run or at `subagentctl prune` (the
+ * path is in the owner record). Elsewhere nothing changes (a debug
+ * message says why). SUBAGENT_CHILD_CGROUP=0 turns it off.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+
+#include "subagent-cgroup-private.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define CHILD_PREFIX "subagent-"
+
+/* The cgroup2 mount point and its root within the hierarchy, from
+ * /proc/self/mountinfo (field 4: root, field 5: mount point, after " - ":
+ * the filesystem type). */
+static gboolean
+find_cgroup2_mount (char **out_mount,
+                    char **out_root)
+{
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents ("/proc/self/mountinfo", &text, NULL, NULL))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      const char *sep = strstr (lines[i], " - ");
+      g_auto(GStrv) fields = NULL;
+
+      if (sep == NULL || !g_str_has_prefix (sep + 3, "cgroup2 "))
+        continue;
+      fields = g_strsplit (lines[i], " ", 6);
+      if (g_strv_length (fields) < 6)
+        continue;
+      *out_root = g_strdup (fields[3]);
+      *out_mount = g_strdup (fields[4]);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+/* The process's own cgroup v2 directory. */
+static char *
+own_cgroup_dir (GError **error)
+{
+  g_autofree char *text = NULL;
+  g_autofree char *mount = NULL;
+  g_autofree char *root = NULL;
+  g_auto(GStrv) lines = NULL;
+  const char *path = NULL;
+
+  if (!find_cgroup2_mount (&mount, &root))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "no cgroup2 filesystem is mounted");
+      return NULL;
+    }
+  if (!g_file_get_contents ("/proc/self/cgroup", &text, NULL, NULL))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "cannot read /proc/self/cgroup");
+      return NULL;
+    }
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL && path == NULL; i++)
+    if (g_str_has_prefix (lines[i], "0::"))
+      path = lines[i] + 3;
+  if (path == NULL || *path != '/')
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "the process is in no cgroup v2");
+      return NULL;
+    }
+  /* Inside a cgroup namespace or a bind mount of a subtree, the mount's
+   * root is a prefix of the path. */
+  if (!g_str_equal (root, "/"))
+    {
+      if (!g_str_has_prefix (path, root) || (path[strlen (root)] != '/' && path[strlen (root)] != '\0'))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                       "the process's cgroup %s is outside the cgroup2 mount of %s", path, root);
+          return NULL;
+        }
+      path += strlen (root);
+    }
+  return g_build_filename (mount, path, NULL);
+}
+
+/* Removes the empty cgroups that dead hosts left below @own (a host
+ * SIGKILLed mid-run cannot remove its children's): rmdir only succeeds on
+ * an empty cgroup, and only those of hosts that no longer run are tried. */
+static void
+sweep_stale (const char *own)
+{
+  g_autoptr(GDir) dir = g_dir_open (own, 0, NULL);
+  const char *name;
+
+  while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *path = NULL;
+      guint64 pid;
+      char *end = NULL;
+
+      if (!g_str_has_prefix (name, CHILD_PREFIX))
+        continue;
+      pid = g_ascii_strtoull (name + strlen (CHILD_PREFIX), &end, 10);
+      if (end == NULL || *end != '-' || pid == 0 || pid > G_MAXINT ||
+          (kill ((pid_t) pid, 0) == 0 || errno != ESRCH))
+        continue;
+      path = g_build_filename (own, name, NULL);
+      (void) rmdir (path);
+    }
+}
+
+char *
+_subagent_cgroup_new_child (GError **error)
+{
+  static gsize swept;
+  static guint serial;
+  const char *knob = g_getenv ("SUBAGENT_CHILD_CGROUP");
+  g_autofree char *own = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *kill_file = NULL;
+  g_autofree char *procs = NULL;
+
+  if (knob != NULL && g_str_equal (knob, "0"))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "SUBAGENT_CHILD_CGROUP=0");
+      return NULL;
+    }
+  own = own_cgroup_dir (error);
+  if (own == NULL)
+    return NULL;
+  if (g_once_init_enter (&swept))
+    {
+      sweep_stale (own);
+      g_once_init_leave (&swept, 1);
+    }
+  path = g_strdup_printf ("%s/" CHILD_PREFIX "%d-%u", own, (int) getpid (), g_atomic_int_add (&serial, 1));
+  if (mkdir (path, 0755) != 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "cannot make a cgroup below %s (no delegation): %s", own, g_strerror (saved));
+      return NULL;
+    }
+  kill_file = g_build_filename (path, "cgroup.kill", NULL);
+  procs = g_build_filename (path, "cgroup.procs", NULL);
+  if (access (kill_file, W_OK) != 0 || access (procs, W_OK) != 0)
+    {
+      int saved = errno;
+      rmdir (path);
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "the cgroup %s has no writable cgroup.kill or cgroup.procs (kernel older than 5.14?): %s",
+                   path, g_strerror (saved));
+      return NULL;
+    }
+  return g_steal_pointer (&path);
+}
+
+int
+_subagent_cgroup_open_procs (const char *cgroup)
+{
+  g_autofree char *procs = g_build_filename (cgroup, "cgroup.procs", NULL);
+
+  return open (procs, O_WRONLY | O_CLOEXEC);
+}
+
+gboolean
+_subagent_cgroup_contains (const char *cgroup,
+                           GPid        pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/cgroup", (int) pid);
+  g_autofree char *text = NULL;
+  g_autofree char *name = g_path_get_basename (cgroup);
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return FALSE;
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    if (g_str_has_prefix (lines[i], "0::"))
+      {
+        g_autofree char *member = g_path_get_basename (lines[i] + 3);
+        return g_str_equal (member, name);
+      }
+  return FALSE;
+}
+
+guint
+_subagent_cgroup_kill (const char *cgroup)
+{
+  g_autofree char *procs = g_build_filename (cgroup, "cgroup.procs", NULL);
+  g_autofree char *kill_file = g_build_filename (cgroup, "cgroup.kill", NULL);
+  g_autofree char *text = NULL;
+  guint n = 0;
+  int fd;
+
+  if (g_file_get_contents (procs, &text, NULL, NULL))
+    for (const char *p = text; *p != '\0'; p++)
+      if (*p == '\n')
+        n++;
+  if (n == 0)
+    return 0;
+  fd = open (kill_file, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write (fd, "1", 1) != 1)
+    {
+      g_debug ("Could not kill cgroup %s: %s", cgroup, g_strerror (errno));
+      n = 0;
+    }
+  if (fd >= 0)
+    close (fd);
+  return n;
+}
+
+gboolean
+_subagent_cgroup_remove (const char *cgroup,
+                         guint       timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * G_TIME_SPAN_MILLISECOND;
+
+  for (;;)
+    {
+      if (rmdir (cgroup) == 0 || errno == ENOENT)
+        return TRUE;
+      if (errno != EBUSY || g_get_monotonic_time () >= deadline)
+        {
+          g_debug ("Could not remove cgroup %s: %s", cgroup, g_strerror (errno));
+          return FALSE;
+        }
+      g_usleep (5 * 1000);
+    }
+}
+
+gboolean
+_subagent_cgroup_is_ours (const char *path)
+{
+  g_autofree char *name = NULL;
+  struct statfs fs;
+
+  if (path == NULL || !g_path_is_absolute (path) || strstr (path, "/../") != NULL ||
+      g_str_has_suffix (path, "/.."))
+    return FALSE;
+  name = g_path_get_basename (path);
+  if (!g_str_has_prefix (name, CHILD_PREFIX))
+    return FALSE;
+  return statfs (path, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
