@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "approval-pg-combine.h"
 #include "approval-pg-conn.h"
 #include "approval-pg-schema.h"
 #include "approval-pg-sign.h"
@@ -110,7 +111,15 @@ struct _ApgStore
   char *sql_list;
   char *sql_prunable;
   char *sql_prune;
+  /* Group commit of the calls made at once from several threads. */
+  ApgCombiner *saves;
+  ApgCombiner *verdicts;
 };
+
+static void save_queued    (GPtrArray *calls,
+                            gpointer   user_data);
+static void decide_queued  (GPtrArray *calls,
+                            gpointer   user_data);
 
 gboolean
 apg_schema_name_is_valid (const char *schema)
@@ -143,6 +152,8 @@ apg_store_new (const char       *conninfo,
   self->report_data = report_data;
   self->conninfo = g_strdup (conninfo);
   self->pool = apg_pool_new (conninfo, max_connections);
+  self->saves = apg_combiner_new (save_queued, self);
+  self->verdicts = apg_combiner_new (decide_queued, self);
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_run_release);
 
@@ -231,6 +242,8 @@ apg_store_new (const char       *conninfo,
 void
 apg_store_free (ApgStore *self)
 {
+  apg_combiner_free (self->saves);
+  apg_combiner_free (self->verdicts);
   apg_pool_free (self->pool);
   memset (self->conninfo, 0, strlen (self->conninfo));
   g_free (self->conninfo);
@@ -667,11 +680,11 @@ save_op (ApgStore  *self,
   return STEP_DONE;
 }
 
-gboolean
-apg_store_save (ApgStore    *self,
-                const char  *parent_run_id,
-                GPtrArray   *requests,
-                GError     **error)
+static gboolean
+save_now (ApgStore    *self,
+          const char  *parent_run_id,
+          GPtrArray   *requests,
+          GError     **error)
 {
   g_autoptr(JsonBuilder) builder = json_builder_new ();
   g_autoptr(GHashTable) last = g_hash_table_new (g_str_hash, g_str_equal);
@@ -838,14 +851,14 @@ decide_op (ApgStore  *self,
     }
 }
 
-gboolean
-apg_store_update_status (ApgStore                *self,
-                         const char              *parent_run_id,
-                         const char              *request_id,
-                         SubagentApprovalStatus   status,
-                         const char              *reason,
-                         const char              *actor,
-                         GError                 **error)
+static gboolean
+decide_one (ApgStore                *self,
+            const char              *parent_run_id,
+            const char              *request_id,
+            SubagentApprovalStatus   status,
+            const char              *reason,
+            const char              *actor,
+            GError                 **error)
 {
   g_autoptr(GError) local_error = NULL;
   g_autofree char *token = g_uuid_string_random ();
@@ -1100,6 +1113,163 @@ apg_store_update_batch (ApgStore                *self,
   for (guint j = 0; j < op.n; j++)
     won[where[j]] = won_distinct[j];
   return TRUE;
+}
+
+/* Group commit: saves of one run, and verdicts of one run with the same
+ * status, reason and actor, made at once share a statement and a commit. */
+
+typedef struct {
+  ApgCombinedCall call;
+  const char *run_id;
+  GPtrArray *requests;
+  gboolean ok;
+  GError *error;
+} QueuedSave;
+
+static void
+save_queued (GPtrArray *calls,
+             gpointer   user_data)
+{
+  ApgStore *self = user_data;
+  g_autofree gboolean *taken = g_new0 (gboolean, calls->len);
+
+  for (guint i = 0; i < calls->len; i++)
+    {
+      QueuedSave *first = calls->pdata[i];
+      g_autoptr(GPtrArray) merged = NULL;
+      g_autoptr(GError) error = NULL;
+      gboolean ok;
+
+      if (taken[i])
+        continue;
+      merged = g_ptr_array_new ();
+      for (guint j = i; j < calls->len; j++)
+        {
+          QueuedSave *call = calls->pdata[j];
+
+          if (taken[j] || !g_str_equal (call->run_id, first->run_id))
+            continue;
+          taken[j] = TRUE;
+          /* In arrival order, so the last given of an id still wins. */
+          for (guint k = 0; k < call->requests->len; k++)
+            g_ptr_array_add (merged, call->requests->pdata[k]);
+        }
+      ok = save_now (self, first->run_id, merged, &error);
+      for (guint j = i; j < calls->len; j++)
+        {
+          QueuedSave *call = calls->pdata[j];
+
+          if (!g_str_equal (call->run_id, first->run_id))
+            continue;
+          call->ok = ok;
+          if (!ok)
+            call->error = g_error_copy (error);
+        }
+    }
+}
+
+gboolean
+apg_store_save (ApgStore    *self,
+                const char  *parent_run_id,
+                GPtrArray   *requests,
+                GError     **error)
+{
+  QueuedSave call = { { FALSE }, parent_run_id, requests, FALSE, NULL };
+
+  if (requests->len == 0)
+    return TRUE;
+  apg_combiner_run (self->saves, &call.call);
+  if (call.error != NULL)
+    g_propagate_error (error, call.error);
+  return call.ok;
+}
+
+typedef struct {
+  ApgCombinedCall call;
+  const char *run_id;
+  const char *request_id;
+  SubagentApprovalStatus status;
+  const char *reason;
+  const char *actor;
+  gboolean won;
+  GError *error;
+} QueuedVerdict;
+
+static gboolean
+same_verdict_group (const QueuedVerdict *a,
+                    const QueuedVerdict *b)
+{
+  return g_str_equal (a->run_id, b->run_id) && a->status == b->status
+         && g_strcmp0 (a->reason, b->reason) == 0 && g_strcmp0 (a->actor, b->actor) == 0;
+}
+
+static void
+decide_queued (GPtrArray *calls,
+               gpointer   user_data)
+{
+  ApgStore *self = user_data;
+  g_autofree gboolean *taken = g_new0 (gboolean, calls->len);
+
+  for (guint i = 0; i < calls->len; i++)
+    {
+      QueuedVerdict *first = calls->pdata[i];
+      g_autoptr(GPtrArray) group = NULL;
+      g_autoptr(GPtrArray) ids = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree gboolean *won = NULL;
+
+      if (taken[i])
+        continue;
+      group = g_ptr_array_new ();
+      for (guint j = i; j < calls->len; j++)
+        if (!taken[j] && same_verdict_group (first, calls->pdata[j]))
+          {
+            taken[j] = TRUE;
+            g_ptr_array_add (group, calls->pdata[j]);
+          }
+      if (group->len == 1)
+        {
+          /* Alone: the single statement, which may skip the read. */
+          first->won = decide_one (self, first->run_id, first->request_id, first->status, first->reason,
+                                   first->actor, &first->error);
+          continue;
+        }
+      ids = g_ptr_array_new ();
+      for (guint k = 0; k < group->len; k++)
+        g_ptr_array_add (ids, (gpointer) ((QueuedVerdict *) group->pdata[k])->request_id);
+      g_ptr_array_add (ids, NULL);
+      won = g_new0 (gboolean, group->len);
+      /* The same id twice is decided once: only its first caller wins. */
+      if (!apg_store_update_batch (self, first->run_id, (const char * const *) ids->pdata, group->len,
+                                   first->status, first->reason, first->actor, won, &error))
+        {
+          for (guint k = 0; k < group->len; k++)
+            ((QueuedVerdict *) group->pdata[k])->error = g_error_copy (error);
+          continue;
+        }
+      for (guint k = 0; k < group->len; k++)
+        ((QueuedVerdict *) group->pdata[k])->won = won[k];
+    }
+}
+
+gboolean
+apg_store_update_status (ApgStore                *self,
+                         const char              *parent_run_id,
+                         const char              *request_id,
+                         SubagentApprovalStatus   status,
+                         const char              *reason,
+                         const char              *actor,
+                         GError                 **error)
+{
+  QueuedVerdict call = { { FALSE }, parent_run_id, request_id, status, reason, actor, FALSE, NULL };
+
+  apg_combiner_run (self->verdicts, &call.call);
+  if (call.error != NULL)
+    {
+      g_propagate_error (error, call.error);
+      return FALSE;
+    }
+  return call.won;
 }
 
 /* list_runs */
