@@ -123,6 +123,8 @@ subagent_exclude_set_new (const char * const *patterns)
  * subagent_exclude_set_ref:
  * @self: a #SubagentExcludeSet
  *
+ * Takes a reference to @self; any thread may.
+ *
  * Returns: (transfer full): @self
  *
  * Since: 0.2
@@ -138,6 +140,8 @@ subagent_exclude_set_ref (SubagentExcludeSet *self)
 /**
  * subagent_exclude_set_unref:
  * @self: (transfer full): a #SubagentExcludeSet
+ *
+ * Releases a reference to @self, freeing it with the last one.
  *
  * Since: 0.2
  */
@@ -155,6 +159,9 @@ subagent_exclude_set_unref (SubagentExcludeSet *self)
 /**
  * subagent_exclude_set_is_empty:
  * @self: (nullable): a #SubagentExcludeSet
+ *
+ * Tells whether @self has no pattern, so a walker can skip matching
+ * altogether.
  *
  * Returns: %TRUE if @self leaves nothing out
  *
