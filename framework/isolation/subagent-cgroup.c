@@ -135,7 +135,9 @@ sweep_stale (const char *own)
 char *
 _subagent_cgroup_new_child (GError **error)
 {
-  static gsize swept;
+  static gsize found;
+  static char *own_dir;
+  static GError *own_dir_error;
   static guint serial;
   const char *knob = g_getenv ("SUBAGENT_CHILD_CGROUP");
   g_autofree char *own = NULL;
@@ -148,14 +150,26 @@ _subagent_cgroup_new_child (GError **error)
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "SUBAGENT_CHILD_CGROUP=0");
       return NULL;
     }
-  own = own_cgroup_dir (error);
-  if (own == NULL)
-    return NULL;
-  if (g_once_init_enter (&swept))
+  /* Found once: reading mountinfo and our cgroup for every child cost more
+   * than the rest of the cgroup's setup (a host moved to another cgroup
+   * later still makes its children's below the first, which is fine). */
+  if (g_once_init_enter (&found))
     {
-      sweep_stale (own);
-      g_once_init_leave (&swept, 1);
+      g_autoptr(GError) local_error = NULL;
+
+      own_dir = own_cgroup_dir (&local_error);
+      if (own_dir != NULL)
+        sweep_stale (own_dir);
+      else
+        own_dir_error = g_steal_pointer (&local_error);
+      g_once_init_leave (&found, 1);
     }
+  if (own_dir == NULL)
+    {
+      g_propagate_error (error, g_error_copy (own_dir_error));
+      return NULL;
+    }
+  own = g_strdup (own_dir);
   path = g_strdup_printf ("%s/" CHILD_PREFIX "%d-%u", own, (int) getpid (), g_atomic_int_add (&serial, 1));
   if (mkdir (path, 0755) != 0)
     {
