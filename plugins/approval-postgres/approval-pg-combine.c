@@ -24,6 +24,7 @@
 struct _ApgCombiner
 {
   ApgCombineFunc func;
+  ApgSameGroupFunc same_group;
   gpointer user_data;
   GMutex lock;
   GCond done_cond;
@@ -57,12 +58,14 @@ linger (ApgCombiner *self)
 }
 
 ApgCombiner *
-apg_combiner_new (ApgCombineFunc func,
-                  gpointer       user_data)
+apg_combiner_new (ApgCombineFunc   func,
+                  ApgSameGroupFunc same_group,
+                  gpointer         user_data)
 {
   ApgCombiner *self = g_new0 (ApgCombiner, 1);
 
   self->func = func;
+  self->same_group = same_group;
   self->user_data = user_data;
   g_mutex_init (&self->lock);
   g_cond_init (&self->done_cond);
@@ -82,6 +85,31 @@ apg_combiner_free (ApgCombiner *self)
   g_free (self);
 }
 
+/* Hands @calls to the combine function group by group (calls that may
+ * share a statement), each group in arrival order. */
+static void
+carry_out (ApgCombiner *self,
+           GPtrArray   *calls)
+{
+  g_autofree gboolean *taken = g_new0 (gboolean, calls->len);
+
+  for (guint i = 0; i < calls->len; i++)
+    {
+      g_autoptr(GPtrArray) group = NULL;
+
+      if (taken[i])
+        continue;
+      group = g_ptr_array_new ();
+      for (guint j = i; j < calls->len; j++)
+        if (!taken[j] && self->same_group (calls->pdata[i], calls->pdata[j]))
+          {
+            taken[j] = TRUE;
+            g_ptr_array_add (group, calls->pdata[j]);
+          }
+      self->func (group, self->user_data);
+    }
+}
+
 /* The combiner this thread is leading, if any. */
 static GPrivate leading_here;
 
@@ -96,7 +124,7 @@ apg_combiner_run (ApgCombiner     *self,
       g_autoptr(GPtrArray) alone = g_ptr_array_new ();
 
       g_ptr_array_add (alone, call);
-      self->func (alone, self->user_data);
+      carry_out (self, alone);
       call->done = TRUE;
       return;
     }
@@ -127,7 +155,7 @@ apg_combiner_run (ApgCombiner     *self,
       previous = g_private_get (&leading_here);
       g_private_set (&leading_here, self);
       started = g_get_monotonic_time ();
-      self->func (group, self->user_data);
+      carry_out (self, group);
       g_private_set (&leading_here, previous);
       g_mutex_lock (&self->lock);
       self->last_group_us = g_get_monotonic_time () - started;

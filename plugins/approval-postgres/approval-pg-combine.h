@@ -19,12 +19,16 @@ typedef struct {
   gboolean done;           /* guarded by the combiner */
 } ApgCombinedCall;
 
-/* Carries out @calls (ApgCombinedCall*, in arrival order), storing each
- * one's outcome in its own struct. */
+/* Carries out @calls (ApgCombinedCall*, in arrival order, all of one
+ * group), storing each one's outcome in its own struct. */
 typedef void (*ApgCombineFunc) (GPtrArray *calls,
                                 gpointer   user_data);
+/* Whether two calls may share a statement. */
+typedef gboolean (*ApgSameGroupFunc) (const ApgCombinedCall *a,
+                                      const ApgCombinedCall *b);
 
 ApgCombiner *apg_combiner_new  (ApgCombineFunc   func,
+                                ApgSameGroupFunc same_group,
                                 gpointer         user_data);
 void         apg_combiner_free (ApgCombiner     *self);
 /* Returns once @call has been carried out, by this thread or another. */

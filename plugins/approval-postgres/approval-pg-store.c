@@ -116,10 +116,14 @@ struct _ApgStore
   ApgCombiner *verdicts;
 };
 
-static void save_queued    (GPtrArray *calls,
-                            gpointer   user_data);
-static void decide_queued  (GPtrArray *calls,
-                            gpointer   user_data);
+static void     save_queued        (GPtrArray             *calls,
+                                    gpointer               user_data);
+static gboolean same_save_group    (const ApgCombinedCall *a,
+                                    const ApgCombinedCall *b);
+static void     decide_queued      (GPtrArray             *calls,
+                                    gpointer               user_data);
+static gboolean same_verdict_group (const ApgCombinedCall *a,
+                                    const ApgCombinedCall *b);
 
 gboolean
 apg_schema_name_is_valid (const char *schema)
@@ -152,8 +156,8 @@ apg_store_new (const char       *conninfo,
   self->report_data = report_data;
   self->conninfo = g_strdup (conninfo);
   self->pool = apg_pool_new (conninfo, max_connections);
-  self->saves = apg_combiner_new (save_queued, self);
-  self->verdicts = apg_combiner_new (decide_queued, self);
+  self->saves = apg_combiner_new (save_queued, same_save_group, self);
+  self->verdicts = apg_combiner_new (decide_queued, same_verdict_group, self);
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_run_release);
 
@@ -1126,45 +1130,40 @@ typedef struct {
   GError *error;
 } QueuedSave;
 
+static gboolean
+same_save_group (const ApgCombinedCall *a,
+                 const ApgCombinedCall *b)
+{
+  return g_str_equal (((const QueuedSave *) a)->run_id, ((const QueuedSave *) b)->run_id);
+}
+
+/* Saves of one run: one statement. */
 static void
 save_queued (GPtrArray *calls,
              gpointer   user_data)
 {
   ApgStore *self = user_data;
-  g_autofree gboolean *taken = g_new0 (gboolean, calls->len);
+  QueuedSave *first = calls->pdata[0];
+  g_autoptr(GPtrArray) merged = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  gboolean ok;
 
+  /* In arrival order, so the last given of an id still wins. */
   for (guint i = 0; i < calls->len; i++)
     {
-      QueuedSave *first = calls->pdata[i];
-      g_autoptr(GPtrArray) merged = NULL;
-      g_autoptr(GError) error = NULL;
-      gboolean ok;
+      QueuedSave *call = calls->pdata[i];
 
-      if (taken[i])
-        continue;
-      merged = g_ptr_array_new ();
-      for (guint j = i; j < calls->len; j++)
-        {
-          QueuedSave *call = calls->pdata[j];
+      for (guint k = 0; k < call->requests->len; k++)
+        g_ptr_array_add (merged, call->requests->pdata[k]);
+    }
+  ok = save_now (self, first->run_id, merged, &error);
+  for (guint i = 0; i < calls->len; i++)
+    {
+      QueuedSave *call = calls->pdata[i];
 
-          if (taken[j] || !g_str_equal (call->run_id, first->run_id))
-            continue;
-          taken[j] = TRUE;
-          /* In arrival order, so the last given of an id still wins. */
-          for (guint k = 0; k < call->requests->len; k++)
-            g_ptr_array_add (merged, call->requests->pdata[k]);
-        }
-      ok = save_now (self, first->run_id, merged, &error);
-      for (guint j = i; j < calls->len; j++)
-        {
-          QueuedSave *call = calls->pdata[j];
-
-          if (!g_str_equal (call->run_id, first->run_id))
-            continue;
-          call->ok = ok;
-          if (!ok)
-            call->error = g_error_copy (error);
-        }
+      call->ok = ok;
+      if (!ok)
+        call->error = g_error_copy (error);
     }
 }
 
@@ -1196,60 +1195,48 @@ typedef struct {
 } QueuedVerdict;
 
 static gboolean
-same_verdict_group (const QueuedVerdict *a,
-                    const QueuedVerdict *b)
+same_verdict_group (const ApgCombinedCall *call_a,
+                    const ApgCombinedCall *call_b)
 {
+  const QueuedVerdict *a = (const QueuedVerdict *) call_a, *b = (const QueuedVerdict *) call_b;
+
   return g_str_equal (a->run_id, b->run_id) && a->status == b->status
          && g_strcmp0 (a->reason, b->reason) == 0 && g_strcmp0 (a->actor, b->actor) == 0;
 }
 
+/* Like verdicts of one run: one statement. */
 static void
 decide_queued (GPtrArray *calls,
                gpointer   user_data)
 {
   ApgStore *self = user_data;
-  g_autofree gboolean *taken = g_new0 (gboolean, calls->len);
+  QueuedVerdict *first = calls->pdata[0];
+  g_autoptr(GPtrArray) ids = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree gboolean *won = NULL;
 
-  for (guint i = 0; i < calls->len; i++)
+  if (calls->len == 1)
     {
-      QueuedVerdict *first = calls->pdata[i];
-      g_autoptr(GPtrArray) group = NULL;
-      g_autoptr(GPtrArray) ids = NULL;
-      g_autoptr(GError) error = NULL;
-      g_autofree gboolean *won = NULL;
-
-      if (taken[i])
-        continue;
-      group = g_ptr_array_new ();
-      for (guint j = i; j < calls->len; j++)
-        if (!taken[j] && same_verdict_group (first, calls->pdata[j]))
-          {
-            taken[j] = TRUE;
-            g_ptr_array_add (group, calls->pdata[j]);
-          }
-      if (group->len == 1)
-        {
-          /* Alone: the single statement, which may skip the read. */
-          first->won = decide_one (self, first->run_id, first->request_id, first->status, first->reason,
-                                   first->actor, &first->error);
-          continue;
-        }
-      ids = g_ptr_array_new ();
-      for (guint k = 0; k < group->len; k++)
-        g_ptr_array_add (ids, (gpointer) ((QueuedVerdict *) group->pdata[k])->request_id);
-      g_ptr_array_add (ids, NULL);
-      won = g_new0 (gboolean, group->len);
-      /* The same id twice is decided once: only its first caller wins. */
-      if (!apg_store_update_batch (self, first->run_id, (const char * const *) ids->pdata, group->len,
-                                   first->status, first->reason, first->actor, won, &error))
-        {
-          for (guint k = 0; k < group->len; k++)
-            ((QueuedVerdict *) group->pdata[k])->error = g_error_copy (error);
-          continue;
-        }
-      for (guint k = 0; k < group->len; k++)
-        ((QueuedVerdict *) group->pdata[k])->won = won[k];
+      /* Alone: the single statement, which may skip the read. */
+      first->won = decide_one (self, first->run_id, first->request_id, first->status, first->reason,
+                               first->actor, &first->error);
+      return;
     }
+  ids = g_ptr_array_new ();
+  for (guint i = 0; i < calls->len; i++)
+    g_ptr_array_add (ids, (gpointer) ((QueuedVerdict *) calls->pdata[i])->request_id);
+  g_ptr_array_add (ids, NULL);
+  won = g_new0 (gboolean, calls->len);
+  /* The same id twice is decided once: only its first caller wins. */
+  if (!apg_store_update_batch (self, first->run_id, (const char * const *) ids->pdata, calls->len,
+                               first->status, first->reason, first->actor, won, &error))
+    {
+      for (guint i = 0; i < calls->len; i++)
+        ((QueuedVerdict *) calls->pdata[i])->error = g_error_copy (error);
+      return;
+    }
+  for (guint i = 0; i < calls->len; i++)
+    ((QueuedVerdict *) calls->pdata[i])->won = won[i];
 }
 
 gboolean
