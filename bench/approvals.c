@@ -21,7 +21,7 @@
  *    NOTIFY wakes its waiter), throughput as a ratio to the file store's.
  *
  * Usage: approvals [--dir DIR] [--samples N] [--poll-samples N] [--cycles N]
- *                  [--waiting N[,N...]] [--postgres CONNINFO]
+ *                  [--waiting N[,N...]] [--postgres CONNINFO] [--only-postgres]
  * The approver is this program again, run with --child.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -810,6 +810,7 @@ main (int   argc,
   g_autofree char *pg_conninfo = NULL;
   StoreResult pg = { 0 };
   int samples = 300, poll_samples = 40, cycles = 500;
+  gboolean only_postgres = FALSE;
   GOptionEntry entries[] = {
     { "dir", 0, 0, G_OPTION_ARG_FILENAME, &parent, "Where to make the temporary workspace (default: $TMPDIR)", "DIR" },
     { "samples", 0, 0, G_OPTION_ARG_INT, &samples, "Verdict→wake samples with the changed signal", "N" },
@@ -820,6 +821,8 @@ main (int   argc,
     { "postgres", 0, 0, G_OPTION_ARG_STRING, &pg_conninfo,
       "Also measure the postgres store on this server (a libpq connection string; default: "
       "$SUBAGENT_TEST_PG_CONNINFO if set)", "CONNINFO" },
+    { "only-postgres", 0, 0, G_OPTION_ARG_NONE, &only_postgres,
+      "Measure the postgres store alone (no ratios; for profiling it)", NULL },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- approval store latency and throughput");
@@ -857,6 +860,24 @@ main (int   argc,
   levels = parse_levels (waiting_text, cycles);
   for (guint i = 0; i < levels->len; i++)
     max_waiting = MAX (max_waiting, g_array_index (levels, Level, i).waiting);
+  if (only_postgres)
+    {
+      self = g_file_read_link ("/proc/self/exe", &error);
+      if (pg_conninfo == NULL || self == NULL)
+        die ("--only-postgres needs --postgres or $SUBAGENT_TEST_PG_CONNINFO", error);
+      bench_postgres (self, samples, waiting_text, cycles, max_waiting, &pg);
+      printf ("| postgres store: verdict → wake, NOTIFY (%d samples) | p50 %.2f ms, p99 %.2f ms |\n",
+              samples, pg.wake_p50, pg.wake_p99);
+      for (guint i = 0; i < pg.levels->len; i++)
+        {
+          Level *l = &g_array_index (pg.levels, Level, i);
+
+          printf ("| postgres store: submit → approve → wake, 2 processes, %u waiting (%u cycles) | %.0f/s |\n",
+                  l->waiting, l->cycles, l->cycles * (double) G_USEC_PER_SEC / l->cycle_us);
+        }
+      g_array_unref (pg.levels);
+      return 0;
+    }
 
   g_mutex_init (&b.mutex);
   g_cond_init (&b.decided);
