@@ -16,6 +16,13 @@
 #include "approval-pg-conn.h"
 
 static void
+conn_free (ApgConn *conn)
+{
+  PQfinish (conn->pg);
+  g_free (conn);
+}
+
+static void
 ignore_notice (void       *arg,
                const char *message)
 {
@@ -104,7 +111,7 @@ struct _ApgPool
   guint max;
   GMutex mutex;
   GCond cond;
-  GQueue idle;             /* PGconn* */
+  GQueue idle;             /* ApgConn* */
   guint open;              /* idle + in use + being connected */
   gboolean reached;        /* a connection was made once */
 };
@@ -126,10 +133,10 @@ apg_pool_new (const char *conninfo,
 void
 apg_pool_free (ApgPool *self)
 {
-  PGconn *conn;
+  ApgConn *conn;
 
   while ((conn = g_queue_pop_head (&self->idle)) != NULL)
-    PQfinish (conn);
+    conn_free (conn);
   g_cond_clear (&self->cond);
   g_mutex_clear (&self->mutex);
   /* Scrubbed: it may hold a password. */
@@ -138,7 +145,7 @@ apg_pool_free (ApgPool *self)
   g_free (self);
 }
 
-PGconn *
+ApgConn *
 apg_pool_acquire (ApgPool  *self,
                   GError  **error)
 {
@@ -148,7 +155,8 @@ apg_pool_acquire (ApgPool  *self,
   for (;;)
     {
       g_autoptr(GError) local_error = NULL;
-      PGconn *conn = NULL;
+      ApgConn *conn = NULL;
+      PGconn *pg;
 
       g_mutex_lock (&self->mutex);
       while (self->idle.length == 0 && self->open >= self->max)
@@ -158,16 +166,18 @@ apg_pool_acquire (ApgPool  *self,
         self->open++;
       g_mutex_unlock (&self->mutex);
 
-      if (conn != NULL && PQstatus (conn) == CONNECTION_OK)
+      if (conn != NULL && PQstatus (conn->pg) == CONNECTION_OK)
         return conn;
       if (conn != NULL)
-        PQfinish (conn);
+        conn_free (conn);
 
       /* Connect outside the lock: the others keep using theirs. */
-      conn = apg_connect (self->conninfo, &local_error);
-      if (conn != NULL)
+      pg = apg_connect (self->conninfo, &local_error);
+      if (pg != NULL)
         {
           g_atomic_int_set (&self->reached, TRUE);
+          conn = g_new0 (ApgConn, 1);
+          conn->pg = pg;
           return conn;
         }
 
@@ -186,16 +196,17 @@ apg_pool_acquire (ApgPool  *self,
 
 void
 apg_pool_release (ApgPool  *self,
-                  PGconn   *conn,
+                  ApgConn  *conn,
                   gboolean  broken)
 {
   g_mutex_lock (&self->mutex);
-  if (conn != NULL && !broken && PQstatus (conn) == CONNECTION_OK && PQtransactionStatus (conn) == PQTRANS_IDLE)
+  if (conn != NULL && !broken && PQstatus (conn->pg) == CONNECTION_OK
+      && PQtransactionStatus (conn->pg) == PQTRANS_IDLE)
     g_queue_push_head (&self->idle, conn);
   else
     {
       if (conn != NULL)
-        PQfinish (conn);
+        conn_free (conn);
       self->open--;
     }
   g_cond_signal (&self->cond);

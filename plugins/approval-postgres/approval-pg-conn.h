@@ -38,17 +38,23 @@ gint64    apg_backoff_next    (gint64 delay_us);
 /* A small pool of connections shared by every thread of a sink. */
 typedef struct _ApgPool ApgPool;
 
+/* A pooled connection and what its user keeps about it. */
+typedef struct {
+  PGconn *pg;
+  guint64 prepared;        /* the user's: which statements are prepared on it */
+} ApgConn;
+
 ApgPool  *apg_pool_new        (const char  *conninfo,
                                guint        max_connections);
 void      apg_pool_free       (ApgPool     *self);
 /* A connection in state CONNECTION_OK, or NULL with @error: at once when
  * the server was never reached, else once it could not be reached again
- * before APG_RECONNECT_DEADLINE_US. */
-PGconn   *apg_pool_acquire    (ApgPool     *self,
+ * before APG_RECONNECT_DEADLINE_US. A new connection has @prepared 0. */
+ApgConn  *apg_pool_acquire    (ApgPool     *self,
                                GError     **error);
 /* Gives @conn back; a @broken one is closed instead. */
 void      apg_pool_release    (ApgPool     *self,
-                               PGconn      *conn,
+                               ApgConn     *conn,
                                gboolean     broken);
 
 G_END_DECLS

@@ -33,6 +33,24 @@
 
 #define CACHE_MAX_RUNS 32
 
+/* The statements the store runs; prepared once per connection, so the
+ * server parses, analyses and plans each only once per connection. */
+typedef enum {
+  SQL_LOAD,
+  SQL_SAVE,
+  SQL_READ_ONE,
+  SQL_DECIDE,
+  SQL_READ_MANY,
+  SQL_DECIDE_MANY,
+  SQL_LIST,
+  SQL_PRUNABLE,
+  SQL_PRUNE,
+  N_SQL
+} Sql;
+
+/* The parameters each statement takes: all text, typed by casts in it. */
+static const int sql_n_params[N_SQL] = { 2, 3, 2, 8, 2, 4, 0, 1, 3 };
+
 /* What load() parsed last per run: a row whose text, signature and status
  * are unchanged is not parsed, verified and hashed again. Rows are shared
  * (reference counted) between a run's successive readings. */
@@ -101,16 +119,9 @@ struct _ApgStore
   GMutex mutex;
   gboolean schema_ready;   /* guarded by mutex */
   GHashTable *cache;       /* run id → CachedRun; guarded by mutex */
-  /* The statements, with the schema in them. */
-  char *sql_load;
-  char *sql_save;
-  char *sql_read_one;
-  char *sql_decide;
-  char *sql_read_many;
-  char *sql_decide_many;
-  char *sql_list;
-  char *sql_prunable;
-  char *sql_prune;
+  /* The statements, with the schema in them, prepared on each connection
+   * the first time it runs them (a bit of ApgConn.prepared each). */
+  char *sql[N_SQL];
   /* Group commit of the calls made at once from several threads. */
   ApgCombiner *saves;
   ApgCombiner *verdicts;
@@ -164,7 +175,7 @@ apg_store_new (const char       *conninfo,
   /* $1 run, $2 the horizon of the reading this one continues ('0': none).
    * Always one row at least (the horizon and the run's row count), then
    * the rows written at or after $2, in one snapshot. */
-  self->sql_load = apg_with_schema (schema,
+  self->sql[SQL_LOAD] = apg_with_schema (schema,
     "WITH meta AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,"
     "  (SELECT count(*) FROM @S@.approval_requests WHERE run_id = $1) AS total)"
     " SELECT meta.horizon, meta.total, r.id, r.request_id, r.status, r.document::text, r.signature, r.version"
@@ -172,7 +183,7 @@ apg_store_new (const char       *conninfo,
     " ORDER BY r.id");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature}, $3 the channel. Returns how many rows were written. */
-  self->sql_save = apg_with_schema (schema,
+  self->sql[SQL_SAVE] = apg_with_schema (schema,
     "WITH input AS ("
     "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature, n"
     "  FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS x(e, n)),"
@@ -187,12 +198,12 @@ apg_store_new (const char       *conninfo,
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM written),"
     "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM written LIMIT 1) w) n)");
-  self->sql_read_one = apg_with_schema (schema,
+  self->sql[SQL_READ_ONE] = apg_with_schema (schema,
     "SELECT status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
     "WHERE run_id = $1 AND request_id = $2");
   /* $1 run, $2 request, $3 status, $4 document, $5 signature, $6 token,
    * $7 the version read, $8 the channel. Returns 1 row when it won. */
-  self->sql_decide = apg_with_schema (schema,
+  self->sql[SQL_DECIDE] = apg_with_schema (schema,
     "WITH won AS ("
     "  UPDATE @S@.approval_requests"
     "  SET status = $3, document = $4::jsonb, signature = $5, verdict_token = $6,"
@@ -201,14 +212,14 @@ apg_store_new (const char       *conninfo,
     "  RETURNING run_id)"
     " SELECT 1 FROM won, LATERAL (SELECT pg_notify($8, won.run_id)) n");
   /* $1 run, $2 a text[] of request ids. */
-  self->sql_read_many = apg_with_schema (schema,
+  self->sql[SQL_READ_MANY] = apg_with_schema (schema,
     "SELECT request_id, status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
     "WHERE run_id = $1 AND request_id = ANY($2::text[])");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature, v: the version read}, $3 token, $4 the channel: every
    * verdict of a batch in one statement, each its own compare-and-set.
    * Returns the request ids that won. */
-  self->sql_decide_many = apg_with_schema (schema,
+  self->sql[SQL_DECIDE_MANY] = apg_with_schema (schema,
     "WITH input AS ("
     "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature,"
     "         (e->>'v')::bigint AS version"
@@ -223,16 +234,16 @@ apg_store_new (const char       *conninfo,
     "  RETURNING t.request_id)"
     " SELECT won.request_id FROM won,"
     "  LATERAL (SELECT count(*) FROM (SELECT pg_notify($4, $1) FROM (SELECT 1 FROM won LIMIT 1) w) n) c");
-  self->sql_list = apg_with_schema (schema,
+  self->sql[SQL_LIST] = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id ORDER BY run_id COLLATE \"C\"");
   /* $1 the age in microseconds. The server's clock, shared by every host. */
-  self->sql_prunable = apg_with_schema (schema,
+  self->sql[SQL_PRUNABLE] = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id"
     " HAVING bool_and(status <> 'pending') AND max(updated_at) <= now() - $1::bigint * interval '1 microsecond'"
     " ORDER BY run_id COLLATE \"C\"");
   /* $1 run, $2 age, $3 channel: rechecked in the statement, so a request
    * added or a row touched since the run was looked at keeps it. */
-  self->sql_prune = apg_with_schema (schema,
+  self->sql[SQL_PRUNE] = apg_with_schema (schema,
     "WITH gone AS ("
     "  DELETE FROM @S@.approval_requests WHERE run_id = $1 AND NOT EXISTS ("
     "   SELECT 1 FROM @S@.approval_requests WHERE run_id = $1"
@@ -256,15 +267,8 @@ apg_store_free (ApgStore *self)
   g_clear_pointer (&self->key, g_bytes_unref);
   g_free (self->schema);
   g_free (self->channel);
-  g_free (self->sql_load);
-  g_free (self->sql_save);
-  g_free (self->sql_read_one);
-  g_free (self->sql_decide);
-  g_free (self->sql_read_many);
-  g_free (self->sql_decide_many);
-  g_free (self->sql_list);
-  g_free (self->sql_prunable);
-  g_free (self->sql_prune);
+  for (guint i = 0; i < N_SQL; i++)
+    g_free (self->sql[i]);
   g_free (self);
 }
 
@@ -288,32 +292,81 @@ typedef enum {
 } Step;
 
 typedef Step (*StoreOp) (ApgStore  *self,
-                         PGconn    *conn,
+                         ApgConn   *conn,
                          gpointer   data,
                          GError   **error);
 
-/* Runs @sql; NULL with *step set when it did not give @expect. */
+static gboolean
+result_ok (PGresult *result)
+{
+  ExecStatusType status = result ? PQresultStatus (result) : PGRES_FATAL_ERROR;
+
+  return status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK;
+}
+
+static gboolean
+result_has_state (PGresult   *result,
+                  const char *sqlstate)
+{
+  return result != NULL && g_strcmp0 (PQresultErrorField (result, PG_DIAG_SQLSTATE), sqlstate) == 0;
+}
+
+/* Sets *step and @error from a failed @result, which it frees. */
+static void
+exec_failed (ApgConn     *conn,
+             PGresult    *result,
+             const char  *what,
+             Step        *step,
+             GError     **error)
+{
+  *step = apg_connection_lost (conn->pg, result) ? STEP_LOST : STEP_FAILED;
+  apg_set_error (error, conn->pg, result, what);
+  PQclear (result);
+}
+
+/* Runs the statement @which (preparing it on @conn first if it is not yet);
+ * NULL with *step set when it failed. */
 static PGresult *
-exec (PGconn             *conn,
-      const char         *sql,
-      int                 n_params,
+exec (ApgStore           *self,
+      ApgConn            *conn,
+      Sql                 which,
       const char * const *params,
       const char         *what,
       Step               *step,
       GError            **error)
 {
-  PGresult *result = PQexecParams (conn, sql, n_params, NULL, params, NULL, NULL, 0);
-  ExecStatusType status = result ? PQresultStatus (result) : PGRES_FATAL_ERROR;
+  guint64 bit = G_GUINT64_CONSTANT (1) << which;
+  char name[16];
+  PGresult *result;
 
-  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)
-    return result;
-  if (apg_connection_lost (conn, result))
-    *step = STEP_LOST;
-  else
-    *step = STEP_FAILED;
-  apg_set_error (error, conn, result, what);
-  PQclear (result);
-  return NULL;
+  g_snprintf (name, sizeof name, "apg_%d", (int) which);
+  for (guint attempt = 0;; attempt++)
+    {
+      if (!(conn->prepared & bit))
+        {
+          result = PQprepare (conn->pg, name, self->sql[which], sql_n_params[which], NULL);
+          if (!result_ok (result))
+            {
+              exec_failed (conn, result, what, step, error);
+              return NULL;
+            }
+          PQclear (result);
+          conn->prepared |= bit;
+        }
+      result = PQexecPrepared (conn->pg, name, sql_n_params[which], params, NULL, NULL, 0);
+      if (result_ok (result))
+        return result;
+      /* Gone from the session behind our back (a pooler between us and
+       * the server, DISCARD): prepared again, once. */
+      if (attempt == 0 && result_has_state (result, "26000"))
+        {
+          PQclear (result);
+          conn->prepared &= ~bit;
+          continue;
+        }
+      exec_failed (conn, result, what, step, error);
+      return NULL;
+    }
 }
 
 /* Runs @op on a pooled connection, and again on a new one while the server
@@ -330,7 +383,7 @@ run_op (ApgStore  *self,
   for (;;)
     {
       g_autoptr(GError) local_error = NULL;
-      PGconn *conn = apg_pool_acquire (self->pool, error);
+      ApgConn *conn = apg_pool_acquire (self->pool, error);
       gboolean ready;
       Step step;
 
@@ -343,7 +396,7 @@ run_op (ApgStore  *self,
         {
           gboolean lost = FALSE;
 
-          step = apg_schema_migrate (conn, self->schema, &lost, &local_error) ? STEP_DONE
+          step = apg_schema_migrate (conn->pg, self->schema, &lost, &local_error) ? STEP_DONE
                  : lost ? STEP_LOST : STEP_FAILED;
         }
       else
@@ -524,7 +577,7 @@ read_row (ApgStore    *self,
  * (a prune): @since cannot be continued, read it all again. */
 static Step
 read_run_since (ApgStore    *self,
-                PGconn      *conn,
+                ApgConn     *conn,
                 const char  *run_id,
                 CachedRun   *since,
                 CachedRun  **out,
@@ -534,7 +587,7 @@ read_run_since (ApgStore    *self,
   const char *params[] = { run_id, since ? since->horizon : "0" };
   g_autoptr(CachedRun) run = g_atomic_rc_box_new0 (CachedRun);
   Step step = STEP_FAILED;
-  PGresult *result = exec (conn, self->sql_load, 2, params, "Reading the approval queue", &step, error);
+  PGresult *result = exec (self, conn, SQL_LOAD, params, "Reading the approval queue", &step, error);
   gint64 total;
 
   *stale = FALSE;
@@ -582,7 +635,7 @@ read_run_since (ApgStore    *self,
 
 static Step
 load_op (ApgStore  *self,
-         PGconn    *conn,
+         ApgConn   *conn,
          gpointer   data,
          GError   **error)
 {
@@ -669,14 +722,14 @@ typedef struct {
 
 static Step
 save_op (ApgStore  *self,
-         PGconn    *conn,
+         ApgConn   *conn,
          gpointer   data,
          GError   **error)
 {
   SaveOp *op = data;
   const char *params[] = { op->run_id, op->batch, self->channel };
   Step step = STEP_FAILED;
-  PGresult *result = exec (conn, self->sql_save, 3, params, "Saving approval requests", &step, error);
+  PGresult *result = exec (self, conn, SQL_SAVE, params, "Saving approval requests", &step, error);
 
   if (result == NULL)
     return step;
@@ -773,7 +826,7 @@ cached_pending (ApgStore    *self,
 
 static Step
 decide_op (ApgStore  *self,
-           PGconn    *conn,
+           ApgConn   *conn,
            gpointer   data,
            GError   **error)
 {
@@ -802,7 +855,7 @@ decide_op (ApgStore  *self,
       guess = FALSE;
       if (stored == NULL)
         {
-          result = exec (conn, self->sql_read_one, 2, read_params, "Reading an approval request", &step, error);
+          result = exec (self, conn, SQL_READ_ONE, read_params, "Reading an approval request", &step, error);
           if (result == NULL)
             return step;
           if (PQntuples (result) == 0)
@@ -844,7 +897,7 @@ decide_op (ApgStore  *self,
         const char *params[] = { op->run_id, op->request_id, status_name, text, signature, op->token,
                                  version, self->channel };
 
-        result = exec (conn, self->sql_decide, 8, params, "Recording a verdict", &step, error);
+        result = exec (self, conn, SQL_DECIDE, params, "Recording a verdict", &step, error);
       }
       if (result == NULL)
         return step;
@@ -910,7 +963,7 @@ seen_clear (Seen *seen)
  * missing, decided, or decided by us (a repeat after a lost reply). */
 static Step
 read_many (ApgStore      *self,
-           PGconn        *conn,
+           ApgConn       *conn,
            DecideManyOp  *op,
            Seen          *seen,
            GError       **error)
@@ -933,7 +986,7 @@ read_many (ApgStore      *self,
   {
     const char *params[] = { op->run_id, array->str };
 
-    result = exec (conn, self->sql_read_many, 2, params, "Reading approval requests", &step, error);
+    result = exec (self, conn, SQL_READ_MANY, params, "Reading approval requests", &step, error);
   }
   if (result == NULL)
     return step;
@@ -981,7 +1034,7 @@ read_many (ApgStore      *self,
 
 static Step
 decide_many_op (ApgStore  *self,
-                PGconn    *conn,
+                ApgConn   *conn,
                 gpointer   data,
                 GError   **error)
 {
@@ -1065,7 +1118,7 @@ decide_many_op (ApgStore  *self,
       {
         const char *params[] = { op->run_id, text, op->token, self->channel };
 
-        result = exec (conn, self->sql_decide_many, 4, params, "Recording verdicts", &step, error);
+        result = exec (self, conn, SQL_DECIDE_MANY, params, "Recording verdicts", &step, error);
       }
       if (result == NULL)
         return step;
@@ -1262,14 +1315,14 @@ apg_store_update_status (ApgStore                *self,
 /* list_runs */
 
 typedef struct {
-  const char *sql;
+  Sql sql;
   const char *param;
   GStrv runs;
 } ListOp;
 
 static Step
 list_op (ApgStore  *self,
-         PGconn    *conn,
+         ApgConn   *conn,
          gpointer   data,
          GError   **error)
 {
@@ -1277,7 +1330,7 @@ list_op (ApgStore  *self,
   const char *params[] = { op->param };
   g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
   Step step = STEP_FAILED;
-  PGresult *result = exec (conn, op->sql, op->param ? 1 : 0, params, "Listing approval queues", &step, error);
+  PGresult *result = exec (self, conn, op->sql, params, "Listing approval queues", &step, error);
 
   if (result == NULL)
     return step;
@@ -1293,7 +1346,7 @@ GStrv
 apg_store_list_runs (ApgStore  *self,
                      GError   **error)
 {
-  ListOp op = { self->sql_list, NULL, NULL };
+  ListOp op = { SQL_LIST, NULL, NULL };
 
   if (!run_op (self, list_op, &op, error))
     return NULL;
@@ -1310,14 +1363,14 @@ typedef struct {
 
 static Step
 prune_op (ApgStore  *self,
-          PGconn    *conn,
+          ApgConn   *conn,
           gpointer   data,
           GError   **error)
 {
   PruneOp *op = data;
   const char *params[] = { op->run_id, op->age, self->channel };
   Step step = STEP_FAILED;
-  PGresult *result = exec (conn, self->sql_prune, 3, params, "Pruning an approval queue", &step, error);
+  PGresult *result = exec (self, conn, SQL_PRUNE, params, "Pruning an approval queue", &step, error);
 
   if (result == NULL)
     return step;
@@ -1332,7 +1385,7 @@ apg_store_prune (ApgStore   *self,
                  GError    **error)
 {
   g_autofree char *age = g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) max_age);
-  ListOp candidates = { self->sql_prunable, age, NULL };
+  ListOp candidates = { SQL_PRUNABLE, age, NULL };
   guint removed = 0;
 
   if (!run_op (self, list_op, &candidates, error))
