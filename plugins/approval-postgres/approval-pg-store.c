@@ -182,7 +182,7 @@ apg_store_new (const char       *conninfo,
     " FROM meta LEFT JOIN @S@.approval_requests r ON r.run_id = $1 AND r.writer >= $2::xid8"
     " ORDER BY r.id");
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
-   * g: signature}, $3 the channel. Returns how many rows were written. */
+   * g: signature}, $3 the channel. Returns the rows it wrote (OWN_COLUMNS). */
   self->sql[SQL_SAVE] = apg_with_schema (schema,
     "WITH input AS ("
     "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature, n"
@@ -195,22 +195,25 @@ apg_store_new (const char       *conninfo,
     "       version = t.version + 1, updated_at = now()"
     "   WHERE t.status = 'pending'"
     "     AND (t.document, t.signature) IS DISTINCT FROM (excluded.document, excluded.signature)"
-    "  RETURNING 1)"
-    " SELECT (SELECT count(*) FROM written),"
-    "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM written LIMIT 1) w) n)");
+    "  RETURNING t.id, t.request_id, t.status, t.document::text AS document, t.signature, t.version)"
+    " SELECT w.id, w.request_id, w.status, w.document, w.signature, w.version,"
+    "  (SELECT count(*) FROM (SELECT pg_notify($3, $1) FROM (SELECT 1 FROM written LIMIT 1) x) n)"
+    " FROM written w");
   self->sql[SQL_READ_ONE] = apg_with_schema (schema,
     "SELECT status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
     "WHERE run_id = $1 AND request_id = $2");
   /* $1 run, $2 request, $3 status, $4 document, $5 signature, $6 token,
-   * $7 the version read, $8 the channel. Returns 1 row when it won. */
+   * $7 the version read, $8 the channel. Returns the row (OWN_COLUMNS) when
+   * it won. */
   self->sql[SQL_DECIDE] = apg_with_schema (schema,
     "WITH won AS ("
     "  UPDATE @S@.approval_requests"
     "  SET status = $3, document = $4::jsonb, signature = $5, verdict_token = $6,"
     "      version = version + 1, updated_at = now()"
     "  WHERE run_id = $1 AND request_id = $2 AND status = 'pending' AND version = $7::bigint"
-    "  RETURNING run_id)"
-    " SELECT 1 FROM won, LATERAL (SELECT pg_notify($8, won.run_id)) n");
+    "  RETURNING id, request_id, status, document::text AS document, signature, version)"
+    " SELECT won.id, won.request_id, won.status, won.document, won.signature, won.version"
+    " FROM won, LATERAL (SELECT pg_notify($8, $1)) n");
   /* $1 run, $2 a text[] of request ids. */
   self->sql[SQL_READ_MANY] = apg_with_schema (schema,
     "SELECT request_id, status, document::text, signature, version, verdict_token FROM @S@.approval_requests "
@@ -218,7 +221,7 @@ apg_store_new (const char       *conninfo,
   /* $1 run, $2 a JSON array of {r: request id, s: status, d: document,
    * g: signature, v: the version read}, $3 token, $4 the channel: every
    * verdict of a batch in one statement, each its own compare-and-set.
-   * Returns the request ids that won. */
+   * Returns the rows that won (OWN_COLUMNS). */
   self->sql[SQL_DECIDE_MANY] = apg_with_schema (schema,
     "WITH input AS ("
     "  SELECT e->>'r' AS request_id, e->>'s' AS status, e->'d' AS document, e->>'g' AS signature,"
@@ -231,8 +234,8 @@ apg_store_new (const char       *conninfo,
     "  FROM input"
     "  WHERE t.run_id = $1 AND t.request_id = input.request_id AND t.status = 'pending'"
     "    AND t.version = input.version"
-    "  RETURNING t.request_id)"
-    " SELECT won.request_id FROM won,"
+    "  RETURNING t.id, t.request_id, t.status, t.document::text AS document, t.signature, t.version)"
+    " SELECT won.id, won.request_id, won.status, won.document, won.signature, won.version FROM won,"
     "  LATERAL (SELECT count(*) FROM (SELECT pg_notify($4, $1) FROM (SELECT 1 FROM won LIMIT 1) w) n) c");
   self->sql[SQL_LIST] = apg_with_schema (schema,
     "SELECT run_id FROM @S@.approval_requests GROUP BY run_id ORDER BY run_id COLLATE \"C\"");
@@ -528,6 +531,70 @@ cache_forget_run (ApgStore   *self,
   g_hash_table_remove (self->cache, run_id);
 }
 
+/* The rows this store wrote itself. Each write statement returns what it
+ * stored (OWN_COLUMNS: id, request_id, status, document::text, signature,
+ * version), and that text goes into the cache with the request the store
+ * built and signed for it: the next reading, which fetches those rows
+ * again (a transaction at or above the cached horizon wrote them), finds
+ * them unchanged instead of parsing and verifying what this process wrote.
+ * What the server returns for our own write is trusted as far as its "won"
+ * is; any other text read later is verified as usual. */
+static CachedRow *
+own_row_new (PGresult                *result,
+             int                      r,
+             SubagentApprovalRequest *request)
+{
+  CachedRow *row = g_atomic_rc_box_new0 (CachedRow);
+
+  row->id = g_ascii_strtoll (PQgetvalue (result, r, 0), NULL, 10);
+  row->status = g_strdup (PQgetvalue (result, r, 2));
+  row->document = g_strdup (PQgetvalue (result, r, 3));
+  row->signature = PQgetisnull (result, r, 4) ? NULL : g_strdup (PQgetvalue (result, r, 4));
+  row->version = g_strdup (PQgetvalue (result, r, 5));
+  row->request = request;
+  return row;
+}
+
+/* Puts @rows (request id → CachedRow, written by this store) into the
+ * cached reading of @run_id, if there is one. The horizon stays, so the
+ * next reading still fetches them (and whatever overwrote them). A row the
+ * cache already holds in the same or a later version, or as another row
+ * (deleted and saved again), is left as it is: only a reading replaces
+ * it. */
+static void
+cache_merge_own (ApgStore   *self,
+                 const char *run_id,
+                 GHashTable *rows)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CachedRun *run = g_hash_table_lookup (self->cache, run_id);
+  CachedRun *merged;
+  GHashTableIter iter;
+  gpointer key, value;
+
+  if (run == NULL || g_hash_table_size (rows) == 0)
+    return;
+  merged = g_atomic_rc_box_new0 (CachedRun);
+  merged->horizon = g_strdup (run->horizon);
+  merged->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+  g_hash_table_iter_init (&iter, run->rows);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    g_hash_table_insert (merged->rows, g_strdup (key), g_atomic_rc_box_acquire (value));
+  g_hash_table_iter_init (&iter, rows);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    {
+      CachedRow *own = value;
+      CachedRow *cached = g_hash_table_lookup (merged->rows, key);
+
+      if (cached != NULL
+          && (cached->id != own->id
+              || g_ascii_strtoll (cached->version, NULL, 10) >= g_ascii_strtoll (own->version, NULL, 10)))
+        continue;
+      g_hash_table_replace (merged->rows, g_strdup (key), g_atomic_rc_box_acquire (own));
+    }
+  g_hash_table_replace (self->cache, g_strdup (run_id), merged);
+}
+
 static int
 compare_row_ids (gconstpointer a,
                  gconstpointer b)
@@ -718,6 +785,8 @@ apg_store_load (ApgStore    *self,
 typedef struct {
   const char *run_id;
   const char *batch;       /* the JSON array of rows */
+  GPtrArray *requests;     /* as given */
+  GHashTable *last;        /* request id → the index in @requests that is saved */
 } SaveOp;
 
 static Step
@@ -730,9 +799,25 @@ save_op (ApgStore  *self,
   const char *params[] = { op->run_id, op->batch, self->channel };
   Step step = STEP_FAILED;
   PGresult *result = exec (self, conn, SQL_SAVE, params, "Saving approval requests", &step, error);
+  g_autoptr(GHashTable) own = NULL;
 
   if (result == NULL)
     return step;
+  own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
+  for (int r = 0; r < PQntuples (result); r++)
+    {
+      const char *request_id = PQgetvalue (result, r, 1);
+      gpointer index;
+      SubagentApprovalRequest *request;
+
+      if (!g_hash_table_lookup_extended (op->last, request_id, NULL, &index))
+        continue;
+      request = op->requests->pdata[GPOINTER_TO_UINT (index)];
+      /* A copy: the caller's object may change after save() returns. */
+      g_hash_table_replace (own, (gpointer) subagent_approval_request_get_request_id (request),
+                            own_row_new (result, r, subagent_approval_request_copy (request)));
+    }
+  cache_merge_own (self, op->run_id, own);
   PQclear (result);
   return STEP_DONE;
 }
@@ -788,7 +873,7 @@ save_now (ApgStore    *self,
   batch = json_builder_get_root (builder);
   text = json_to_string (batch, FALSE);
 
-  op = (SaveOp) { parent_run_id, text };
+  op = (SaveOp) { parent_run_id, text, requests, last };
   return run_op (self, save_op, &op, error);
 }
 
@@ -902,6 +987,13 @@ decide_op (ApgStore  *self,
       if (result == NULL)
         return step;
       op->won = PQntuples (result) > 0;
+      if (op->won)
+        {
+          g_autoptr(GHashTable) own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
+
+          g_hash_table_insert (own, (gpointer) op->request_id, own_row_new (result, 0, g_object_ref (decided)));
+          cache_merge_own (self, op->run_id, own);
+        }
       PQclear (result);
       if (op->won)
         return STEP_DONE;
@@ -1046,6 +1138,9 @@ decide_many_op (ApgStore  *self,
   for (;;)
     {
       g_autofree Seen *seen = g_new0 (Seen, op->n);
+      /* request id → what this round writes for it */
+      g_autoptr(GHashTable) decided_by_id = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_object_unref);
+      g_autoptr(GHashTable) own = NULL;
       g_autoptr(JsonBuilder) builder = json_builder_new ();
       g_autoptr(JsonNode) batch = NULL;
       g_autofree char *text = NULL;
@@ -1094,6 +1189,7 @@ decide_many_op (ApgStore  *self,
           json_builder_set_member_name (builder, "v");
           json_builder_add_string_value (builder, seen[i].version);
           json_builder_end_object (builder);
+          g_hash_table_insert (decided_by_id, (gpointer) op->ids[i], g_steal_pointer (&decided));
           writing++;
         }
       json_builder_end_array (builder);
@@ -1122,10 +1218,21 @@ decide_many_op (ApgStore  *self,
       }
       if (result == NULL)
         return step;
+      own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
       for (int r = 0; r < PQntuples (result); r++)
-        for (guint i = 0; i < op->n; i++)
-          if (g_str_equal (op->ids[i], PQgetvalue (result, r, 0)))
-            op->won[i] = op->settled[i] = TRUE;
+        {
+          const char *request_id = PQgetvalue (result, r, 1);
+          SubagentApprovalRequest *decided = g_hash_table_lookup (decided_by_id, request_id);
+
+          for (guint i = 0; i < op->n; i++)
+            if (g_str_equal (op->ids[i], request_id))
+              {
+                op->won[i] = op->settled[i] = TRUE;
+                if (decided != NULL)
+                  g_hash_table_replace (own, (gpointer) op->ids[i], own_row_new (result, r, g_object_ref (decided)));
+              }
+        }
+      cache_merge_own (self, op->run_id, own);
       PQclear (result);
       /* The ones a save replaced in between missed: read them again. */
     }
