@@ -662,29 +662,41 @@ read_run_since (ApgStore    *self,
     return step;
   run->horizon = g_strdup (PQgetvalue (result, 0, 0));
   total = g_ascii_strtoll (PQgetvalue (result, 0, 1), NULL, 10);
-  run->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
-  if (since != NULL)
-    {
-      GHashTableIter iter;
-      gpointer key, value;
-
-      g_hash_table_iter_init (&iter, since->rows);
-      while (g_hash_table_iter_next (&iter, &key, &value))
-        g_hash_table_insert (run->rows, g_strdup (key), g_atomic_rc_box_acquire (value));
-    }
+  /* Tables of rows never change once made: a reading that found nothing
+   * new (often our own write again) shares its predecessor's. */
+  run->rows = since ? g_hash_table_ref (since->rows)
+                    : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
   for (int i = 0; i < PQntuples (result); i++)
     {
       const char *request_id;
-      CachedRow *row;
+      CachedRow *old, *row;
 
       if (PQgetisnull (result, i, 2))
         continue;          /* the meta row alone: nothing new */
       request_id = PQgetvalue (result, i, 3);
-      row = read_row (self, run_id, result, i, g_hash_table_lookup (run->rows, request_id), error);
+      old = g_hash_table_lookup (run->rows, request_id);
+      row = read_row (self, run_id, result, i, old, error);
       if (row == NULL)
         {
           PQclear (result);
           return STEP_FAILED;
+        }
+      if (row == old)
+        {
+          cached_row_release (row);
+          continue;
+        }
+      if (since != NULL && run->rows == since->rows)
+        {
+          GHashTable *copy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+          GHashTableIter iter;
+          gpointer key, value;
+
+          g_hash_table_iter_init (&iter, since->rows);
+          while (g_hash_table_iter_next (&iter, &key, &value))
+            g_hash_table_insert (copy, g_strdup (key), g_atomic_rc_box_acquire (value));
+          g_hash_table_unref (run->rows);
+          run->rows = copy;
         }
       g_hash_table_replace (run->rows, g_strdup (request_id), row);
     }
