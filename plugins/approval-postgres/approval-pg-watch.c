@@ -362,7 +362,13 @@ apg_watch_set_remove (ApgWatchSet *self,
   if (g_hash_table_size (listener->runs) == 0)
     {
       g_ptr_array_remove_index_fast (self->listeners, index);
-      listener_park (listener);
+      /* Only where no other thread can be dispatching the source (which
+       * reads its connection): otherwise it closes with the source. */
+      if (g_main_context_acquire (listener->context))
+        {
+          listener_park (listener);
+          g_main_context_release (listener->context);
+        }
       destroy_listener (listener);
     }
 }
