@@ -720,19 +720,26 @@ test_integrity_tampered (Fixture       *f,
 {
   const AtsTamper tampers[] = { ATS_TAMPER_FORGE_VERDICT, ATS_TAMPER_RENAME_SUBAGENT };
 
-  for (guint i = 0; i < G_N_ELEMENTS (tampers); i++)
+  /* i / 2: the run was read (empty) before the save, so what the store
+   * wrote itself is what it remembers of the row. */
+  for (guint i = 0; i < 2 * G_N_ELEMENTS (tampers); i++)
     {
       g_autofree char *run = g_strdup_printf ("tampered-%u", i);
       g_autoptr(SubagentApprovalRequest) a = ats_make_request (run, "delete_file", "/a");
       g_autoptr(GError) error = NULL;
       g_autoptr(GPtrArray) before = NULL;
 
+      if (i / G_N_ELEMENTS (tampers) == 1)
+        {
+          g_autoptr(GPtrArray) empty = ats_load (f->sink, run);
 
+          g_assert_cmpuint (empty->len, ==, 0);
+        }
       ats_save_one (f->sink, run, a);
       /* Seen intact first: what a store remembers of it must not help later. */
       before = ats_load (f->sink, run);
       g_assert_cmpuint (before->len, ==, 1);
-      ats_store_tamper (f, run, tampers[i], NULL);
+      ats_store_tamper (f, run, tampers[i % G_N_ELEMENTS (tampers)], NULL);
       assert_rejected (f, run);
       /* A forged row gets no verdict signed over it either. */
       g_test_expect_message (ATS_LOG_DOMAIN, G_LOG_LEVEL_WARNING, ATS_INTEGRITY_WARNING);
@@ -774,8 +781,8 @@ on_wake_timeout (gpointer data)
 }
 
 static void
-test_watch_other_process (Fixture       *f,
-                          gconstpointer  data)
+watch_other_process (Fixture  *f,
+                     gboolean  rewatch)
 {
   g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
   g_autofree char *spec = ats_store_spec (f, 'b');
@@ -790,6 +797,14 @@ test_watch_other_process (Fixture       *f,
 
   ats_save_one (f->sink, RUN, a);
   handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed), &wake);
+  if (rewatch)
+    {
+      /* Another run watched and dropped first: whatever the store keeps
+       * of that watch (the postgres store its connection) must serve the
+       * next one. */
+      subagent_approval_sink_watch (f->sink, "other-run");
+      subagent_approval_sink_unwatch (f->sink, "other-run");
+    }
   subagent_approval_sink_watch (f->sink, RUN);
   /* Our own save may be reported too: only what comes after counts. */
   while (g_main_context_iteration (NULL, FALSE))
@@ -818,6 +833,20 @@ test_watch_other_process (Fixture       *f,
   g_assert_cmpstr (subagent_approval_request_get_approved_by (requests->pdata[0]), ==, "verdict-helper");
   subagent_approval_sink_unwatch (f->sink, RUN);
   g_signal_handler_disconnect (f->sink, handler);
+}
+
+static void
+test_watch_other_process (Fixture       *f,
+                          gconstpointer  data)
+{
+  watch_other_process (f, FALSE);
+}
+
+static void
+test_watch_again_other_process (Fixture       *f,
+                                gconstpointer  data)
+{
+  watch_other_process (f, TRUE);
 }
 
 typedef struct {
@@ -899,6 +928,7 @@ main (int   argc,
   add ("digest/moved-verdict-without-key", test_integrity_moved_verdict, NULL);
   add ("digest/moved-verdict-with-key", test_integrity_moved_verdict, KEY);
   add ("watch/other-process-verdict-wakes-watcher", test_watch_other_process, NULL);
+  add ("watch/other-process-verdict-wakes-watcher-after-unwatch", test_watch_again_other_process, NULL);
   add ("watch/emits-in-thread-default-context", test_watch_thread_default_context, NULL);
 
   return g_test_run ();
