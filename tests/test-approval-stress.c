@@ -372,6 +372,42 @@ test_watch_survives_restart (Fixture       *f,
   g_signal_handler_disconnect (f->sink, handler);
 }
 
+/* A watch dropped keeps its LISTEN connection for the next one; a server
+ * restarted meanwhile closed it: the next watch must notice, connect
+ * again, and still be woken. */
+static void
+test_parked_listen_survives_restart (Fixture       *f,
+                                     gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request ("parked", "delete_file", "/a");
+  g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, NULL);
+  g_autoptr(GPtrArray) requests = NULL;
+  guint changed = 0;
+  guint timeout_id;
+  gulong handler;
+
+  ats_save_one (f->sink, "parked", a);
+  subagent_approval_sink_watch (f->sink, "other");
+  subagent_approval_sink_unwatch (f->sink, "other");
+  restart_server ();
+
+  handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed_count), &changed);
+  subagent_approval_sink_watch (f->sink, "parked");
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  changed = 0;
+  g_assert_true (subagent_approval_sink_update_status (approver, "parked", subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "after-restart", NULL));
+  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+  while (changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+  requests = ats_load (f->sink, "parked");
+  g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+  subagent_approval_sink_unwatch (f->sink, "parked");
+  g_signal_handler_disconnect (f->sink, handler);
+}
+
 /* Tables made by a newer plugin are refused with a message saying so,
  * before anything is read or written. */
 static void
@@ -500,6 +536,8 @@ main (int   argc,
                   ats_store_fixture_set_up, test_stress_eight_processes, ats_store_fixture_tear_down);
       g_test_add ("/approval-postgres/watch/reloads-after-the-server-restarts", Fixture, NULL,
                   ats_store_fixture_set_up, test_watch_survives_restart, ats_store_fixture_tear_down);
+      g_test_add ("/approval-postgres/watch/parked-connection-after-the-server-restarts", Fixture, NULL,
+                  ats_store_fixture_set_up, test_parked_listen_survives_restart, ats_store_fixture_tear_down);
       g_test_add ("/approval-postgres/schema/newer-version-is-refused", Fixture, NULL,
                   ats_store_fixture_set_up, test_newer_schema_refused, ats_store_fixture_tear_down);
       g_test_add ("/approval-postgres/schema/version-1-is-migrated", Fixture, NULL,

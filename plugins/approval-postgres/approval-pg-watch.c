@@ -68,6 +68,25 @@ run_or_close (PGconn      *conn,
   return TRUE;
 }
 
+/* LISTENs on @channel; closes @conn on failure. */
+static gboolean
+listen_on (PGconn      *conn,
+           const char  *channel,
+           GError     **error)
+{
+  g_autofree char *quoted = PQescapeIdentifier (conn, channel, strlen (channel));
+  g_autofree char *sql = NULL;
+
+  if (quoted == NULL)
+    {
+      g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_STORE, "LISTEN: %s", PQerrorMessage (conn));
+      PQfinish (conn);
+      return FALSE;
+    }
+  sql = g_strconcat ("LISTEN ", quoted, NULL);
+  return run_or_close (conn, sql, "LISTEN", error);
+}
+
 /* Drops the notifications @conn has received. */
 static void
 drain_notifies (PGconn *conn)
@@ -111,15 +130,16 @@ listener_connect (Listener  *listener,
 {
   ApgWatchSet *set = listener->set;
   PGconn *conn = take_spare (set, locked);
-  g_autofree char *quoted = NULL;
-  g_autofree char *sql = NULL;
 
-  if (conn == NULL && (conn = apg_connect (set->conninfo, error)) == NULL)
-    return FALSE;
-  quoted = PQescapeIdentifier (conn, set->channel, strlen (set->channel));
-  sql = g_strconcat ("LISTEN ", quoted, NULL);
-  if (!run_or_close (conn, sql, "LISTEN", error))
-    return FALSE;
+  /* A spare whose server went away may look fine until it is used: its
+   * LISTEN failing only means a new connection is needed. */
+  if (conn != NULL && !listen_on (conn, set->channel, NULL))
+    conn = NULL;
+  if (conn == NULL)
+    {
+      if ((conn = apg_connect (set->conninfo, error)) == NULL || !listen_on (conn, set->channel, error))
+        return FALSE;
+    }
   /* The socket is read without blocking; a notify is read whole or later. */
   PQsetnonblocking (conn, 1);
   listener->conn = conn;
