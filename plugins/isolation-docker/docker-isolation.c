@@ -46,7 +46,9 @@
  * `network`, `user`, `pids_limit`, `nofile`, `nproc`, `workspace`
  * (`snapshot`, or `worktree`: docker-worktree.c, with the worktree options
  * `keep_branch`, `include_dirty`, `pool_size`), `workspace_dir` (default
- * `$XDG_CACHE_HOME/subagent/docker`; snapshot only). `binary` is accepted
+ * `$XDG_CACHE_HOME/subagent/docker`; snapshot only), `container_pool`
+ * (snapshot only: warm containers of the same options, started for the
+ * next prepare, docker-pool.c). `binary` is accepted
  * for old configurations and ignored: no command line is run.
  *
  * An owner record (kind `container`, resource = the container's name,
@@ -59,7 +61,8 @@
  * TLS files and API version as arguments), `engine-host` (s),
  * `container-name` (s), `workspace-base` (s), `image` (s), `user` (s),
  * `network` (s), `transfer` (s: bind or copy), `transfer-max-file` (t),
- * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x);
+ * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x),
+ * `pooled` (b: the container came from the pool);
  * with a worktree, `workspace` = `worktree`, `base-commit` and
  * `common-dir` (the review diffs the commit) and `worktree-*` (cleanup
  * rebuilds the worktree's context from them).
