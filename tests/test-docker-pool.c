@@ -418,6 +418,14 @@ test_pool_prune_taken (gconstpointer data)
   extra = json_object_get_object_member (record, "extra");
   g_assert_true (g_str_has_prefix (json_object_get_string_member (extra, "pool_slot"), "pool-"));
 
+  /* As if the host died between the record's switch and the marker's:
+   * the workspace still holds the slot's marker. */
+  {
+    const char *slot = json_object_get_string_member (extra, "pool_slot");
+
+    g_assert_true (subagent_owner_marker_write (base, ".subagent-docker", slot, parent, &error));
+    g_assert_no_error (error);
+  }
   /* What prune does with it (the provider's reclaim, as if its host were dead). */
   g_assert_cmpint (subagent_isolation_provider_reclaim (provider, parent, record, SUBAGENT_RECLAIM_FLAGS_NONE,
                                                         &reason), ==, SUBAGENT_RECLAIM_REMOVED);
