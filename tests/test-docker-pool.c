@@ -442,6 +442,29 @@ test_pool_prune_taken (gconstpointer data)
   sat_rm_rf (parent);
 }
 
+/* config.yaml's docker.container_pool is checked when loaded. */
+static void
+test_pool_config_checked (void)
+{
+  g_autofree char *parent = dts_make_parent ();
+  g_autoptr(SubagentIsolationProvider) good = NULL;
+  g_autoptr(SubagentIsolationProvider) bad = NULL;
+  g_autoptr(GError) error = NULL;
+
+  good = dts_configured_provider ("{\"container_pool\": 2}", parent, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (good);
+  bad = dts_configured_provider ("{\"container_pool\": 17}", parent, &error);
+  g_assert_null (bad);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "container_pool"));
+  g_clear_error (&error);
+  bad = dts_configured_provider ("{\"container_pool\": \"many\"}", parent, &error);
+  g_assert_null (bad);
+  g_assert_nonnull (error);
+  sat_rm_rf (parent);
+}
+
 /* ---- main ------------------------------------------------------------------ */
 
 int
@@ -461,6 +484,7 @@ main (int argc, char *argv[])
 
   g_test_init (&argc, &argv, NULL);
   dts_init ();
+  g_test_add_func ("/docker-pool/config-checked", test_pool_config_checked);
   for (guint i = 0; i < G_N_ELEMENTS (engines); i++)
     {
       if (!dts_engine_setup (&engines[i]))

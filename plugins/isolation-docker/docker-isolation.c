@@ -1277,6 +1277,19 @@ docker_configure (SubagentConfigurable  *configurable,
                    "docker: option “transfer” is “%s”: use auto (the default), bind or copy", transfer);
       return FALSE;
     }
+  /* Checked here too, so a bad pool size fails at load, not at a run. */
+  {
+    JsonNode *pool = json_object_get_member (options, "container_pool");
+
+    if (pool != NULL && !JSON_NODE_HOLDS_NULL (pool) &&
+        (json_node_get_value_type (pool) != G_TYPE_INT64 || json_node_get_int (pool) < 0 ||
+         json_node_get_int (pool) > DOCKER_POOL_MAX))
+      {
+        g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                     "docker: option “container_pool” must be a whole number from 0 to %d", DOCKER_POOL_MAX);
+        return FALSE;
+      }
+  }
   g_mutex_lock (&self->lock);
   if (host != NULL)
     {
