@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -132,27 +133,17 @@ sweep_stale (const char *own)
     }
 }
 
-char *
-_subagent_cgroup_new_child (GError **error)
-{
-  static gsize found;
-  static char *own_dir;
-  static GError *own_dir_error;
-  static guint serial;
-  const char *knob = g_getenv ("SUBAGENT_CHILD_CGROUP");
-  g_autofree char *own = NULL;
-  g_autofree char *path = NULL;
-  g_autofree char *kill_file = NULL;
-  g_autofree char *procs = NULL;
+static gsize found;
+static char *own_dir;
+static GError *own_dir_error;
 
-  if (knob != NULL && g_str_equal (knob, "0"))
-    {
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "SUBAGENT_CHILD_CGROUP=0");
-      return NULL;
-    }
-  /* Found once: reading mountinfo and our cgroup for every child cost more
-   * than the rest of the cgroup's setup (a host moved to another cgroup
-   * later still makes its children's below the first, which is fine). */
+/* The host's own cgroup, found once: reading mountinfo and our cgroup for
+ * every child cost more than the rest of the cgroup's setup (a host moved
+ * to another cgroup later still makes its children's below the first,
+ * which is fine). */
+static const char *
+own_cgroup (GError **error)
+{
   if (g_once_init_enter (&found))
     {
       g_autoptr(GError) local_error = NULL;
@@ -165,11 +156,41 @@ _subagent_cgroup_new_child (GError **error)
       g_once_init_leave (&found, 1);
     }
   if (own_dir == NULL)
+    g_propagate_error (error, g_error_copy (own_dir_error));
+  return own_dir;
+}
+
+static gboolean
+turned_off (void)
+{
+  const char *knob = g_getenv ("SUBAGENT_CHILD_CGROUP");
+
+  return knob != NULL && g_str_equal (knob, "0");
+}
+
+gboolean
+_subagent_cgroup_available (void)
+{
+  return !turned_off () && own_cgroup (NULL) != NULL;
+}
+
+char *
+_subagent_cgroup_new_child (GError **error)
+{
+  /* Whether cgroup.kill and cgroup.procs were found writable once: the
+   * kernel and the delegation do not change under a running host. */
+  static gboolean files_checked;
+  static guint serial;
+  const char *own;
+  g_autofree char *path = NULL;
+
+  if (turned_off ())
     {
-      g_propagate_error (error, g_error_copy (own_dir_error));
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "SUBAGENT_CHILD_CGROUP=0");
       return NULL;
     }
-  own = g_strdup (own_dir);
+  if ((own = own_cgroup (error)) == NULL)
+    return NULL;
   path = g_strdup_printf ("%s/" CHILD_PREFIX "%d-%u", own, (int) getpid (), g_atomic_int_add (&serial, 1));
   if (mkdir (path, 0755) != 0)
     {
@@ -178,16 +199,21 @@ _subagent_cgroup_new_child (GError **error)
                    "cannot make a cgroup below %s (no delegation): %s", own, g_strerror (saved));
       return NULL;
     }
-  kill_file = g_build_filename (path, "cgroup.kill", NULL);
-  procs = g_build_filename (path, "cgroup.procs", NULL);
-  if (access (kill_file, W_OK) != 0 || access (procs, W_OK) != 0)
+  if (!g_atomic_int_get (&files_checked))
     {
-      int saved = errno;
-      rmdir (path);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "the cgroup %s has no writable cgroup.kill or cgroup.procs (kernel older than 5.14?): %s",
-                   path, g_strerror (saved));
-      return NULL;
+      g_autofree char *kill_file = g_build_filename (path, "cgroup.kill", NULL);
+      g_autofree char *procs = g_build_filename (path, "cgroup.procs", NULL);
+
+      if (access (kill_file, W_OK) != 0 || access (procs, W_OK) != 0)
+        {
+          int saved = errno;
+          rmdir (path);
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "the cgroup %s has no writable cgroup.kill or cgroup.procs (kernel older than 5.14?): %s",
+                       path, g_strerror (saved));
+          return NULL;
+        }
+      g_atomic_int_set (&files_checked, TRUE);
     }
   return g_steal_pointer (&path);
 }
@@ -221,27 +247,122 @@ _subagent_cgroup_contains (const char *cgroup,
   return FALSE;
 }
 
+/* Reads a small file of @cgroup into @buffer (NUL-terminated); -1 on error. */
+static gssize
+read_file (const char *cgroup,
+           const char *name,
+           char       *buffer,
+           gsize       size)
+{
+  char path[PATH_MAX];
+  gssize n;
+  int fd;
+
+  if (g_snprintf (path, sizeof path, "%s/%s", cgroup, name) >= (int) sizeof path ||
+      (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
+    return -1;
+  do
+    n = read (fd, buffer, size - 1);
+  while (n < 0 && errno == EINTR);
+  close (fd);
+  if (n < 0)
+    return -1;
+  buffer[n] = '\0';
+  return n;
+}
+
+gboolean
+_subagent_cgroup_is_populated (const char *cgroup)
+{
+  char text[256];
+  const char *p;
+
+  /* "populated 0|1" counts the cgroups below too, unlike cgroup.procs.
+   * Unreadable: say populated, so that the caller kills. */
+  if (read_file (cgroup, "cgroup.events", text, sizeof text) <= 0 ||
+      (p = strstr (text, "populated ")) == NULL)
+    return TRUE;
+  return p[strlen ("populated ")] != '0';
+}
+
+/* Sends @signum to the members of @cgroup (a directory path) and of the
+ * cgroups below it, @except excepted; returns how many. */
+static guint
+signal_members (const char *cgroup,
+                int         signum,
+                GPid        except,
+                guint       depth)
+{
+  g_autofree char *procs = g_build_filename (cgroup, "cgroup.procs", NULL);
+  g_autofree char *text = NULL;
+  g_autoptr(GDir) dir = NULL;
+  const char *name;
+  guint n = 0;
+
+  if (g_file_get_contents (procs, &text, NULL, NULL))
+    for (char *p = text, *end; *p != '\0'; p = end)
+      {
+        gint64 pid = g_ascii_strtoll (p, &end, 10);
+
+        if (end == p)
+          break;
+        if (pid > 1 && pid <= G_MAXINT && (GPid) pid != except && (GPid) pid != getpid () &&
+            kill ((pid_t) pid, signum) == 0)
+          n++;
+        while (*end == '\n')
+          end++;
+      }
+  /* A nested host's children have cgroups of their own below. */
+  if (depth < 32 && (dir = g_dir_open (cgroup, 0, NULL)) != NULL)
+    while ((name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *sub = g_build_filename (cgroup, name, NULL);
+
+        if (g_file_test (sub, G_FILE_TEST_IS_DIR))
+          n += signal_members (sub, signum, except, depth + 1);
+      }
+  return n;
+}
+
+guint
+_subagent_cgroup_signal (const char *cgroup,
+                         int         signum,
+                         GPid        except)
+{
+  if (!_subagent_cgroup_is_populated (cgroup))
+    return 0;
+  return signal_members (cgroup, signum, except, 0);
+}
+
 guint
 _subagent_cgroup_kill (const char *cgroup)
 {
-  g_autofree char *procs = g_build_filename (cgroup, "cgroup.procs", NULL);
-  g_autofree char *kill_file = g_build_filename (cgroup, "cgroup.kill", NULL);
-  g_autofree char *text = NULL;
+  char text[4096];
   guint n = 0;
   int fd;
 
-  if (g_file_get_contents (procs, &text, NULL, NULL))
+  /* The common case at the end of a run: nothing is left, one read. */
+  if (!_subagent_cgroup_is_populated (cgroup))
+    return 0;
+  /* How many, for the callers' messages (those of cgroups below count as one). */
+  if (read_file (cgroup, "cgroup.procs", text, sizeof text) > 0)
     for (const char *p = text; *p != '\0'; p++)
       if (*p == '\n')
         n++;
-  if (n == 0)
-    return 0;
-  fd = open (kill_file, O_WRONLY | O_CLOEXEC);
+  {
+    char path[PATH_MAX];
+
+    if (g_snprintf (path, sizeof path, "%s/cgroup.kill", cgroup) >= (int) sizeof path)
+      return 0;
+    fd = open (path, O_WRONLY | O_CLOEXEC);
+  }
   if (fd < 0 || write (fd, "1", 1) != 1)
     {
       g_debug ("Could not kill cgroup %s: %s", cgroup, g_strerror (errno));
       n = 0;
     }
+  else
+    n = MAX (n, 1);
   if (fd >= 0)
     close (fd);
   return n;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-cgroup-private.h"
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
@@ -41,7 +42,10 @@ typedef struct {
   SubagentChildConfinement confinement;
   GPid pid;                      /* 0 once reaped */
   char *token;
-  SubagentRunProcesses *processes;  /* what the run started */
+  /* What the run started: the child's own cgroup when it joined one (then
+   * @processes is NULL), else found in /proc by parentage and run token. */
+  const char *cgroup;            /* owned by @process */
+  SubagentRunProcesses *processes;
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
@@ -194,6 +198,21 @@ build_outcome (RunState *state)
                        NULL);
 }
 
+/* Sends @signum to what the run started, the child itself excepted (its
+ * descendants by parentage too while it is not reaped: @root_alive). */
+static void
+signal_leftovers (RunState *state,
+                  gboolean  root_alive,
+                  int       signum)
+{
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, root_alive, signum);
+  else if (state->cgroup != NULL && signum == SIGKILL && !root_alive)
+    _subagent_cgroup_kill (state->cgroup);  /* nothing to read when empty */
+  else if (state->cgroup != NULL)
+    _subagent_cgroup_signal (state->cgroup, signum, root_alive ? state->pid : 0);
+}
+
 static void
 maybe_complete (GTask *task)
 {
@@ -206,8 +225,11 @@ maybe_complete (GTask *task)
   if (subagent_command_approvals_get_in_flight (state->approvals) > 0)
     return;
   state->completed = TRUE;
-  /* A process caught mid-exec by the exit sweep shows no environment yet; look once more. */
-  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+  /* A process caught mid-exec by the exit sweep shows no environment yet;
+   * look once more. (cgroup.kill at the exit left nothing to look for: it
+   * also kills what is being forked meanwhile.) */
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   clear_source (&state->timeout_source);
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
@@ -224,11 +246,11 @@ signal_child (RunState *state,
   if (state->pid != 0)
     {
       /* Descendants first, while they are still linked to the child. */
-      subagent_run_processes_signal (state->processes, TRUE, signum);
+      signal_leftovers (state, TRUE, signum);
       subagent_host_process_send_signal (state->process, signum);
     }
   else
-    subagent_run_processes_signal (state->processes, FALSE, signum);
+    signal_leftovers (state, FALSE, signum);
 }
 
 static gboolean
@@ -608,7 +630,7 @@ on_drain_tick (gpointer user_data)
 
   if (g_get_monotonic_time () < state->drain_deadline)
     {
-      subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+      signal_leftovers (state, FALSE, SIGKILL);
       return G_SOURCE_CONTINUE;
     }
   g_clear_pointer (&state->drain_source, g_source_unref);
@@ -632,8 +654,10 @@ on_exited (gpointer user_data)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
   /* Nobody is left to act on a verdict: cancel the requests still waiting. */
   subagent_command_approvals_stop (state->approvals);
-  /* Whatever the child left running belongs to the finished run. */
-  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+  /* Whatever the child left running belongs to the finished run. (A
+   * child's cgroup was killed when it was reaped, just before this.) */
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   if (!state->stdout_done || !state->stderr_done)
     {
       state->drain_deadline = g_get_monotonic_time () + DRAIN_MS * G_TIME_SPAN_MILLISECOND;
@@ -876,7 +900,10 @@ subagent_command_run_start (GTask              *task,
   prompt = subagent_def_get_system_prompt (def);
   envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
                             prompt != NULL ? strlen (prompt) : 0);
-  state->processes = subagent_run_processes_new (state->token);
+  /* With a cgroup of its own the child's leftovers are found there: the
+   * /proc counters that a sweep needs are then not read. */
+  if (!_subagent_isolation_context_spawns_on_host (isolation) || !_subagent_cgroup_available ())
+    state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
                                                 (const char * const *) envp, state->confinement.ruleset_fd,
                                                 &error);
@@ -889,7 +916,17 @@ subagent_command_run_start (GTask              *task,
       return;
     }
   state->pid = subagent_host_process_get_pid (state->process);
-  subagent_run_processes_set_root (state->processes, state->pid);
+  state->cgroup = subagent_host_process_get_cgroup (state->process);
+  if (state->cgroup == NULL && state->processes == NULL)
+    {
+      /* It could not join its cgroup after all: sweep /proc, all of it (the
+       * counters that narrow a sweep had to be read before the spawn). */
+      state->processes = subagent_run_processes_new_unbounded (state->token);
+    }
+  else if (state->cgroup != NULL && state->processes != NULL)
+    g_clear_pointer (&state->processes, subagent_run_processes_free);
+  if (state->processes != NULL)
+    subagent_run_processes_set_root (state->processes, state->pid);
   /* Prune stops what a killed host leaves running in the workspace. Shared
    * isolation makes no workspace, hence no owner record. */
   if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)

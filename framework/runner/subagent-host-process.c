@@ -121,6 +121,7 @@ child_exec (const char         *path,
             const int           fds[6],
             int                 ruleset_fd,
             int                 cgroup_fd,
+            volatile int       *cgroup_joined,
             pid_t               host_pid,
             int                 err_fd)
 {
@@ -130,9 +131,11 @@ child_exec (const char         *path,
 
   /* Its own cgroup first: from here on, whatever it starts is in it too,
    * however it leaves the session and process group. A refusal (no write
-   * access to the common ancestor) is found by the host afterwards. */
-  if (cgroup_fd >= 0)
-    (void) !write (cgroup_fd, "0", 1);
+   * access to the common ancestor) leaves it where the host is; the host
+   * reads the outcome from @cgroup_joined, which is its own memory (vfork)
+   * and which it reads only after the exec: no /proc/<pid>/cgroup to read. */
+  if (cgroup_fd >= 0 && write (cgroup_fd, "0", 1) == 1)
+    *cgroup_joined = 1;
 
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; sig++)
@@ -191,6 +194,7 @@ spawn_with_pipes (const char         *cwd,
                   const char * const *envp,
                   int                 ruleset_fd,
                   int                 cgroup_fd,
+                  volatile int       *cgroup_joined,
                   int                 host_ends[3],
                   GError            **error)
 {
@@ -219,7 +223,7 @@ spawn_with_pipes (const char         *cwd,
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, host_pid, err_pipe[1]);
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, err_pipe[1]);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   child_errno = errno;
 
@@ -284,6 +288,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   g_autofree char *path = NULL;
   const char *cwd = subagent_isolation_context_get_child_root (isolation);
   int cgroup_fd = -1;
+  volatile int cgroup_joined = 0;
   int ends[3];
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
@@ -323,7 +328,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                argv[0], cgroup_error->message);
   }
   self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
-                                ruleset_fd, cgroup_fd, ends, &local_error);
+                                ruleset_fd, cgroup_fd, &cgroup_joined, ends, &local_error);
   if (cgroup_fd >= 0)
     close (cgroup_fd);
   if (self->pid == 0)
@@ -333,7 +338,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
       return NULL;
     }
   self->own_group = TRUE;
-  if (self->cgroup != NULL && !_subagent_cgroup_contains (self->cgroup, self->pid))
+  if (self->cgroup != NULL && !cgroup_joined)
     {
       g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
                argv[0], self->cgroup);
@@ -526,8 +531,12 @@ subagent_host_process_free (SubagentHostProcess *self)
     }
   if (self->cgroup != NULL)
     {
-      _subagent_cgroup_kill (self->cgroup);
-      _subagent_cgroup_remove (self->cgroup, 1000);
+      /* Empty after a normal run (killed when the child exited): one rmdir. */
+      if (rmdir (self->cgroup) != 0 && errno != ENOENT)
+        {
+          _subagent_cgroup_kill (self->cgroup);
+          _subagent_cgroup_remove (self->cgroup, 1000);
+        }
       g_clear_pointer (&self->cgroup, g_free);
     }
   if (self->wait_cancellable != NULL)
