@@ -9,9 +9,10 @@
 
 G_BEGIN_DECLS
 
-/* Makes an empty cgroup below the process's own (cgroup v2), for one child;
- * NULL with @error set where that is not possible (no cgroup2 mount, no
- * delegation, no cgroup.kill, SUBAGENT_CHILD_CGROUP=0). */
+/* Makes an empty cgroup below the process's own (cgroup v2), for one child,
+ * or takes one that _subagent_cgroup_release_child() kept; NULL with @error
+ * set where that is not possible (no cgroup2 mount, no delegation, no
+ * cgroup.kill, SUBAGENT_CHILD_CGROUP=0). */
 G_GNUC_INTERNAL char     *_subagent_cgroup_new_child   (GError    **error);
 /* Whether _subagent_cgroup_new_child() can be expected to work: cgroup v2
  * found and not turned off (the host's cgroup is looked up once). */
@@ -38,6 +39,11 @@ G_GNUC_INTERNAL guint     _subagent_cgroup_kill        (const char *cgroup);
  * processes to go. */
 G_GNUC_INTERNAL gboolean  _subagent_cgroup_remove      (const char *cgroup,
                                                         guint       timeout_ms);
+/* Frees @cgroup (a path from _subagent_cgroup_new_child()): kept for a
+ * later child when @reusable (nothing but the caller ever named it, e.g. in
+ * an owner record) and empty, else removed (killing what is left). */
+G_GNUC_INTERNAL void      _subagent_cgroup_release_child (char    *cgroup,
+                                                          gboolean reusable);
 /* Whether @path, read from an owner record, names a cgroup this library
  * made: absolute, on a cgroup2 filesystem, named subagent-*. Keeps a
  * planted record from killing an arbitrary cgroup. */

@@ -938,7 +938,11 @@ subagent_command_run_start (GTask              *task,
                                                    state->pid, state->token,
                                                    subagent_host_process_get_cgroup (state->process),
                                                    &record_error))
-        g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+        {
+          g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+          /* Nothing outside this process knows its cgroup: it may serve a later child. */
+          subagent_host_process_set_cgroup_reusable (state->process, TRUE);
+        }
     }
 
   state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),

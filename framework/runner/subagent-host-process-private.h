@@ -26,6 +26,8 @@ GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess    
 GInputStream        *subagent_host_process_get_stderr   (SubagentHostProcess       *self);
 GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);
 const char          *subagent_host_process_get_cgroup   (SubagentHostProcess       *self);
+void                 subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
+                                                                gboolean             reusable);
 void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
                                                          int                        signum);
 void                 subagent_host_process_wait         (SubagentHostProcess       *self,

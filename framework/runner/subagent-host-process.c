@@ -60,6 +60,7 @@ struct _SubagentHostProcess
   gboolean exited;
   gboolean own_group;            /* its pid is its process group's id */
   char *cgroup;                  /* its own cgroup v2, where the host may make one */
+  gboolean cgroup_reusable;      /* no owner record names it */
 
   SubagentHostProcessExited callback;
   gpointer user_data;
@@ -351,6 +352,15 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   return g_steal_pointer (&self);
 }
 
+/* Lets the child's cgroup serve a later child once this one is done:
+ * only when no record outside this process names it. */
+void
+subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
+                                           gboolean             reusable)
+{
+  self->cgroup_reusable = reusable;
+}
+
 /* The child's own cgroup (a path), or NULL when it has none. */
 const char *
 subagent_host_process_get_cgroup (SubagentHostProcess *self)
@@ -529,16 +539,9 @@ subagent_host_process_free (SubagentHostProcess *self)
       while (waitpid (self->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }
-  if (self->cgroup != NULL)
-    {
-      /* Empty after a normal run (killed when the child exited): one rmdir. */
-      if (rmdir (self->cgroup) != 0 && errno != ENOENT)
-        {
-          _subagent_cgroup_kill (self->cgroup);
-          _subagent_cgroup_remove (self->cgroup, 1000);
-        }
-      g_clear_pointer (&self->cgroup, g_free);
-    }
+  /* Reused only once the child is reaped: a live one would still be in it. */
+  _subagent_cgroup_release_child (g_steal_pointer (&self->cgroup),
+                                  self->cgroup_reusable && (self->exited || self->pid <= 0));
   if (self->wait_cancellable != NULL)
     g_cancellable_cancel (self->wait_cancellable);
   if (self->destroy != NULL)
