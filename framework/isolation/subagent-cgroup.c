@@ -133,6 +133,8 @@ sweep_stale (const char *own)
     }
 }
 
+static guint kill_populated (const char *cgroup);
+
 static gsize found;
 static char *own_dir;
 static GError *own_dir_error;
@@ -175,22 +177,36 @@ _subagent_cgroup_available (void)
 }
 
 /* Empty cgroups of finished children that nothing else names (no owner
- * record), kept for the next child: a mkdir and an rmdir in cgroupfs cost
- * a trivial child's host ~0.1 ms. Bounded; what a host leaves here when it
- * exits is removed by the next host's sweep_stale() (they are empty). */
+ * record), kept for the next child with their descriptors open: a mkdir
+ * and an rmdir in cgroupfs, and opening its files, cost a trivial child's
+ * host ~0.1 ms. Bounded; what a host leaves here when it exits is removed
+ * by the next host's sweep_stale() (they are empty). */
 #define POOL_MAX 16
 static GMutex pool_lock;
 static GPtrArray *pool;
 
-char *
-_subagent_cgroup_new_child (GError **error)
+static void
+child_cgroup_free (SubagentChildCgroup *self)
+{
+  if (self->procs_fd >= 0)
+    close (self->procs_fd);
+  if (self->events_fd >= 0)
+    close (self->events_fd);
+  g_free (self->path);
+  g_free (self);
+}
+
+SubagentChildCgroup *
+_subagent_child_cgroup_new (GError **error)
 {
   /* Whether cgroup.kill and cgroup.procs were found writable once: the
    * kernel and the delegation do not change under a running host. */
   static gboolean files_checked;
   static guint serial;
+  SubagentChildCgroup *self = NULL;
   const char *own;
   g_autofree char *path = NULL;
+  char file[PATH_MAX];
 
   if (turned_off ())
     {
@@ -201,10 +217,11 @@ _subagent_cgroup_new_child (GError **error)
     return NULL;
   g_mutex_lock (&pool_lock);
   if (pool != NULL && pool->len > 0)
-    path = g_ptr_array_steal_index_fast (pool, pool->len - 1);
+    self = g_ptr_array_steal_index_fast (pool, pool->len - 1);
   g_mutex_unlock (&pool_lock);
-  if (path != NULL)
-    return g_steal_pointer (&path);
+  if (self != NULL)
+    return self;
+
   path = g_strdup_printf ("%s/" CHILD_PREFIX "%d-%u", own, (int) getpid (), g_atomic_int_add (&serial, 1));
   if (mkdir (path, 0755) != 0)
     {
@@ -215,50 +232,92 @@ _subagent_cgroup_new_child (GError **error)
     }
   if (!g_atomic_int_get (&files_checked))
     {
-      g_autofree char *kill_file = g_build_filename (path, "cgroup.kill", NULL);
-      g_autofree char *procs = g_build_filename (path, "cgroup.procs", NULL);
-
-      if (access (kill_file, W_OK) != 0 || access (procs, W_OK) != 0)
+      g_snprintf (file, sizeof file, "%s/cgroup.kill", path);
+      if (access (file, W_OK) != 0)
         {
           int saved = errno;
           rmdir (path);
           g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                       "the cgroup %s has no writable cgroup.kill or cgroup.procs (kernel older than 5.14?): %s",
+                       "the cgroup %s has no writable cgroup.kill (kernel older than 5.14?): %s",
                        path, g_strerror (saved));
           return NULL;
         }
       g_atomic_int_set (&files_checked, TRUE);
     }
-  return g_steal_pointer (&path);
-}
-
-int
-_subagent_cgroup_open_procs (const char *cgroup)
-{
-  g_autofree char *procs = g_build_filename (cgroup, "cgroup.procs", NULL);
-
-  return open (procs, O_WRONLY | O_CLOEXEC);
+  self = g_new0 (SubagentChildCgroup, 1);
+  self->path = g_steal_pointer (&path);
+  g_snprintf (file, sizeof file, "%s/cgroup.procs", self->path);
+  self->procs_fd = open (file, O_WRONLY | O_CLOEXEC);
+  g_snprintf (file, sizeof file, "%s/cgroup.events", self->path);
+  self->events_fd = open (file, O_RDONLY | O_CLOEXEC);
+  if (self->procs_fd < 0 || self->events_fd < 0)
+    {
+      int saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "cannot open cgroup.procs or cgroup.events of %s: %s", self->path, g_strerror (saved));
+      rmdir (self->path);
+      child_cgroup_free (self);
+      return NULL;
+    }
+  return self;
 }
 
 gboolean
-_subagent_cgroup_contains (const char *cgroup,
-                           GPid        pid)
+_subagent_child_cgroup_is_populated (SubagentChildCgroup *self)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/cgroup", (int) pid);
-  g_autofree char *text = NULL;
-  g_autofree char *name = g_path_get_basename (cgroup);
-  g_auto(GStrv) lines = NULL;
+  char text[256];
+  const char *p;
+  gssize n;
 
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return FALSE;
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i] != NULL; i++)
-    if (g_str_has_prefix (lines[i], "0::"))
-      {
-        g_autofree char *member = g_path_get_basename (lines[i] + 3);
-        return g_str_equal (member, name);
-      }
-  return FALSE;
+  /* cgroupfs regenerates the file for a read at offset 0. Unreadable: say
+   * populated, so that the caller kills. */
+  do
+    n = pread (self->events_fd, text, sizeof text - 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0)
+    return TRUE;
+  text[n] = '\0';
+  if ((p = strstr (text, "populated ")) == NULL)
+    return TRUE;
+  return p[strlen ("populated ")] != '0';
+}
+
+guint
+_subagent_child_cgroup_kill (SubagentChildCgroup *self)
+{
+  if (!_subagent_child_cgroup_is_populated (self))
+    return 0;
+  return kill_populated (self->path);
+}
+
+void
+_subagent_child_cgroup_release (SubagentChildCgroup *self,
+                                gboolean             reusable,
+                                gboolean             known_empty)
+{
+  if (self == NULL)
+    return;
+  if (reusable && (known_empty || !_subagent_child_cgroup_is_populated (self)))
+    {
+      g_mutex_lock (&pool_lock);
+      if (pool == NULL)
+        pool = g_ptr_array_new ();
+      if (pool->len < POOL_MAX)
+        {
+          g_ptr_array_add (pool, self);
+          self = NULL;
+        }
+      g_mutex_unlock (&pool_lock);
+      if (self == NULL)
+        return;
+    }
+  /* Empty after a normal run (killed when the child exited): one rmdir. */
+  if (rmdir (self->path) != 0 && errno != ENOENT)
+    {
+      _subagent_cgroup_kill (self->path);
+      _subagent_cgroup_remove (self->path, 1000);
+    }
+  child_cgroup_free (self);
 }
 
 /* Reads a small file of @cgroup into @buffer (NUL-terminated); -1 on error. */
@@ -351,13 +410,19 @@ _subagent_cgroup_signal (const char *cgroup,
 guint
 _subagent_cgroup_kill (const char *cgroup)
 {
+  /* The common case at the end of a run: nothing is left, one read. */
+  if (!_subagent_cgroup_is_populated (cgroup))
+    return 0;
+  return kill_populated (cgroup);
+}
+
+static guint
+kill_populated (const char *cgroup)
+{
   char text[4096];
   guint n = 0;
   int fd;
 
-  /* The common case at the end of a run: nothing is left, one read. */
-  if (!_subagent_cgroup_is_populated (cgroup))
-    return 0;
   /* How many, for the callers' messages (those of cgroups below count as one). */
   if (read_file (cgroup, "cgroup.procs", text, sizeof text) > 0)
     for (const char *p = text; *p != '\0'; p++)
@@ -399,35 +464,6 @@ _subagent_cgroup_remove (const char *cgroup,
         }
       g_usleep (5 * 1000);
     }
-}
-
-void
-_subagent_cgroup_release_child (char     *cgroup,
-                                gboolean  reusable)
-{
-  if (cgroup == NULL)
-    return;
-  if (reusable && !_subagent_cgroup_is_populated (cgroup))
-    {
-      g_mutex_lock (&pool_lock);
-      if (pool == NULL)
-        pool = g_ptr_array_new ();
-      if (pool->len < POOL_MAX)
-        {
-          g_ptr_array_add (pool, cgroup);
-          cgroup = NULL;
-        }
-      g_mutex_unlock (&pool_lock);
-      if (cgroup == NULL)
-        return;
-    }
-  /* Empty after a normal run (killed when the child exited): one rmdir. */
-  if (rmdir (cgroup) != 0 && errno != ENOENT)
-    {
-      _subagent_cgroup_kill (cgroup);
-      _subagent_cgroup_remove (cgroup, 1000);
-    }
-  g_free (cgroup);
 }
 
 gboolean

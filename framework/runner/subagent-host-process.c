@@ -59,8 +59,9 @@ struct _SubagentHostProcess
   int wait_status;
   gboolean exited;
   gboolean own_group;            /* its pid is its process group's id */
-  char *cgroup;                  /* its own cgroup v2, where the host may make one */
+  SubagentChildCgroup *cgroup;   /* its own cgroup v2, where the host may make one */
   gboolean cgroup_reusable;      /* no owner record names it */
+  gboolean cgroup_empty;         /* found empty after the child was reaped */
 
   SubagentHostProcessExited callback;
   gpointer user_data;
@@ -321,17 +322,15 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   {
     g_autoptr(GError) cgroup_error = NULL;
 
-    self->cgroup = _subagent_cgroup_new_child (&cgroup_error);
+    self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
     if (self->cgroup != NULL)
-      cgroup_fd = _subagent_cgroup_open_procs (self->cgroup);
+      cgroup_fd = self->cgroup->procs_fd;
     else
       g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
                argv[0], cgroup_error->message);
   }
   self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
                                 ruleset_fd, cgroup_fd, &cgroup_joined, ends, &local_error);
-  if (cgroup_fd >= 0)
-    close (cgroup_fd);
   if (self->pid == 0)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
@@ -342,9 +341,8 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   if (self->cgroup != NULL && !cgroup_joined)
     {
       g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
-               argv[0], self->cgroup);
-      _subagent_cgroup_remove (self->cgroup, 0);
-      g_clear_pointer (&self->cgroup, g_free);
+               argv[0], self->cgroup->path);
+      _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
     }
   self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
   self->stdout_pipe = g_unix_input_stream_new (ends[1], TRUE);
@@ -365,7 +363,7 @@ subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
 const char *
 subagent_host_process_get_cgroup (SubagentHostProcess *self)
 {
-  return self->cgroup;
+  return self->cgroup != NULL ? self->cgroup->path : NULL;
 }
 
 GOutputStream *
@@ -440,7 +438,7 @@ on_child_watch (GPid     pid,
     kill (-self->pid, SIGKILL);
   /* And what left the group: the cgroup holds it still. */
   if (self->cgroup != NULL)
-    _subagent_cgroup_kill (self->cgroup);
+    self->cgroup_empty = _subagent_child_cgroup_kill (self->cgroup) == 0;
   g_clear_pointer (&self->watch, g_source_unref);
   notify_exited (self);
 }
@@ -540,8 +538,9 @@ subagent_host_process_free (SubagentHostProcess *self)
         ;
     }
   /* Reused only once the child is reaped: a live one would still be in it. */
-  _subagent_cgroup_release_child (g_steal_pointer (&self->cgroup),
-                                  self->cgroup_reusable && (self->exited || self->pid <= 0));
+  _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup),
+                                  self->cgroup_reusable && (self->exited || self->pid <= 0),
+                                  self->cgroup_empty);
   if (self->wait_cancellable != NULL)
     g_cancellable_cancel (self->wait_cancellable);
   if (self->destroy != NULL)
