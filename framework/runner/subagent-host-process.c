@@ -114,7 +114,7 @@ close_fds (int *fds,
 
 /* The child between vfork() and exec: nothing but system calls on memory
  * the host prepared, since it shares the host's address space (and the
- * host's thread waits). A failure is written to @err_fd as an errno. */
+ * host's thread waits). A failure is left in @exec_errno. */
 static void
 child_exec (const char         *path,
             const char         *cwd,
@@ -125,7 +125,7 @@ child_exec (const char         *path,
             int                 cgroup_fd,
             volatile int       *cgroup_joined,
             pid_t               host_pid,
-            int                 err_fd)
+            volatile int       *exec_errno)
 {
   struct sigaction dfl = { 0 };
   sigset_t none;
@@ -179,8 +179,9 @@ child_exec (const char         *path,
   saved = errno;
 
 fail:
-  while (write (err_fd, &saved, sizeof saved) < 0 && errno == EINTR)
-    ;
+  /* The host resumes once this process execs or exits (vfork), and then
+   * reads this from its own memory: no pipe to report through. */
+  *exec_errno = saved;
   _exit (127);
 }
 
@@ -201,12 +202,11 @@ spawn_with_pipes (const char         *cwd,
                   GError            **error)
 {
   int fds[6] = { -1, -1, -1, -1, -1, -1 };  /* stdin r/w, stdout r/w, stderr r/w */
-  int err_pipe[2] = { -1, -1 };
+  volatile int exec_errno = 0;
   sigset_t all, old;
   pid_t host_pid = getpid ();
   pid_t pid;
   int child_errno = 0;
-  ssize_t n;
 
   for (guint i = 0; i < 3; i++)
     if (!make_pipe (fds + 2 * i, error))
@@ -214,18 +214,13 @@ spawn_with_pipes (const char         *cwd,
         close_fds (fds, G_N_ELEMENTS (fds));
         return 0;
       }
-  if (!make_pipe (err_pipe, error))
-    {
-      close_fds (fds, G_N_ELEMENTS (fds));
-      return 0;
-    }
 
   /* No handler of the host may run in the child before it resets them. */
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, err_pipe[1]);
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, &exec_errno);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   child_errno = errno;
 
@@ -233,20 +228,9 @@ spawn_with_pipes (const char         *cwd,
   close (fds[0]);
   close (fds[3]);
   close (fds[5]);
-  close (err_pipe[1]);
-  if (pid > 0)
-    {
-      /* EOF: the exec happened (the pipe is close-on-exec). */
-      do
-        n = read (err_pipe[0], &child_errno, sizeof child_errno);
-      while (n < 0 && errno == EINTR);
-      if (n <= 0)
-        child_errno = 0;
-      else
-        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-          ;
-    }
-  close (err_pipe[0]);
+  if (pid > 0 && (child_errno = exec_errno) != 0)
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+      ;
   if (pid < 0 || child_errno != 0)
     {
       close (fds[1]);
