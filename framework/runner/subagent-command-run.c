@@ -8,8 +8,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "subagent.h"
 #include "subagent-cgroup-private.h"
@@ -50,12 +52,11 @@ typedef struct {
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GInputStream *stdout_stream;
+  GSource *output_source;       /* reads stdout and stderr until both end */
+  guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes */
   GByteArray *line;              /* the stdout line being read */
   gboolean line_cut;             /* dropping the rest of an over-long line */
   guint lines_cut;
-  GInputStream *stderr_stream;
-  GCancellable *io_cancellable;
   guint kill_grace_ms;
 
   GSource *timeout_source;
@@ -101,9 +102,8 @@ run_state_free (RunState *state)
   clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
-  g_clear_object (&state->stdout_stream);
-  g_clear_object (&state->stderr_stream);
-  g_clear_object (&state->io_cancellable);
+  clear_source (&state->output_source);
+  g_free (state->read_buffer);
   g_clear_pointer (&state->process, subagent_host_process_free);
   _subagent_child_confinement_clear (&state->confinement, TRUE);
   g_clear_object (&state->context);
@@ -491,8 +491,6 @@ append_output (RunState   *state,
   g_string_append_len (state->output, line, len);
 }
 
-static void read_next_chunk (GTask *task);
-
 static void
 handle_line (GTask *task,
              char  *raw,
@@ -553,72 +551,132 @@ take_chunk (GTask        *task,
     }
 }
 
-static void
-on_stdout_chunk (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  RunState *state = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  gsize size;
-  const guint8 *data;
+/* The child's stdout and stderr, read from their descriptors by one
+ * source in the run's context: a read() whenever one is readable, no
+ * GInputStream, GTask or source per read (a trivial child's output took
+ * three of each). The pipes are the host's; GSubprocess's (a backend's
+ * spawnv()) are GUnixInputStreams whose descriptors are read the same way.
+ * Whether a descriptor blocks does not matter: it is read only when the
+ * poll said it is readable, once per dispatch. */
+typedef struct {
+  GSource source;
+  gpointer stdout_tag;           /* NULL once stdout ended */
+  gpointer stderr_tag;
+  int stdout_fd;
+  int stderr_fd;
+} OutputSource;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, &error);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+static void
+stdout_ended (GTask    *task,
+              RunState *state,
+              gboolean  failed)
+{
+  /* A last line without a newline still counts. */
+  if (state->line->len > 0 && !state->line_cut && !failed)
     {
-      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_debug ("Child %s: stopped reading stdout: %s", state->label, error->message);
-      /* A last line without a newline still counts. */
-      if (state->line->len > 0 && !state->line_cut && error == NULL)
-        {
-          g_byte_array_append (state->line, (const guint8 *) "", 1);
-          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
-        }
-      g_byte_array_set_size (state->line, 0);
-      state->stdout_done = TRUE;
-      maybe_complete (task);
-      return;
+      g_byte_array_append (state->line, (const guint8 *) "", 1);
+      handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
     }
-  data = g_bytes_get_data (bytes, &size);
-  take_chunk (task, data, size);
-  read_next_chunk (task);
+  g_byte_array_set_size (state->line, 0);
+  state->stdout_done = TRUE;
 }
 
-static void
-read_next_chunk (GTask *task)
+/* Reads once from @fd; FALSE at its end (or on an error). */
+static gboolean
+read_stream (GTask    *task,
+             RunState *state,
+             int       fd,
+             gboolean  is_stdout)
 {
-  RunState *state = g_task_get_task_data (task);
+  gssize n;
 
-  g_input_stream_read_bytes_async (state->stdout_stream, STDOUT_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stdout_chunk, g_object_ref (task));
+  if (state->read_buffer == NULL)
+    state->read_buffer = g_malloc (STDOUT_READ_CHUNK);
+  n = read (fd, state->read_buffer, is_stdout ? STDOUT_READ_CHUNK : STDERR_READ_CHUNK);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return TRUE;
+  if (n <= 0)
+    {
+      if (n < 0)
+        g_debug ("Child %s: stopped reading %s: %s", state->label, is_stdout ? "stdout" : "stderr",
+                 g_strerror (errno));
+      if (is_stdout)
+        stdout_ended (task, state, n < 0);
+      else
+        state->stderr_done = TRUE;
+      return FALSE;
+    }
+  if (is_stdout)
+    take_chunk (task, state->read_buffer, (gsize) n);
+  else
+    {
+      g_byte_array_append (state->stderr_tail, state->read_buffer, (guint) n);
+      if (state->stderr_tail->len > STDERR_TAIL_BYTES)
+        g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
+    }
+  return TRUE;
 }
 
-static void
-on_stderr_chunk (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
+static gboolean
+output_source_dispatch (GSource     *source,
+                        GSourceFunc  callback,
+                        gpointer     user_data)
 {
-  g_autoptr(GTask) task = user_data;
+  OutputSource *self = (OutputSource *) source;
+  GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
-  g_autoptr(GBytes) bytes = NULL;
-  gsize size;
-  const guint8 *data;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+  if (self->stdout_tag != NULL && g_source_query_unix_fd (source, self->stdout_tag) != 0 &&
+      !read_stream (task, state, self->stdout_fd, TRUE))
     {
-      state->stderr_done = TRUE;
-      maybe_complete (task);
-      return;
+      g_source_remove_unix_fd (source, self->stdout_tag);
+      self->stdout_tag = NULL;
     }
-  data = g_bytes_get_data (bytes, &size);
-  g_byte_array_append (state->stderr_tail, data, size);
-  if (state->stderr_tail->len > STDERR_TAIL_BYTES)
-    g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
-  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stderr_chunk, g_steal_pointer (&task));
+  if (self->stderr_tag != NULL && g_source_query_unix_fd (source, self->stderr_tag) != 0 &&
+      !read_stream (task, state, self->stderr_fd, FALSE))
+    {
+      g_source_remove_unix_fd (source, self->stderr_tag);
+      self->stderr_tag = NULL;
+    }
+  if (self->stdout_tag != NULL || self->stderr_tag != NULL)
+    return G_SOURCE_CONTINUE;
+  /* Both ended: the run may complete (the task is ours until we return). */
+  g_clear_pointer (&state->output_source, g_source_unref);
+  maybe_complete (task);
+  return G_SOURCE_REMOVE;
+}
+
+static GSourceFuncs output_source_funcs = {
+  NULL, NULL, output_source_dispatch, NULL, NULL, NULL,
+};
+
+static void
+start_reading (GTask    *task,
+               RunState *state)
+{
+  OutputSource *self = (OutputSource *) g_source_new (&output_source_funcs, sizeof (OutputSource));
+
+  self->stdout_fd = subagent_host_process_get_stdout_fd (state->process);
+  self->stderr_fd = subagent_host_process_get_stderr_fd (state->process);
+  self->stdout_tag = g_source_add_unix_fd (&self->source, self->stdout_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  self->stderr_tag = g_source_add_unix_fd (&self->source, self->stderr_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_static_name (&self->source, "[libsubagent] command child output");
+  g_source_set_callback (&self->source, NULL, g_object_ref (task), g_object_unref);
+  state->output_source = &self->source;
+  g_source_attach (&self->source, g_task_get_context (task));
+}
+
+/* Stops reading what a leftover process holds open: both streams end here. */
+static void
+stop_reading (GTask    *task,
+              RunState *state)
+{
+  if (state->output_source == NULL)
+    return;
+  clear_source (&state->output_source);
+  if (!state->stdout_done)
+    stdout_ended (task, state, TRUE);
+  state->stderr_done = TRUE;
 }
 
 /* The pipes are still held after the exit: something the child started is
@@ -635,7 +693,8 @@ on_drain_tick (gpointer user_data)
     }
   g_clear_pointer (&state->drain_source, g_source_unref);
   g_debug ("Child %s: a leftover process holds its output open; no longer reading", state->label);
-  g_cancellable_cancel (state->io_cancellable);
+  stop_reading (user_data, state);
+  maybe_complete (user_data);
   return G_SOURCE_REMOVE;
 }
 
@@ -871,7 +930,6 @@ subagent_command_run_start (GTask              *task,
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
   state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
-  state->io_cancellable = g_cancellable_new ();
   state->interactive_stdin = interactive_stdin;
   state->kill_grace_ms = kill_grace_ms;
 
@@ -953,12 +1011,8 @@ subagent_command_run_start (GTask              *task,
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
-  state->stdout_stream = g_object_ref (subagent_host_process_get_stdout (state->process));
   state->line = g_byte_array_new ();
-  state->stderr_stream = g_object_ref (subagent_host_process_get_stderr (state->process));
-  read_next_chunk (task);
-  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stderr_chunk, g_object_ref (task));
+  start_reading (task, state);
   subagent_host_process_wait (state->process, g_task_get_context (task), on_exited, g_object_ref (task), g_object_unref);
 
   timeout = subagent_run_context_get_timeout_seconds (context);

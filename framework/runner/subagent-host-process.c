@@ -53,8 +53,8 @@ struct _SubagentHostProcess
   /* Spawned directly: */
   GPid pid;                     /* 0 once reaped */
   GOutputStream *stdin_pipe;
-  GInputStream *stdout_pipe;
-  GInputStream *stderr_pipe;
+  int stdout_fd;                 /* read ends, -1 once closed */
+  int stderr_fd;
   GSource *watch;
   int wait_status;
   gboolean exited;
@@ -279,6 +279,8 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
 
+  self->stdout_fd = -1;
+  self->stderr_fd = -1;
   if (!_subagent_isolation_context_spawns_on_host (isolation))
     {
       self->subprocess = subagent_isolation_context_spawnv (isolation, argv, envp,
@@ -329,8 +331,10 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
       _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
     }
   self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
-  self->stdout_pipe = g_unix_input_stream_new (ends[1], TRUE);
-  self->stderr_pipe = g_unix_input_stream_new (ends[2], TRUE);
+  /* The output is read from the descriptors (no GUnixInputStream: GLib
+   * probes each one's pollability with an epoll instance of its own). */
+  self->stdout_fd = ends[1];
+  self->stderr_fd = ends[2];
   return g_steal_pointer (&self);
 }
 
@@ -356,16 +360,23 @@ subagent_host_process_get_stdin (SubagentHostProcess *self)
   return self->subprocess ? g_subprocess_get_stdin_pipe (self->subprocess) : self->stdin_pipe;
 }
 
-GInputStream *
-subagent_host_process_get_stdout (SubagentHostProcess *self)
+/* The read end of the child's stdout; the process owns it. */
+int
+subagent_host_process_get_stdout_fd (SubagentHostProcess *self)
 {
-  return self->subprocess ? g_subprocess_get_stdout_pipe (self->subprocess) : self->stdout_pipe;
+  /* GSubprocess's pipes are GUnixInputStreams on this platform. */
+  if (self->subprocess != NULL)
+    return g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (self->subprocess)));
+  return self->stdout_fd;
 }
 
-GInputStream *
-subagent_host_process_get_stderr (SubagentHostProcess *self)
+/* The read end of the child's stderr; the process owns it. */
+int
+subagent_host_process_get_stderr_fd (SubagentHostProcess *self)
 {
-  return self->subprocess ? g_subprocess_get_stderr_pipe (self->subprocess) : self->stderr_pipe;
+  if (self->subprocess != NULL)
+    return g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stderr_pipe (self->subprocess)));
+  return self->stderr_fd;
 }
 
 /* The child's pid while it runs, 0 once it has been reaped (or when a
@@ -532,7 +543,9 @@ subagent_host_process_free (SubagentHostProcess *self)
   g_clear_object (&self->wait_cancellable);
   g_clear_object (&self->subprocess);
   g_clear_object (&self->stdin_pipe);
-  g_clear_object (&self->stdout_pipe);
-  g_clear_object (&self->stderr_pipe);
+  if (self->stdout_fd >= 0)
+    close (self->stdout_fd);
+  if (self->stderr_fd >= 0)
+    close (self->stderr_fd);
   g_free (self);
 }
