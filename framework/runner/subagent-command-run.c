@@ -22,6 +22,8 @@
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
 
+extern char **environ;
+
 /* Bounds on what an untrusted child can make the host keep. */
 #define OUTPUT_MAX_BYTES (4 * 1024 * 1024)
 #define STDERR_TAIL_BYTES (64 * 1024)
@@ -770,6 +772,59 @@ join_tool_names (SubagentToolRegistry *tools,
   return g_strjoinv (",", names);
 }
 
+/* The child's environment under construction: the host's, less what the
+ * run sets or removes, plus the run's variables. Built in one pass over
+ * the host's environment (g_environ_setenv() per variable scanned and
+ * copied it each time: some 30 passes per child). */
+typedef struct {
+  GPtrArray *own;                /* "KEY=VALUE" the run sets, owned until env_end() */
+  GPtrArray *drop;               /* keys taken out of the host's (static strings) */
+} EnvBuilder;
+
+static void
+env_set (EnvBuilder *env,
+         const char *key,
+         const char *value)
+{
+  g_ptr_array_add (env->own, g_strconcat (key, "=", value, NULL));
+  g_ptr_array_add (env->drop, (gpointer) key);
+}
+
+static void
+env_unset (EnvBuilder *env,
+           const char *key)
+{
+  g_ptr_array_add (env->drop, (gpointer) key);
+}
+
+static char **
+env_end (EnvBuilder *env)
+{
+  GPtrArray *result = g_ptr_array_new ();
+
+  for (char **p = environ; *p != NULL; p++)
+    {
+      const char *eq = strchr (*p, '=');
+      gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
+      gboolean dropped = FALSE;
+
+      for (guint i = 0; i < env->drop->len && !dropped; i++)
+        {
+          const char *key = g_ptr_array_index (env->drop, i);
+
+          dropped = strncmp (*p, key, key_len) == 0 && key[key_len] == '\0';
+        }
+      if (!dropped && eq != NULL)
+        g_ptr_array_add (result, g_strdup (*p));
+    }
+  for (guint i = 0; i < env->own->len; i++)
+    g_ptr_array_add (result, g_ptr_array_index (env->own, i));
+  g_ptr_array_unref (env->own);   /* its strings are the result's now */
+  g_ptr_array_unref (env->drop);
+  g_ptr_array_add (result, NULL);
+  return (char **) g_ptr_array_free (result, FALSE);
+}
+
 static char **
 build_environment (RunState  *state,
                    gboolean   interactive_stdin,
@@ -779,62 +834,65 @@ build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  char **envp = g_get_environ ();
+  EnvBuilder env = { g_ptr_array_new (), g_ptr_array_new () };
   char number[G_ASCII_DTOSTR_BUF_SIZE];
+  char depth[24], max_depth[24], max_iterations[24], max_tool_calls[24], timeout[24], bytes[24], prompt_length[24];
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
-  g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
-  /* The tighter of the definition's limit and one the host itself runs under. */
-  g_autofree char *max_depth = g_strdup_printf ("%u", inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def))
-                                                                    : subagent_def_get_max_depth (def));
-  g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
-  g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
-  g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
-  g_autofree char *bytes = g_strdup_printf ("%" G_GSIZE_FORMAT, task_bytes);
-  g_autofree char *prompt_length = g_strdup_printf ("%" G_GSIZE_FORMAT, prompt_bytes);
   const char *model = subagent_def_get_model (def);
   gint batch_index = subagent_run_context_get_batch_index (context);
 
+  g_snprintf (depth, sizeof depth, "%u", subagent_run_context_get_depth (context));
+  /* The tighter of the definition's limit and one the host itself runs under. */
+  g_snprintf (max_depth, sizeof max_depth, "%u",
+              inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def)) : subagent_def_get_max_depth (def));
+  g_snprintf (max_iterations, sizeof max_iterations, "%u", subagent_run_context_get_max_iterations (context));
+  g_snprintf (max_tool_calls, sizeof max_tool_calls, "%u", subagent_run_context_get_max_tool_calls (context));
+  g_snprintf (timeout, sizeof timeout, "%u", subagent_run_context_get_timeout_seconds (context));
+  g_snprintf (bytes, sizeof bytes, "%" G_GSIZE_FORMAT, task_bytes);
+  g_snprintf (prompt_length, sizeof prompt_length, "%" G_GSIZE_FORMAT, prompt_bytes);
+
   /* The key signs approval verdicts; a child holding it could forge them. */
-  envp = g_environ_unsetenv (envp, "SUBAGENT_APPROVAL_HMAC_KEY");
-  envp = g_environ_setenv (envp, "SUBAGENT_PROTOCOL", "1", TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_DEPTH", depth, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_DEPTH", max_depth, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_DEF_NAME", subagent_def_get_name (def), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_ITERATIONS", max_iterations, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TIMEOUT_SECONDS", timeout, TRUE);
+  env_unset (&env, "SUBAGENT_APPROVAL_HMAC_KEY");
+  env_set (&env, "SUBAGENT_PROTOCOL", "1");
+  env_set (&env, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context));
+  env_set (&env, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context));
+  env_set (&env, "SUBAGENT_DEPTH", depth);
+  env_set (&env, "SUBAGENT_MAX_DEPTH", max_depth);
+  env_set (&env, "SUBAGENT_DEF_NAME", subagent_def_get_name (def));
+  env_set (&env, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation));
+  env_set (&env, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation));
+  env_set (&env, "SUBAGENT_MAX_ITERATIONS", max_iterations);
+  env_set (&env, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls);
+  env_set (&env, "SUBAGENT_TIMEOUT_SECONDS", timeout);
   g_ascii_formatd (number, sizeof number, "%.2f", subagent_run_context_get_max_cost_cents (context));
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_COST_CENTS", number, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_PERMISSION_MODE",
-                           subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TOOLS", tools, TRUE);
+  env_set (&env, "SUBAGENT_MAX_COST_CENTS", number);
+  env_set (&env, "SUBAGENT_PERMISSION_MODE",
+           subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)));
+  env_set (&env, "SUBAGENT_TOOLS", tools);
   if (batch_index != SUBAGENT_NO_BATCH_INDEX)
     {
-      g_autofree char *index = g_strdup_printf ("%d", batch_index);
+      char index[24];
 
-      envp = g_environ_setenv (envp, "SUBAGENT_BATCH_INDEX", index, TRUE);
+      g_snprintf (index, sizeof index, "%d", batch_index);
+      env_set (&env, "SUBAGENT_BATCH_INDEX", index);
     }
   else
-    envp = g_environ_unsetenv (envp, "SUBAGENT_BATCH_INDEX");
-  envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
+    env_unset (&env, "SUBAGENT_BATCH_INDEX");
+  env_set (&env, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof");
+  env_set (&env, "SUBAGENT_TASK_BYTES", bytes);
   /* stdin is PROMPT "\n\n" TASK: the prompt's length splits it, blank
    * lines in the prompt or not (0: no prompt, no separator). */
-  envp = g_environ_setenv (envp, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MODEL", model ? model : "", TRUE);
-  envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
+  env_set (&env, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length);
+  env_set (&env, "SUBAGENT_MODEL", model ? model : "");
+  env_set (&env, SUBAGENT_RUN_TOKEN_ENV, state->token);
   if (state->confinement.tmpdir != NULL)
     {
-      envp = g_environ_setenv (envp, "TMPDIR", state->confinement.tmpdir, TRUE);
-      envp = g_environ_setenv (envp, "TMP", state->confinement.tmpdir, TRUE);
-      envp = g_environ_setenv (envp, "TEMP", state->confinement.tmpdir, TRUE);
+      env_set (&env, "TMPDIR", state->confinement.tmpdir);
+      env_set (&env, "TMP", state->confinement.tmpdir);
+      env_set (&env, "TEMP", state->confinement.tmpdir);
     }
-  envp = g_environ_setenv (envp, "SUBAGENT_CONFINEMENT", state->confinement.applied, TRUE);
+  env_set (&env, "SUBAGENT_CONFINEMENT", state->confinement.applied);
   if (subagent_run_context_get_skill (context) != NULL)
     {
       SubagentSkill *skill = subagent_run_context_get_skill (context);
@@ -843,17 +901,16 @@ build_environment (RunState  *state,
       g_autofree char *in_child = g_build_filename (subagent_isolation_context_get_child_root (isolation),
                                                     subagent_skill_get_relative_path (skill), NULL);
 
-      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_FILE",
-                               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill),
-                               TRUE);
-      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill), TRUE);
+      env_set (&env, "SUBAGENT_SKILL_FILE",
+               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill));
+      env_set (&env, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill));
     }
   else
     {
-      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_FILE");
-      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_NAME");
+      env_unset (&env, "SUBAGENT_SKILL_FILE");
+      env_unset (&env, "SUBAGENT_SKILL_NAME");
     }
-  return envp;
+  return env_end (&env);
 }
 
 /* An approval verdict for the child; dropped once its stdin is closed
