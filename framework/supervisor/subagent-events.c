@@ -584,9 +584,8 @@ subagent_event_to_line (SubagentEvent *self)
  * `<root>/.subagent/events.jsonl`. Writing happens in a thread of the
  * writer, so subagent_events_writer_write() never blocks on the disk; lines
  * are appended with `O_APPEND` in the order they were given and are never
- * interleaved with other writers' lines. The thread lets lines gather for
- * up to 5 ms after the first and writes them together; lines given
- * meanwhile do not wake it. The file
+ * interleaved with other writers' lines. Lines given while the thread
+ * writes go out together in its next write, without waking it. The file
  * and its directory are made on the first write. subagent_events_writer_flush() waits until
  * everything given so far is written; finalizing the writer flushes too.
  */
@@ -601,7 +600,6 @@ struct _SubagentEventsWriter
   GQueue lines;        /* char*, waiting for the thread */
   gboolean writing;    /* the thread holds lines it has not written yet */
   gboolean idle;       /* the thread waits for a first line */
-  guint flush_waiters; /* callers of flush(): the thread stops gathering */
   gboolean quit;
   GError *error;       /* the first write error, until flush reports it */
 };
@@ -634,10 +632,6 @@ write_all (int          fd,
   return TRUE;
 }
 
-/* How long the thread lets lines gather before it writes them, unless
- * someone flushes or the writer closes. */
-#define GATHER_MS 5
-
 static gpointer
 writer_thread (gpointer data)
 {
@@ -657,16 +651,6 @@ writer_thread (gpointer data)
       self->idle = FALSE;
       if (self->lines.length == 0 && self->quit)
         break;
-      /* Lines that come close together go out in one write, and the
-       * callers do not wake the thread for each (a futex wake and a
-       * context switch per line, about one per child event otherwise). */
-      {
-        gint64 deadline = g_get_monotonic_time () + GATHER_MS * G_TIME_SPAN_MILLISECOND;
-
-        while (!self->quit && self->flush_waiters == 0)
-          if (!g_cond_wait_until (&self->cond, &self->lock, deadline))
-            break;
-      }
 
       /* Everything waiting goes out in one write. */
       chunk = g_string_new (NULL);
@@ -825,12 +809,8 @@ subagent_events_writer_flush (SubagentEventsWriter  *self,
   g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
 
   g_mutex_lock (&self->lock);
-  /* The thread stops gathering lines for us. */
-  self->flush_waiters++;
-  g_cond_broadcast (&self->cond);
   while (self->lines.length > 0 || self->writing)
     g_cond_wait (&self->cond, &self->lock);
-  self->flush_waiters--;
   failure = g_steal_pointer (&self->error);
   g_mutex_unlock (&self->lock);
 
