@@ -170,12 +170,6 @@ turned_off (void)
   return knob != NULL && g_str_equal (knob, "0");
 }
 
-gboolean
-_subagent_cgroup_available (void)
-{
-  return !turned_off () && own_cgroup (NULL) != NULL;
-}
-
 /* Empty cgroups of finished children that nothing else names (no owner
  * record), kept for the next child with their descriptors open: a mkdir
  * and an rmdir in cgroupfs, and opening its files, cost a trivial child's
@@ -184,6 +178,35 @@ _subagent_cgroup_available (void)
 #define POOL_MAX 16
 static GMutex pool_lock;
 static GPtrArray *pool;
+
+/* Set once making a child's cgroup failed for a reason that will not go
+ * away (no delegation: a user's host below a cgroup it may not write). */
+static gboolean creation_refused;
+
+static void pool_put (SubagentChildCgroup *self);
+
+gboolean
+_subagent_cgroup_available (void)
+{
+  SubagentChildCgroup *probe;
+  gboolean pooled;
+
+  if (turned_off () || own_cgroup (NULL) == NULL || g_atomic_int_get (&creation_refused))
+    return FALSE;
+  g_mutex_lock (&pool_lock);
+  pooled = pool != NULL && pool->len > 0;
+  g_mutex_unlock (&pool_lock);
+  if (pooled)
+    return TRUE;
+  /* Make the next child's now, so that a host that may make none learns it
+   * before its first child (which then sweeps /proc with its counters). */
+  probe = _subagent_child_cgroup_new (NULL);
+  if (probe == NULL)
+    return FALSE;
+  pool_put (probe);
+  return TRUE;
+}
+
 
 static void
 child_cgroup_free (SubagentChildCgroup *self)
@@ -226,6 +249,8 @@ _subagent_child_cgroup_new (GError **error)
   if (mkdir (path, 0755) != 0)
     {
       int saved = errno;
+      if (saved == EACCES || saved == EPERM || saved == EROFS || saved == ENOENT || saved == ENOTDIR)
+        g_atomic_int_set (&creation_refused, TRUE);
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
                    "cannot make a cgroup below %s (no delegation): %s", own, g_strerror (saved));
       return NULL;
@@ -236,6 +261,7 @@ _subagent_child_cgroup_new (GError **error)
       if (access (file, W_OK) != 0)
         {
           int saved = errno;
+          g_atomic_int_set (&creation_refused, TRUE);
           rmdir (path);
           g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
                        "the cgroup %s has no writable cgroup.kill (kernel older than 5.14?): %s",
@@ -290,6 +316,31 @@ _subagent_child_cgroup_kill (SubagentChildCgroup *self)
   return kill_populated (self->path);
 }
 
+/* Keeps @self for a later child, when the pool has room. */
+static gboolean
+pool_put_if_room (SubagentChildCgroup *self)
+{
+  gboolean kept = FALSE;
+
+  g_mutex_lock (&pool_lock);
+  if (pool == NULL)
+    pool = g_ptr_array_new ();
+  if (pool->len < POOL_MAX)
+    {
+      g_ptr_array_add (pool, self);
+      kept = TRUE;
+    }
+  g_mutex_unlock (&pool_lock);
+  return kept;
+}
+
+static void
+pool_put (SubagentChildCgroup *self)
+{
+  if (!pool_put_if_room (self))
+    _subagent_child_cgroup_release (self, FALSE, TRUE);
+}
+
 void
 _subagent_child_cgroup_release (SubagentChildCgroup *self,
                                 gboolean             reusable,
@@ -297,20 +348,8 @@ _subagent_child_cgroup_release (SubagentChildCgroup *self,
 {
   if (self == NULL)
     return;
-  if (reusable && (known_empty || !_subagent_child_cgroup_is_populated (self)))
-    {
-      g_mutex_lock (&pool_lock);
-      if (pool == NULL)
-        pool = g_ptr_array_new ();
-      if (pool->len < POOL_MAX)
-        {
-          g_ptr_array_add (pool, self);
-          self = NULL;
-        }
-      g_mutex_unlock (&pool_lock);
-      if (self == NULL)
-        return;
-    }
+  if (reusable && (known_empty || !_subagent_child_cgroup_is_populated (self)) && pool_put_if_room (self))
+    return;
   /* Empty after a normal run (killed when the child exited): one rmdir. */
   if (rmdir (self->path) != 0 && errno != ENOENT)
     {
