@@ -619,6 +619,50 @@ test_daemon_killed (Fixture       *f,
   assert_process_ends (atoi (pid_text));
 }
 
+/* A process that cleared its environment, left the session and was
+ * reparented: with a cgroup per child (the default where the host may make
+ * one) the end of the run kills it. Each round first runs a child that
+ * leaves nothing, whose emptied cgroup the escaping child then reuses
+ * (empty cgroups of shared runs are kept for the next child). Without a cgroup
+ * (SUBAGENT_CHILD_CGROUP=0, the no-cgroup run of this program) nothing
+ * finds it: the test then checks that it is still running and stops it. */
+static void
+test_escaped_process_killed_via_cgroup (Fixture       *f,
+                                        gconstpointer  data)
+{
+  gboolean cgroup_off = g_strcmp0 (g_getenv ("SUBAGENT_CHILD_CGROUP"), "0") == 0;
+
+  for (guint round = 0; round < 2; round++)
+    {
+      g_autoptr(SubagentDef) clean_def = new_def ("clean", "answer-task.sh", NULL, NULL);
+      g_autoptr(SubagentRunContext) clean_context = new_context (f, clean_def, "t", 0, 0);
+      g_autoptr(SubagentRunOutcome) clean_outcome = NULL;
+      g_autoptr(SubagentDef) def = new_def ("escaper", "escape.sh", NULL, NULL);
+      g_autoptr(SubagentRunContext) context = new_context (f, def, "t", 0, 0);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SubagentRunOutcome) outcome = NULL;
+      g_autofree char *pid_text = NULL;
+      int pid;
+
+      clean_outcome = run_and_wait (f, clean_context, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpstr (subagent_run_outcome_get_stop_reason (clean_outcome), ==, "complete");
+      outcome = run_and_wait (f, context, NULL, &error);
+      pid_text = sat_read_file (f->root, "escape.pid");
+      g_assert_no_error (error);
+      g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
+      g_assert_nonnull (pid_text);
+      pid = atoi (pid_text);
+      g_assert_cmpint (pid, >, 1);
+      if (cgroup_off)
+        {
+          g_assert_true (pid_is_running (pid));
+          g_assert_cmpint (kill (pid, SIGKILL), ==, 0);
+        }
+      assert_process_ends (pid);
+    }
+}
+
 static void
 test_interactive_stdin_closed_after_final (Fixture       *f,
                                            gconstpointer  data)
@@ -790,6 +834,7 @@ main (int argc, char *argv[])
   ADD ("/command-runner/limits/budget", test_budget_stop);
   ADD ("/command-runner/cleanup/leftover-process-killed", test_leftover_process_killed);
   ADD ("/command-runner/cleanup/reparented-daemon-killed", test_daemon_killed);
+  ADD ("/command-runner/cleanup/escaped-process-killed-via-cgroup", test_escaped_process_killed_via_cgroup);
   ADD ("/command-runner/stdin/interactive-closed-after-final", test_interactive_stdin_closed_after_final);
   ADD ("/command-runner/command/default-command-and-missing", test_default_command);
   ADD ("/command-runner/command/spawn-failure-is-error", test_spawn_failure_is_error);

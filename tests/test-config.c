@@ -201,6 +201,51 @@ test_modes_are_spelled_not_checked (void)
   sat_rm_rf (root);
 }
 
+/* Mode names come from configuration, definitions, batches and MCP clients:
+ * none of them may be interned (GLib's quark table never shrinks, and it
+ * leaks its old array each time it grows; the config fuzzer found that). */
+static void
+test_mode_names_not_interned (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("config");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentConfig) config = NULL;
+  g_autoptr(JsonNode) def_json = NULL;
+  g_autoptr(JsonNode) item_json = NULL;
+  g_autoptr(SubagentDef) def = NULL;
+  g_autoptr(SubagentBatchItem) item = NULL;
+  g_autoptr(SubagentPluginRegistry) registry = NULL;
+
+  sat_write_file (root, ".subagent/config.yaml", "isolation: ' Quark-Probe-Config '\n");
+  config = subagent_config_load_for_root (root, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_config_get_default_isolation (config), ==, "quark-probe-config");
+  g_assert_cmpuint (g_quark_try_string ("quark-probe-config"), ==, 0);
+
+  def_json = json_from_string ("{\"name\": \"d\", \"description\": \"d\", \"isolation\": \"quark-probe-def\"}",
+                               &error);
+  g_assert_no_error (error);
+  def = subagent_def_new_from_json (json_node_get_object (def_json), NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_quark_try_string ("quark-probe-def"), ==, 0);
+
+  item_json = json_from_string ("{\"task\": \"t\", \"isolation\": \"Quark-Probe-Batch\"}", &error);
+  g_assert_no_error (error);
+  item = subagent_batch_item_new_from_json (json_node_get_object (item_json), &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_quark_try_string ("quark-probe-batch"), ==, 0);
+
+  registry = subagent_plugin_registry_new (NULL);
+  g_assert_null (subagent_plugin_registry_resolve_isolation (registry, "quark-probe-registry", NULL, &error));
+  g_assert_nonnull (error);
+  g_assert_cmpuint (g_quark_try_string ("quark-probe-registry"), ==, 0);
+  g_clear_error (&error);
+  g_assert_true (subagent_plugin_registry_resolve_isolation (registry, " AUTO", NULL, &error) ==
+                 g_intern_static_string (SUBAGENT_ISOLATION_AUTO));
+  g_assert_no_error (error);
+  sat_rm_rf (root);
+}
+
 static void
 test_scalar_top_level_key_warns (void)
 {
@@ -315,6 +360,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/config/parse-error-names-file", test_parse_error_names_file);
   g_test_add_func ("/config/env-overrides-root", test_env_overrides_root);
   g_test_add_func ("/config/modes-are-spelled-not-checked", test_modes_are_spelled_not_checked);
+  g_test_add_func ("/config/mode-names-not-interned", test_mode_names_not_interned);
   g_test_add_func ("/config/scalar-top-level-key-warns", test_scalar_top_level_key_warns);
   g_test_add_func ("/config/models", test_models);
   g_test_add_func ("/config/bad-models", test_bad_models);

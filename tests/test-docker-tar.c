@@ -5,9 +5,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h>
 
 #include "docker-engine.h"
 #include "test-support.h"
@@ -148,6 +152,40 @@ make_source_tree (const char *root)
   g_assert_cmpint (symlink ("src/d00/f0000.c", link), ==, 0);
 }
 
+/* The directory's inode flags, or -1 where the filesystem has none. */
+static int
+dir_flags (const char *dir,
+           const char *rel)
+{
+  g_autofree char *path = g_build_filename (dir, rel, NULL);
+  int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int flags = 0;
+
+  g_assert_cmpint (fd, >=, 0);
+  if (ioctl (fd, FS_IOC_GETFLAGS, &flags) != 0)
+    flags = -1;
+  close (fd);
+  return flags;
+}
+
+/* Whether this filesystem keeps the top-directory flag (ext2/3/4 do). */
+static gboolean
+keeps_topdir_flag (const char *scratch)
+{
+  g_autofree char *probe = g_build_filename (scratch, "probe", NULL);
+  int fd, flags = 0;
+  gboolean kept;
+
+  g_assert_cmpint (g_mkdir (probe, 0700), ==, 0);
+  fd = open (probe, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  kept = ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags |= FS_TOPDIR_FL, ioctl (fd, FS_IOC_SETFLAGS, &flags) == 0) &&
+         ioctl (fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_TOPDIR_FL) != 0;
+  close (fd);
+  g_rmdir (probe);
+  return kept;
+}
+
 static void
 test_apply_empty_and_stale (void)
 {
@@ -170,6 +208,16 @@ test_apply_empty_and_stale (void)
   apply (archive, empty);
   got_empty = tree_listing (empty);
   g_assert_cmpstr (got_empty, ==, want);
+  /* The root it found empty and the directories it made spread their
+   * subdirectories (chattr +T), where the filesystem has the flag. */
+  if (keeps_topdir_flag (top))
+    {
+      g_assert_cmpint (dir_flags (empty, "") & FS_TOPDIR_FL, !=, 0);
+      g_assert_cmpint (dir_flags (empty, "src") & FS_TOPDIR_FL, !=, 0);
+      g_assert_cmpint (dir_flags (empty, "src/d07") & FS_TOPDIR_FL, !=, 0);
+    }
+  else
+    g_test_message ("%s keeps no top-directory flag: placement not checked", top);
 
   /* Onto a stale tree: changed, extra, and replaced entries. */
   sat_write_file (stale, "src/d01/f0001.c", "old and longer content\n");
@@ -180,6 +228,14 @@ test_apply_empty_and_stale (void)
   apply (archive, stale);
   got_stale = tree_listing (stale);
   g_assert_cmpstr (got_stale, ==, want);
+  /* Directories it found are left as they were; those it made are flagged. */
+  if (keeps_topdir_flag (top))
+    {
+      g_assert_cmpint (dir_flags (stale, "") & FS_TOPDIR_FL, ==, 0);
+      g_assert_cmpint (dir_flags (stale, "src") & FS_TOPDIR_FL, ==, 0);
+      g_assert_cmpint (dir_flags (stale, "src/d01") & FS_TOPDIR_FL, ==, 0);
+      g_assert_cmpint (dir_flags (stale, "src/d07") & FS_TOPDIR_FL, !=, 0);
+    }
 
   /* Once more onto the up-to-date tree: unchanged. */
   apply (archive, stale);

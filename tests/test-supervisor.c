@@ -711,6 +711,54 @@ test_events_signals_and_jsonl (void)
   g_free (f.root);
 }
 
+/* subagent_event_to_line() writes its JSON directly: it must give what the
+ * generator gives for subagent_event_to_json(), byte for byte, whatever
+ * the details hold (escapes, nesting, numbers, a member that repeats a
+ * fixed one). */
+static void
+test_event_line_matches_json (void)
+{
+  g_autoptr(GTimeZone) plus_two = g_time_zone_new_identifier ("+02:00");
+  g_autoptr(GDateTime) utc = g_date_time_new_utc (2026, 12, 3, 7, 8, 9.012345);
+  g_autoptr(GDateTime) local = g_date_time_new (plus_two, 999, 1, 2, 3, 4, 5.000001);
+  g_autoptr(JsonObject) details = json_object_new ();
+  g_autoptr(JsonObject) nested = json_object_new ();
+  g_autoptr(JsonArray) array = json_array_new ();
+  g_autoptr(JsonObject) empty = json_object_new ();
+
+  json_object_set_string_member (details, "status", "done \"quoted\" \\ back\nnew\ttab\r\b\f\x01\x1f é ✓ /");
+  json_object_set_int_member (details, "count", -42);
+  json_object_set_int_member (details, "big", G_MAXINT64);
+  json_object_set_double_member (details, "cost", 1.25);
+  json_object_set_double_member (details, "third", 1.0 / 3.0);
+  json_object_set_boolean_member (details, "ok", TRUE);
+  json_object_set_boolean_member (details, "not", FALSE);
+  json_object_set_null_member (details, "nothing");
+  json_object_set_string_member (details, "run_id", "not the run id");
+  json_object_set_string_member (details, "empty", "");
+  json_object_set_string_member (nested, "key \"x\"", "v\n");
+  json_array_add_int_element (array, 1);
+  json_array_add_string_element (array, "two");
+  json_array_add_null_element (array);
+  json_object_set_array_member (nested, "list", json_array_ref (array));
+  json_object_set_object_member (details, "nested", json_object_ref (nested));
+
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autoptr(SubagentEvent) event =
+        subagent_event_new (i % 2 ? SUBAGENT_EVENT_STARTED : SUBAGENT_EVENT_COMPLETED,
+                            "run-\"1\"", i < 2 ? NULL : "parent", i == 1 ? NULL : "def\tname", i, i < 2 ? -1 : (gint) i,
+                            i % 2 ? utc : local, i == 3 ? empty : details);
+      g_autoptr(JsonObject) object = subagent_event_to_json (event);
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+      g_autofree char *text = json_to_string (node, FALSE);
+      g_autofree char *expected = g_strconcat (text, "\n", NULL);
+      g_autofree char *line = subagent_event_to_line (event);
+
+      g_assert_cmpstr (line, ==, expected);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -732,5 +780,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/supervisor/budget/caps-child-with-what-is-left", test_budget_caps_child_with_what_is_left);
   g_test_add_func ("/supervisor/budget/stops-child-past-budget", test_budget_stops_child_past_budget);
   g_test_add_func ("/supervisor/events/signals-and-jsonl", test_events_signals_and_jsonl);
+  g_test_add_func ("/supervisor/events/line-matches-json", test_event_line_matches_json);
   return g_test_run ();
 }

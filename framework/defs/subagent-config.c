@@ -11,6 +11,7 @@
 #include "subagent.h"
 #include "subagent-yaml-private.h"
 #include "subagent-config-private.h"
+#include "subagent-isolation-name-private.h"
 
 /**
  * SubagentConfig:
@@ -435,14 +436,13 @@ read_mode (JsonObject  *object,
            GError     **error)
 {
   g_autofree char *text = NULL;
-  const char *normalized;
+  char normalized[SUBAGENT_ISOLATION_NAME_MAX + 1];
 
   if (!read_string (object, member, key, source, &text, error))
     return FALSE;
   if (text == NULL)
     return TRUE;
-  normalized = subagent_isolation_normalize (text, NULL);
-  if (normalized == NULL)
+  if (!_subagent_isolation_normalize_to (text, normalized, NULL))
     return invalid (error, source, key, "an isolation mode name (letters, digits, ‘-’ and ‘_’)");
   g_free (*out);
   *out = g_strdup (normalized);

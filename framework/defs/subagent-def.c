@@ -8,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-def-private.h"
+#include "subagent-isolation-name-private.h"
 #include "subagent-json-private.h"
 
 /**
@@ -433,9 +434,10 @@ subagent_def_init (SubagentDef *self)
 gboolean
 subagent_def_isolation_is_known (const char *mode)
 {
-  const char *normalized = mode ? subagent_isolation_normalize (mode, NULL) : NULL;
+  char normalized[SUBAGENT_ISOLATION_NAME_MAX + 1];
 
-  return normalized != NULL && g_str_equal (normalized, mode);
+  return mode != NULL && _subagent_isolation_normalize_to (mode, normalized, NULL) &&
+         g_str_equal (normalized, mode);
 }
 
 /**

@@ -9,18 +9,45 @@
 
 G_BEGIN_DECLS
 
-/* Makes an empty cgroup below the process's own (cgroup v2), for one child;
- * NULL with @error set where that is not possible (no cgroup2 mount, no
- * delegation, no cgroup.kill, SUBAGENT_CHILD_CGROUP=0). */
-G_GNUC_INTERNAL char     *_subagent_cgroup_new_child   (GError    **error);
-/* Opens @cgroup's cgroup.procs for writing (close-on-exec), or -1. A child
- * that writes "0" to it between fork and exec moves itself in. */
-G_GNUC_INTERNAL int       _subagent_cgroup_open_procs  (const char *cgroup);
-/* Whether @pid is a member of @cgroup (from /proc/<pid>/cgroup). */
-G_GNUC_INTERNAL gboolean  _subagent_cgroup_contains    (const char *cgroup,
-                                                        GPid        pid);
-/* SIGKILLs every process in @cgroup (cgroup.kill), escaped ones included;
- * returns how many it held. */
+/* A cgroup v2 of one host child, below the process's own, with its
+ * cgroup.procs (for writing: the child moves itself in between fork and
+ * exec by writing "0") and cgroup.events open. */
+typedef struct {
+  char *path;
+  int procs_fd;
+  int events_fd;
+} SubagentChildCgroup;
+
+/* Makes an empty cgroup for one child, or takes one that
+ * _subagent_child_cgroup_release() kept; NULL with @error set where that
+ * is not possible (no cgroup2 mount, no delegation, no cgroup.kill,
+ * SUBAGENT_CHILD_CGROUP=0). */
+G_GNUC_INTERNAL SubagentChildCgroup *_subagent_child_cgroup_new (GError **error);
+/* Whether anything runs in it or below (cgroup.events); TRUE when that
+ * cannot be read. */
+G_GNUC_INTERNAL gboolean _subagent_child_cgroup_is_populated (SubagentChildCgroup *self);
+/* cgroup.kill when it is populated; returns how many it held. */
+G_GNUC_INTERNAL guint    _subagent_child_cgroup_kill        (SubagentChildCgroup *self);
+/* Frees @self: kept for a later child when @reusable (nothing but the
+ * caller ever named it, e.g. in an owner record) and empty (@known_empty
+ * saves reading that again), else removed, killing what is left. */
+G_GNUC_INTERNAL void     _subagent_child_cgroup_release     (SubagentChildCgroup *self,
+                                                             gboolean             reusable,
+                                                             gboolean             known_empty);
+/* Whether _subagent_child_cgroup_new() can be expected to work: cgroup v2
+ * found and not turned off (the host's cgroup is looked up once). */
+G_GNUC_INTERNAL gboolean  _subagent_cgroup_available   (void);
+/* Whether anything runs in @cgroup or below it (cgroup.events); TRUE when
+ * that cannot be read. */
+G_GNUC_INTERNAL gboolean  _subagent_cgroup_is_populated (const char *cgroup);
+/* Sends @signum to every process in @cgroup and below but @except (0: none);
+ * returns how many. */
+G_GNUC_INTERNAL guint     _subagent_cgroup_signal      (const char *cgroup,
+                                                        int         signum,
+                                                        GPid        except);
+/* SIGKILLs every process in @cgroup and below (cgroup.kill), escaped ones
+ * included, when it is populated; returns how many it held (at least 1 when
+ * it killed). */
 G_GNUC_INTERNAL guint     _subagent_cgroup_kill        (const char *cgroup);
 /* Removes @cgroup once it is empty, waiting up to @timeout_ms for killed
  * processes to go. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-isolation-name-private.h"
 
 G_GNUC_INTERNAL GSubprocess *_subagent_isolation_spawn_on_host (SubagentIsolationContext  *context,
                                                                 const char * const        *argv,
@@ -496,31 +497,63 @@ subagent_shared_isolation_new (void)
  * `container` is returned as is, with @is_deprecated_alias set; the registry
  * knows which backend it stands for.
  *
+ * The result is interned, so every distinct name stays in memory for the
+ * life of the process: a long-lived process that normalizes names from
+ * untrusted sources should check them with
+ * subagent_plugin_registry_resolve_isolation() instead, which interns only
+ * the names of installed backends.
+ *
  * Returns: (nullable): the interned, lower-case mode name, or %NULL if
  *   @value cannot name a mode
  */
+gboolean
+_subagent_isolation_normalize_to (const char *value,
+                                  char        out[SUBAGENT_ISOLATION_NAME_MAX + 1],
+                                  gboolean   *is_deprecated_alias)
+{
+  const char *end;
+  gsize len;
+
+  if (is_deprecated_alias != NULL)
+    *is_deprecated_alias = FALSE;
+  if (value == NULL)
+    value = "";
+  while (g_ascii_isspace (*value))
+    value++;
+  end = value + strlen (value);
+  while (end > value && g_ascii_isspace (end[-1]))
+    end--;
+  len = end - value;
+  if (len == 0)
+    {
+      strcpy (out, SUBAGENT_ISOLATION_SHARED);
+      return TRUE;
+    }
+  if (len > SUBAGENT_ISOLATION_NAME_MAX)
+    return FALSE;
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = g_ascii_tolower (value[i]);
+
+      if (!g_ascii_isalnum (c) && c != '-' && c != '_')
+        return FALSE;
+      out[i] = c;
+    }
+  out[len] = '\0';
+  if (is_deprecated_alias != NULL)
+    *is_deprecated_alias = g_str_equal (out, SUBAGENT_ISOLATION_CONTAINER_ALIAS);
+  return TRUE;
+}
+
 const char *
 subagent_isolation_normalize (const char *value,
                               gboolean   *is_deprecated_alias)
 {
-  g_autofree char *text = NULL;
-  gsize len = 0;
+  char name[SUBAGENT_ISOLATION_NAME_MAX + 1];
 
-  if (is_deprecated_alias != NULL)
-    *is_deprecated_alias = FALSE;
-
-  if (value == NULL)
-    return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
-  text = g_strstrip (g_ascii_strdown (value, -1));
-  if (*text == '\0')
-    return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
-
-  for (const char *p = text; *p; p++, len++)
-    if ((!g_ascii_isalnum (*p) && *p != '-' && *p != '_') || len >= 128)
-      return NULL;
-  if (is_deprecated_alias != NULL)
-    *is_deprecated_alias = g_str_equal (text, SUBAGENT_ISOLATION_CONTAINER_ALIAS);
-  return g_intern_string (text);
+  if (!_subagent_isolation_normalize_to (value, name, is_deprecated_alias))
+    return NULL;
+  return g_intern_string (name);
 }
 
 /**

@@ -85,7 +85,7 @@ subagent_owner_record_add_process_full (const char  *root,
 {
   g_autoptr(JsonObject) loaded = NULL;
   g_autoptr(JsonObject) record = NULL;
-  g_autoptr(JsonGenerator) generator = json_generator_new ();
+  g_autoptr(JsonGenerator) generator = NULL;
   g_autoptr(JsonNode) node = NULL;
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
@@ -99,6 +99,7 @@ subagent_owner_record_add_process_full (const char  *root,
   loaded = subagent_owner_record_load (root, session_key, error);
   if (loaded == NULL)
     return FALSE;
+  generator = json_generator_new ();
   record = copy_object (loaded);
   if (!json_object_has_member (record, "processes") ||
       !JSON_NODE_HOLDS_ARRAY (json_object_get_member (record, "processes")))

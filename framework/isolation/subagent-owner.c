@@ -337,7 +337,7 @@ load_record_file (const char  *path,
                   const char  *expected_key,
                   GError     **error)
 {
-  g_autoptr(JsonParser) parser = json_parser_new ();
+  g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GError) local_error = NULL;
   g_autofree char *contents = NULL;
   gsize length = 0;
@@ -345,6 +345,8 @@ load_record_file (const char  *path,
   JsonObject *object;
   GStatBuf st;
 
+  /* No parser (a GObject) for a record that is not there: the common case
+   * for a child of `shared` isolation, which makes no record. */
   if (g_stat (path, &st) != 0)
     {
       int saved = errno;
@@ -358,6 +360,7 @@ load_record_file (const char  *path,
                    "Owner record %s is larger than %d bytes; it is not one of ours", path, MAX_RECORD_SIZE);
       return NULL;
     }
+  parser = json_parser_new ();
   if (!g_file_get_contents (path, &contents, &length, &local_error) ||
       !subagent_json_parser_load_bounded (parser, contents, length, &local_error))
     {

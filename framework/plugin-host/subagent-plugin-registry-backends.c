@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-isolation-name-private.h"
 
 /**
  * subagent_plugin_registry_new_for_config:
@@ -153,21 +154,23 @@ subagent_plugin_registry_resolve_isolation (SubagentPluginRegistry  *self,
                                             GError                 **error)
 {
   g_autoptr(GPtrArray) plugins = NULL;
-  const char *name;
+  char name[SUBAGENT_ISOLATION_NAME_MAX + 1];
 
   g_return_val_if_fail (SUBAGENT_IS_PLUGIN_REGISTRY (self), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   if (is_deprecated_alias != NULL)
     *is_deprecated_alias = FALSE;
-  name = subagent_isolation_normalize (value, NULL);
-  if (name == NULL)
+  /* Only installed backends' names are interned: @value may come from anyone. */
+  if (!_subagent_isolation_normalize_to (value, name, NULL))
     {
       set_unknown_mode (self, error, value);
       return NULL;
     }
-  if (g_str_equal (name, SUBAGENT_ISOLATION_SHARED) || g_str_equal (name, SUBAGENT_ISOLATION_AUTO))
-    return name;
+  if (g_str_equal (name, SUBAGENT_ISOLATION_SHARED))
+    return g_intern_static_string (SUBAGENT_ISOLATION_SHARED);
+  if (g_str_equal (name, SUBAGENT_ISOLATION_AUTO))
+    return g_intern_static_string (SUBAGENT_ISOLATION_AUTO);
 
   plugins = subagent_plugin_registry_list_plugins (self);
   for (guint i = 0; i < plugins->len; i++)

@@ -39,6 +39,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentPipeWriter, subagent_pipe_writer_free)
 typedef struct _SubagentRunProcesses SubagentRunProcesses;
 
 SubagentRunProcesses *subagent_run_processes_new      (const char           *token);
+/* The same, created after the child was spawned: its sweeps read all of /proc. */
+SubagentRunProcesses *subagent_run_processes_new_unbounded (const char       *token);
 void                  subagent_run_processes_set_root (SubagentRunProcesses *self,
                                                        GPid                  root);
 /* Sends @signum to the run's processes, the child itself excepted; with

@@ -380,6 +380,17 @@ subagent_run_processes_new (const char *token)
   return self;
 }
 
+/* After the spawn: no counters, so every sweep reads all of /proc. */
+SubagentRunProcesses *
+subagent_run_processes_new_unbounded (const char *token)
+{
+  SubagentRunProcesses *self = g_new0 (SubagentRunProcesses, 1);
+
+  self->tag = g_strdup_printf ("%s=%s", SUBAGENT_RUN_TOKEN_ENV, token);
+  self->proc_fd = open ("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return self;
+}
+
 void
 subagent_run_processes_set_root (SubagentRunProcesses *self,
                                  GPid                  root)

@@ -8,16 +8,21 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-cgroup-private.h"
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
 #include "subagent-confinement-private.h"
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
+
+extern char **environ;
 
 /* Bounds on what an untrusted child can make the host keep. */
 #define OUTPUT_MAX_BYTES (4 * 1024 * 1024)
@@ -41,17 +46,19 @@ typedef struct {
   SubagentChildConfinement confinement;
   GPid pid;                      /* 0 once reaped */
   char *token;
-  SubagentRunProcesses *processes;  /* what the run started */
+  /* What the run started: the child's own cgroup when it joined one (then
+   * @processes is NULL), else found in /proc by parentage and run token. */
+  const char *cgroup;            /* owned by @process */
+  SubagentRunProcesses *processes;
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GInputStream *stdout_stream;
+  GSource *output_source;       /* reads stdout and stderr until both end */
+  guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes */
   GByteArray *line;              /* the stdout line being read */
   gboolean line_cut;             /* dropping the rest of an over-long line */
   guint lines_cut;
-  GInputStream *stderr_stream;
-  GCancellable *io_cancellable;
   guint kill_grace_ms;
 
   GSource *timeout_source;
@@ -97,9 +104,8 @@ run_state_free (RunState *state)
   clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
-  g_clear_object (&state->stdout_stream);
-  g_clear_object (&state->stderr_stream);
-  g_clear_object (&state->io_cancellable);
+  clear_source (&state->output_source);
+  g_free (state->read_buffer);
   g_clear_pointer (&state->process, subagent_host_process_free);
   _subagent_child_confinement_clear (&state->confinement, TRUE);
   g_clear_object (&state->context);
@@ -194,6 +200,21 @@ build_outcome (RunState *state)
                        NULL);
 }
 
+/* Sends @signum to what the run started, the child itself excepted (its
+ * descendants by parentage too while it is not reaped: @root_alive). */
+static void
+signal_leftovers (RunState *state,
+                  gboolean  root_alive,
+                  int       signum)
+{
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, root_alive, signum);
+  else if (state->cgroup != NULL && signum == SIGKILL && !root_alive)
+    _subagent_cgroup_kill (state->cgroup);  /* nothing to read when empty */
+  else if (state->cgroup != NULL)
+    _subagent_cgroup_signal (state->cgroup, signum, root_alive ? state->pid : 0);
+}
+
 static void
 maybe_complete (GTask *task)
 {
@@ -206,8 +227,11 @@ maybe_complete (GTask *task)
   if (subagent_command_approvals_get_in_flight (state->approvals) > 0)
     return;
   state->completed = TRUE;
-  /* A process caught mid-exec by the exit sweep shows no environment yet; look once more. */
-  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+  /* A process caught mid-exec by the exit sweep shows no environment yet;
+   * look once more. (cgroup.kill at the exit left nothing to look for: it
+   * also kills what is being forked meanwhile.) */
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   clear_source (&state->timeout_source);
   clear_source (&state->cancel_source);
   clear_source (&state->grace_source);
@@ -224,11 +248,11 @@ signal_child (RunState *state,
   if (state->pid != 0)
     {
       /* Descendants first, while they are still linked to the child. */
-      subagent_run_processes_signal (state->processes, TRUE, signum);
+      signal_leftovers (state, TRUE, signum);
       subagent_host_process_send_signal (state->process, signum);
     }
   else
-    subagent_run_processes_signal (state->processes, FALSE, signum);
+    signal_leftovers (state, FALSE, signum);
 }
 
 static gboolean
@@ -469,8 +493,6 @@ append_output (RunState   *state,
   g_string_append_len (state->output, line, len);
 }
 
-static void read_next_chunk (GTask *task);
-
 static void
 handle_line (GTask *task,
              char  *raw,
@@ -531,72 +553,132 @@ take_chunk (GTask        *task,
     }
 }
 
-static void
-on_stdout_chunk (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
-{
-  g_autoptr(GTask) task = user_data;
-  RunState *state = g_task_get_task_data (task);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  gsize size;
-  const guint8 *data;
+/* The child's stdout and stderr, read from their descriptors by one
+ * source in the run's context: a read() whenever one is readable, no
+ * GInputStream, GTask or source per read (a trivial child's output took
+ * three of each). The pipes are the host's; GSubprocess's (a backend's
+ * spawnv()) are GUnixInputStreams whose descriptors are read the same way.
+ * Whether a descriptor blocks does not matter: it is read only when the
+ * poll said it is readable, once per dispatch. */
+typedef struct {
+  GSource source;
+  gpointer stdout_tag;           /* NULL once stdout ended */
+  gpointer stderr_tag;
+  int stdout_fd;
+  int stderr_fd;
+} OutputSource;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, &error);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+static void
+stdout_ended (GTask    *task,
+              RunState *state,
+              gboolean  failed)
+{
+  /* A last line without a newline still counts. */
+  if (state->line->len > 0 && !state->line_cut && !failed)
     {
-      if (error != NULL && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_debug ("Child %s: stopped reading stdout: %s", state->label, error->message);
-      /* A last line without a newline still counts. */
-      if (state->line->len > 0 && !state->line_cut && error == NULL)
-        {
-          g_byte_array_append (state->line, (const guint8 *) "", 1);
-          handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
-        }
-      g_byte_array_set_size (state->line, 0);
-      state->stdout_done = TRUE;
-      maybe_complete (task);
-      return;
+      g_byte_array_append (state->line, (const guint8 *) "", 1);
+      handle_line (task, (char *) state->line->data, state->line->len - 1, FALSE);
     }
-  data = g_bytes_get_data (bytes, &size);
-  take_chunk (task, data, size);
-  read_next_chunk (task);
+  g_byte_array_set_size (state->line, 0);
+  state->stdout_done = TRUE;
 }
 
-static void
-read_next_chunk (GTask *task)
+/* Reads once from @fd; FALSE at its end (or on an error). */
+static gboolean
+read_stream (GTask    *task,
+             RunState *state,
+             int       fd,
+             gboolean  is_stdout)
 {
-  RunState *state = g_task_get_task_data (task);
+  gssize n;
 
-  g_input_stream_read_bytes_async (state->stdout_stream, STDOUT_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stdout_chunk, g_object_ref (task));
+  if (state->read_buffer == NULL)
+    state->read_buffer = g_malloc (STDOUT_READ_CHUNK);
+  n = read (fd, state->read_buffer, is_stdout ? STDOUT_READ_CHUNK : STDERR_READ_CHUNK);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN))
+    return TRUE;
+  if (n <= 0)
+    {
+      if (n < 0)
+        g_debug ("Child %s: stopped reading %s: %s", state->label, is_stdout ? "stdout" : "stderr",
+                 g_strerror (errno));
+      if (is_stdout)
+        stdout_ended (task, state, n < 0);
+      else
+        state->stderr_done = TRUE;
+      return FALSE;
+    }
+  if (is_stdout)
+    take_chunk (task, state->read_buffer, (gsize) n);
+  else
+    {
+      g_byte_array_append (state->stderr_tail, state->read_buffer, (guint) n);
+      if (state->stderr_tail->len > STDERR_TAIL_BYTES)
+        g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
+    }
+  return TRUE;
 }
 
-static void
-on_stderr_chunk (GObject      *source,
-                 GAsyncResult *result,
-                 gpointer      user_data)
+static gboolean
+output_source_dispatch (GSource     *source,
+                        GSourceFunc  callback,
+                        gpointer     user_data)
 {
-  g_autoptr(GTask) task = user_data;
+  OutputSource *self = (OutputSource *) source;
+  GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
-  g_autoptr(GBytes) bytes = NULL;
-  gsize size;
-  const guint8 *data;
 
-  bytes = g_input_stream_read_bytes_finish (G_INPUT_STREAM (source), result, NULL);
-  if (bytes == NULL || g_bytes_get_size (bytes) == 0)
+  if (self->stdout_tag != NULL && g_source_query_unix_fd (source, self->stdout_tag) != 0 &&
+      !read_stream (task, state, self->stdout_fd, TRUE))
     {
-      state->stderr_done = TRUE;
-      maybe_complete (task);
-      return;
+      g_source_remove_unix_fd (source, self->stdout_tag);
+      self->stdout_tag = NULL;
     }
-  data = g_bytes_get_data (bytes, &size);
-  g_byte_array_append (state->stderr_tail, data, size);
-  if (state->stderr_tail->len > STDERR_TAIL_BYTES)
-    g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
-  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stderr_chunk, g_steal_pointer (&task));
+  if (self->stderr_tag != NULL && g_source_query_unix_fd (source, self->stderr_tag) != 0 &&
+      !read_stream (task, state, self->stderr_fd, FALSE))
+    {
+      g_source_remove_unix_fd (source, self->stderr_tag);
+      self->stderr_tag = NULL;
+    }
+  if (self->stdout_tag != NULL || self->stderr_tag != NULL)
+    return G_SOURCE_CONTINUE;
+  /* Both ended: the run may complete (the task is ours until we return). */
+  g_clear_pointer (&state->output_source, g_source_unref);
+  maybe_complete (task);
+  return G_SOURCE_REMOVE;
+}
+
+static GSourceFuncs output_source_funcs = {
+  NULL, NULL, output_source_dispatch, NULL, NULL, NULL,
+};
+
+static void
+start_reading (GTask    *task,
+               RunState *state)
+{
+  OutputSource *self = (OutputSource *) g_source_new (&output_source_funcs, sizeof (OutputSource));
+
+  self->stdout_fd = subagent_host_process_get_stdout_fd (state->process);
+  self->stderr_fd = subagent_host_process_get_stderr_fd (state->process);
+  self->stdout_tag = g_source_add_unix_fd (&self->source, self->stdout_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  self->stderr_tag = g_source_add_unix_fd (&self->source, self->stderr_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
+  g_source_set_static_name (&self->source, "[libsubagent] command child output");
+  g_source_set_callback (&self->source, NULL, g_object_ref (task), g_object_unref);
+  state->output_source = &self->source;
+  g_source_attach (&self->source, g_task_get_context (task));
+}
+
+/* Stops reading what a leftover process holds open: both streams end here. */
+static void
+stop_reading (GTask    *task,
+              RunState *state)
+{
+  if (state->output_source == NULL)
+    return;
+  clear_source (&state->output_source);
+  if (!state->stdout_done)
+    stdout_ended (task, state, TRUE);
+  state->stderr_done = TRUE;
 }
 
 /* The pipes are still held after the exit: something the child started is
@@ -608,12 +690,13 @@ on_drain_tick (gpointer user_data)
 
   if (g_get_monotonic_time () < state->drain_deadline)
     {
-      subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+      signal_leftovers (state, FALSE, SIGKILL);
       return G_SOURCE_CONTINUE;
     }
   g_clear_pointer (&state->drain_source, g_source_unref);
   g_debug ("Child %s: a leftover process holds its output open; no longer reading", state->label);
-  g_cancellable_cancel (state->io_cancellable);
+  stop_reading (user_data, state);
+  maybe_complete (user_data);
   return G_SOURCE_REMOVE;
 }
 
@@ -632,8 +715,10 @@ on_exited (gpointer user_data)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
   /* Nobody is left to act on a verdict: cancel the requests still waiting. */
   subagent_command_approvals_stop (state->approvals);
-  /* Whatever the child left running belongs to the finished run. */
-  subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
+  /* Whatever the child left running belongs to the finished run. (A
+   * child's cgroup was killed when it was reaped, just before this.) */
+  if (state->processes != NULL)
+    subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
   if (!state->stdout_done || !state->stderr_done)
     {
       state->drain_deadline = g_get_monotonic_time () + DRAIN_MS * G_TIME_SPAN_MILLISECOND;
@@ -687,6 +772,59 @@ join_tool_names (SubagentToolRegistry *tools,
   return g_strjoinv (",", names);
 }
 
+/* The child's environment under construction: the host's, less what the
+ * run sets or removes, plus the run's variables. Built in one pass over
+ * the host's environment (g_environ_setenv() per variable scanned and
+ * copied it each time: some 30 passes per child). */
+typedef struct {
+  GPtrArray *own;                /* "KEY=VALUE" the run sets, owned until env_end() */
+  GPtrArray *drop;               /* keys taken out of the host's (static strings) */
+} EnvBuilder;
+
+static void
+env_set (EnvBuilder *env,
+         const char *key,
+         const char *value)
+{
+  g_ptr_array_add (env->own, g_strconcat (key, "=", value, NULL));
+  g_ptr_array_add (env->drop, (gpointer) key);
+}
+
+static void
+env_unset (EnvBuilder *env,
+           const char *key)
+{
+  g_ptr_array_add (env->drop, (gpointer) key);
+}
+
+static char **
+env_end (EnvBuilder *env)
+{
+  GPtrArray *result = g_ptr_array_new ();
+
+  for (char **p = environ; *p != NULL; p++)
+    {
+      const char *eq = strchr (*p, '=');
+      gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
+      gboolean dropped = FALSE;
+
+      for (guint i = 0; i < env->drop->len && !dropped; i++)
+        {
+          const char *key = g_ptr_array_index (env->drop, i);
+
+          dropped = strncmp (*p, key, key_len) == 0 && key[key_len] == '\0';
+        }
+      if (!dropped && eq != NULL)
+        g_ptr_array_add (result, g_strdup (*p));
+    }
+  for (guint i = 0; i < env->own->len; i++)
+    g_ptr_array_add (result, g_ptr_array_index (env->own, i));
+  g_ptr_array_unref (env->own);   /* its strings are the result's now */
+  g_ptr_array_unref (env->drop);
+  g_ptr_array_add (result, NULL);
+  return (char **) g_ptr_array_free (result, FALSE);
+}
+
 static char **
 build_environment (RunState  *state,
                    gboolean   interactive_stdin,
@@ -696,62 +834,65 @@ build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  char **envp = g_get_environ ();
+  EnvBuilder env = { g_ptr_array_new (), g_ptr_array_new () };
   char number[G_ASCII_DTOSTR_BUF_SIZE];
+  char depth[24], max_depth[24], max_iterations[24], max_tool_calls[24], timeout[24], bytes[24], prompt_length[24];
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
-  g_autofree char *depth = g_strdup_printf ("%u", subagent_run_context_get_depth (context));
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
-  /* The tighter of the definition's limit and one the host itself runs under. */
-  g_autofree char *max_depth = g_strdup_printf ("%u", inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def))
-                                                                    : subagent_def_get_max_depth (def));
-  g_autofree char *max_iterations = g_strdup_printf ("%u", subagent_run_context_get_max_iterations (context));
-  g_autofree char *max_tool_calls = g_strdup_printf ("%u", subagent_run_context_get_max_tool_calls (context));
-  g_autofree char *timeout = g_strdup_printf ("%u", subagent_run_context_get_timeout_seconds (context));
-  g_autofree char *bytes = g_strdup_printf ("%" G_GSIZE_FORMAT, task_bytes);
-  g_autofree char *prompt_length = g_strdup_printf ("%" G_GSIZE_FORMAT, prompt_bytes);
   const char *model = subagent_def_get_model (def);
   gint batch_index = subagent_run_context_get_batch_index (context);
 
+  g_snprintf (depth, sizeof depth, "%u", subagent_run_context_get_depth (context));
+  /* The tighter of the definition's limit and one the host itself runs under. */
+  g_snprintf (max_depth, sizeof max_depth, "%u",
+              inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def)) : subagent_def_get_max_depth (def));
+  g_snprintf (max_iterations, sizeof max_iterations, "%u", subagent_run_context_get_max_iterations (context));
+  g_snprintf (max_tool_calls, sizeof max_tool_calls, "%u", subagent_run_context_get_max_tool_calls (context));
+  g_snprintf (timeout, sizeof timeout, "%u", subagent_run_context_get_timeout_seconds (context));
+  g_snprintf (bytes, sizeof bytes, "%" G_GSIZE_FORMAT, task_bytes);
+  g_snprintf (prompt_length, sizeof prompt_length, "%" G_GSIZE_FORMAT, prompt_bytes);
+
   /* The key signs approval verdicts; a child holding it could forge them. */
-  envp = g_environ_unsetenv (envp, "SUBAGENT_APPROVAL_HMAC_KEY");
-  envp = g_environ_setenv (envp, "SUBAGENT_PROTOCOL", "1", TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_DEPTH", depth, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_DEPTH", max_depth, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_DEF_NAME", subagent_def_get_name (def), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_ITERATIONS", max_iterations, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TIMEOUT_SECONDS", timeout, TRUE);
+  env_unset (&env, "SUBAGENT_APPROVAL_HMAC_KEY");
+  env_set (&env, "SUBAGENT_PROTOCOL", "1");
+  env_set (&env, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context));
+  env_set (&env, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context));
+  env_set (&env, "SUBAGENT_DEPTH", depth);
+  env_set (&env, "SUBAGENT_MAX_DEPTH", max_depth);
+  env_set (&env, "SUBAGENT_DEF_NAME", subagent_def_get_name (def));
+  env_set (&env, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation));
+  env_set (&env, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation));
+  env_set (&env, "SUBAGENT_MAX_ITERATIONS", max_iterations);
+  env_set (&env, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls);
+  env_set (&env, "SUBAGENT_TIMEOUT_SECONDS", timeout);
   g_ascii_formatd (number, sizeof number, "%.2f", subagent_run_context_get_max_cost_cents (context));
-  envp = g_environ_setenv (envp, "SUBAGENT_MAX_COST_CENTS", number, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_PERMISSION_MODE",
-                           subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)), TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TOOLS", tools, TRUE);
+  env_set (&env, "SUBAGENT_MAX_COST_CENTS", number);
+  env_set (&env, "SUBAGENT_PERMISSION_MODE",
+           subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)));
+  env_set (&env, "SUBAGENT_TOOLS", tools);
   if (batch_index != SUBAGENT_NO_BATCH_INDEX)
     {
-      g_autofree char *index = g_strdup_printf ("%d", batch_index);
+      char index[24];
 
-      envp = g_environ_setenv (envp, "SUBAGENT_BATCH_INDEX", index, TRUE);
+      g_snprintf (index, sizeof index, "%d", batch_index);
+      env_set (&env, "SUBAGENT_BATCH_INDEX", index);
     }
   else
-    envp = g_environ_unsetenv (envp, "SUBAGENT_BATCH_INDEX");
-  envp = g_environ_setenv (envp, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof", TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_TASK_BYTES", bytes, TRUE);
+    env_unset (&env, "SUBAGENT_BATCH_INDEX");
+  env_set (&env, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof");
+  env_set (&env, "SUBAGENT_TASK_BYTES", bytes);
   /* stdin is PROMPT "\n\n" TASK: the prompt's length splits it, blank
    * lines in the prompt or not (0: no prompt, no separator). */
-  envp = g_environ_setenv (envp, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length, TRUE);
-  envp = g_environ_setenv (envp, "SUBAGENT_MODEL", model ? model : "", TRUE);
-  envp = g_environ_setenv (envp, SUBAGENT_RUN_TOKEN_ENV, state->token, TRUE);
+  env_set (&env, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length);
+  env_set (&env, "SUBAGENT_MODEL", model ? model : "");
+  env_set (&env, SUBAGENT_RUN_TOKEN_ENV, state->token);
   if (state->confinement.tmpdir != NULL)
     {
-      envp = g_environ_setenv (envp, "TMPDIR", state->confinement.tmpdir, TRUE);
-      envp = g_environ_setenv (envp, "TMP", state->confinement.tmpdir, TRUE);
-      envp = g_environ_setenv (envp, "TEMP", state->confinement.tmpdir, TRUE);
+      env_set (&env, "TMPDIR", state->confinement.tmpdir);
+      env_set (&env, "TMP", state->confinement.tmpdir);
+      env_set (&env, "TEMP", state->confinement.tmpdir);
     }
-  envp = g_environ_setenv (envp, "SUBAGENT_CONFINEMENT", state->confinement.applied, TRUE);
+  env_set (&env, "SUBAGENT_CONFINEMENT", state->confinement.applied);
   if (subagent_run_context_get_skill (context) != NULL)
     {
       SubagentSkill *skill = subagent_run_context_get_skill (context);
@@ -760,17 +901,16 @@ build_environment (RunState  *state,
       g_autofree char *in_child = g_build_filename (subagent_isolation_context_get_child_root (isolation),
                                                     subagent_skill_get_relative_path (skill), NULL);
 
-      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_FILE",
-                               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill),
-                               TRUE);
-      envp = g_environ_setenv (envp, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill), TRUE);
+      env_set (&env, "SUBAGENT_SKILL_FILE",
+               g_file_test (in_child, G_FILE_TEST_IS_REGULAR) ? in_child : subagent_skill_get_path (skill));
+      env_set (&env, "SUBAGENT_SKILL_NAME", subagent_skill_get_name (skill));
     }
   else
     {
-      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_FILE");
-      envp = g_environ_unsetenv (envp, "SUBAGENT_SKILL_NAME");
+      env_unset (&env, "SUBAGENT_SKILL_FILE");
+      env_unset (&env, "SUBAGENT_SKILL_NAME");
     }
-  return envp;
+  return env_end (&env);
 }
 
 /* An approval verdict for the child; dropped once its stdin is closed
@@ -847,7 +987,6 @@ subagent_command_run_start (GTask              *task,
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
   state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
-  state->io_cancellable = g_cancellable_new ();
   state->interactive_stdin = interactive_stdin;
   state->kill_grace_ms = kill_grace_ms;
 
@@ -876,7 +1015,10 @@ subagent_command_run_start (GTask              *task,
   prompt = subagent_def_get_system_prompt (def);
   envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
                             prompt != NULL ? strlen (prompt) : 0);
-  state->processes = subagent_run_processes_new (state->token);
+  /* With a cgroup of its own the child's leftovers are found there: the
+   * /proc counters that a sweep needs are then not read. */
+  if (!_subagent_isolation_context_spawns_on_host (isolation) || !_subagent_cgroup_available ())
+    state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
                                                 (const char * const *) envp, state->confinement.ruleset_fd,
                                                 &error);
@@ -889,7 +1031,17 @@ subagent_command_run_start (GTask              *task,
       return;
     }
   state->pid = subagent_host_process_get_pid (state->process);
-  subagent_run_processes_set_root (state->processes, state->pid);
+  state->cgroup = subagent_host_process_get_cgroup (state->process);
+  if (state->cgroup == NULL && state->processes == NULL)
+    {
+      /* It could not join its cgroup after all: sweep /proc, all of it (the
+       * counters that narrow a sweep had to be read before the spawn). */
+      state->processes = subagent_run_processes_new_unbounded (state->token);
+    }
+  else if (state->cgroup != NULL && state->processes != NULL)
+    g_clear_pointer (&state->processes, subagent_run_processes_free);
+  if (state->processes != NULL)
+    subagent_run_processes_set_root (state->processes, state->pid);
   /* Prune stops what a killed host leaves running in the workspace. Shared
    * isolation makes no workspace, hence no owner record. */
   if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
@@ -901,7 +1053,11 @@ subagent_command_run_start (GTask              *task,
                                                    state->pid, state->token,
                                                    subagent_host_process_get_cgroup (state->process),
                                                    &record_error))
-        g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+        {
+          g_debug ("Child %s is in no owner record: %s", state->label, record_error->message);
+          /* Nothing outside this process knows its cgroup: it may serve a later child. */
+          subagent_host_process_set_cgroup_reusable (state->process, TRUE);
+        }
     }
 
   state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
@@ -912,12 +1068,8 @@ subagent_command_run_start (GTask              *task,
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 
-  state->stdout_stream = g_object_ref (subagent_host_process_get_stdout (state->process));
   state->line = g_byte_array_new ();
-  state->stderr_stream = g_object_ref (subagent_host_process_get_stderr (state->process));
-  read_next_chunk (task);
-  g_input_stream_read_bytes_async (state->stderr_stream, STDERR_READ_CHUNK, G_PRIORITY_DEFAULT,
-                                   state->io_cancellable, on_stderr_chunk, g_object_ref (task));
+  start_reading (task, state);
   subagent_host_process_wait (state->process, g_task_get_context (task), on_exited, g_object_ref (task), g_object_unref);
 
   timeout = subagent_run_context_get_timeout_seconds (context);

@@ -22,10 +22,12 @@ SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContex
                                                          int                        ruleset_fd,
                                                          GError                   **error);
 GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
-GInputStream        *subagent_host_process_get_stdout   (SubagentHostProcess       *self);
-GInputStream        *subagent_host_process_get_stderr   (SubagentHostProcess       *self);
+int                  subagent_host_process_get_stdout_fd (SubagentHostProcess      *self);
+int                  subagent_host_process_get_stderr_fd (SubagentHostProcess      *self);
 GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);
 const char          *subagent_host_process_get_cgroup   (SubagentHostProcess       *self);
+void                 subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
+                                                                gboolean             reusable);
 void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
                                                          int                        signum);
 void                 subagent_host_process_wait         (SubagentHostProcess       *self,

@@ -32,9 +32,11 @@
 #include <pthread.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <glib-unix.h>
 #include <gio/gunixinputstream.h>
 #include <gio/gunixoutputstream.h>
 
@@ -53,13 +55,16 @@ struct _SubagentHostProcess
   /* Spawned directly: */
   GPid pid;                     /* 0 once reaped */
   GOutputStream *stdin_pipe;
-  GInputStream *stdout_pipe;
-  GInputStream *stderr_pipe;
+  int stdout_fd;                 /* read ends, -1 once closed */
+  int stderr_fd;
   GSource *watch;
+  int pidfd;                     /* -1 unless the exit is watched through it */
   int wait_status;
   gboolean exited;
   gboolean own_group;            /* its pid is its process group's id */
-  char *cgroup;                  /* its own cgroup v2, where the host may make one */
+  SubagentChildCgroup *cgroup;   /* its own cgroup v2, where the host may make one */
+  gboolean cgroup_reusable;      /* no owner record names it */
+  gboolean cgroup_empty;         /* found empty after the child was reaped */
 
   SubagentHostProcessExited callback;
   gpointer user_data;
@@ -112,7 +117,7 @@ close_fds (int *fds,
 
 /* The child between vfork() and exec: nothing but system calls on memory
  * the host prepared, since it shares the host's address space (and the
- * host's thread waits). A failure is written to @err_fd as an errno. */
+ * host's thread waits). A failure is left in @exec_errno. */
 static void
 child_exec (const char         *path,
             const char         *cwd,
@@ -121,8 +126,9 @@ child_exec (const char         *path,
             const int           fds[6],
             int                 ruleset_fd,
             int                 cgroup_fd,
+            volatile int       *cgroup_joined,
             pid_t               host_pid,
-            int                 err_fd)
+            volatile int       *exec_errno)
 {
   struct sigaction dfl = { 0 };
   sigset_t none;
@@ -130,9 +136,11 @@ child_exec (const char         *path,
 
   /* Its own cgroup first: from here on, whatever it starts is in it too,
    * however it leaves the session and process group. A refusal (no write
-   * access to the common ancestor) is found by the host afterwards. */
-  if (cgroup_fd >= 0)
-    (void) !write (cgroup_fd, "0", 1);
+   * access to the common ancestor) leaves it where the host is; the host
+   * reads the outcome from @cgroup_joined, which is its own memory (vfork)
+   * and which it reads only after the exec: no /proc/<pid>/cgroup to read. */
+  if (cgroup_fd >= 0 && write (cgroup_fd, "0", 1) == 1)
+    *cgroup_joined = 1;
 
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; sig++)
@@ -174,8 +182,9 @@ child_exec (const char         *path,
   saved = errno;
 
 fail:
-  while (write (err_fd, &saved, sizeof saved) < 0 && errno == EINTR)
-    ;
+  /* The host resumes once this process execs or exits (vfork), and then
+   * reads this from its own memory: no pipe to report through. */
+  *exec_errno = saved;
   _exit (127);
 }
 
@@ -191,16 +200,16 @@ spawn_with_pipes (const char         *cwd,
                   const char * const *envp,
                   int                 ruleset_fd,
                   int                 cgroup_fd,
+                  volatile int       *cgroup_joined,
                   int                 host_ends[3],
                   GError            **error)
 {
   int fds[6] = { -1, -1, -1, -1, -1, -1 };  /* stdin r/w, stdout r/w, stderr r/w */
-  int err_pipe[2] = { -1, -1 };
+  volatile int exec_errno = 0;
   sigset_t all, old;
   pid_t host_pid = getpid ();
   pid_t pid;
   int child_errno = 0;
-  ssize_t n;
 
   for (guint i = 0; i < 3; i++)
     if (!make_pipe (fds + 2 * i, error))
@@ -208,18 +217,13 @@ spawn_with_pipes (const char         *cwd,
         close_fds (fds, G_N_ELEMENTS (fds));
         return 0;
       }
-  if (!make_pipe (err_pipe, error))
-    {
-      close_fds (fds, G_N_ELEMENTS (fds));
-      return 0;
-    }
 
   /* No handler of the host may run in the child before it resets them. */
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, host_pid, err_pipe[1]);
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, &exec_errno);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   child_errno = errno;
 
@@ -227,20 +231,9 @@ spawn_with_pipes (const char         *cwd,
   close (fds[0]);
   close (fds[3]);
   close (fds[5]);
-  close (err_pipe[1]);
-  if (pid > 0)
-    {
-      /* EOF: the exec happened (the pipe is close-on-exec). */
-      do
-        n = read (err_pipe[0], &child_errno, sizeof child_errno);
-      while (n < 0 && errno == EINTR);
-      if (n <= 0)
-        child_errno = 0;
-      else
-        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-          ;
-    }
-  close (err_pipe[0]);
+  if (pid > 0 && (child_errno = exec_errno) != 0)
+    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+      ;
   if (pid < 0 || child_errno != 0)
     {
       close (fds[1]);
@@ -284,10 +277,14 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   g_autofree char *path = NULL;
   const char *cwd = subagent_isolation_context_get_child_root (isolation);
   int cgroup_fd = -1;
+  volatile int cgroup_joined = 0;
   int ends[3];
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
 
+  self->stdout_fd = -1;
+  self->stderr_fd = -1;
+  self->pidfd = -1;
   if (!_subagent_isolation_context_spawns_on_host (isolation))
     {
       self->subprocess = subagent_isolation_context_spawnv (isolation, argv, envp,
@@ -315,17 +312,15 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
   {
     g_autoptr(GError) cgroup_error = NULL;
 
-    self->cgroup = _subagent_cgroup_new_child (&cgroup_error);
+    self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
     if (self->cgroup != NULL)
-      cgroup_fd = _subagent_cgroup_open_procs (self->cgroup);
+      cgroup_fd = self->cgroup->procs_fd;
     else
       g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
                argv[0], cgroup_error->message);
   }
   self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
-                                ruleset_fd, cgroup_fd, ends, &local_error);
-  if (cgroup_fd >= 0)
-    close (cgroup_fd);
+                                ruleset_fd, cgroup_fd, &cgroup_joined, ends, &local_error);
   if (self->pid == 0)
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
@@ -333,24 +328,34 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
       return NULL;
     }
   self->own_group = TRUE;
-  if (self->cgroup != NULL && !_subagent_cgroup_contains (self->cgroup, self->pid))
+  if (self->cgroup != NULL && !cgroup_joined)
     {
       g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
-               argv[0], self->cgroup);
-      _subagent_cgroup_remove (self->cgroup, 0);
-      g_clear_pointer (&self->cgroup, g_free);
+               argv[0], self->cgroup->path);
+      _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
     }
   self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
-  self->stdout_pipe = g_unix_input_stream_new (ends[1], TRUE);
-  self->stderr_pipe = g_unix_input_stream_new (ends[2], TRUE);
+  /* The output is read from the descriptors (no GUnixInputStream: GLib
+   * probes each one's pollability with an epoll instance of its own). */
+  self->stdout_fd = ends[1];
+  self->stderr_fd = ends[2];
   return g_steal_pointer (&self);
+}
+
+/* Lets the child's cgroup serve a later child once this one is done:
+ * only when no record outside this process names it. */
+void
+subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
+                                           gboolean             reusable)
+{
+  self->cgroup_reusable = reusable;
 }
 
 /* The child's own cgroup (a path), or NULL when it has none. */
 const char *
 subagent_host_process_get_cgroup (SubagentHostProcess *self)
 {
-  return self->cgroup;
+  return self->cgroup != NULL ? self->cgroup->path : NULL;
 }
 
 GOutputStream *
@@ -359,16 +364,23 @@ subagent_host_process_get_stdin (SubagentHostProcess *self)
   return self->subprocess ? g_subprocess_get_stdin_pipe (self->subprocess) : self->stdin_pipe;
 }
 
-GInputStream *
-subagent_host_process_get_stdout (SubagentHostProcess *self)
+/* The read end of the child's stdout; the process owns it. */
+int
+subagent_host_process_get_stdout_fd (SubagentHostProcess *self)
 {
-  return self->subprocess ? g_subprocess_get_stdout_pipe (self->subprocess) : self->stdout_pipe;
+  /* GSubprocess's pipes are GUnixInputStreams on this platform. */
+  if (self->subprocess != NULL)
+    return g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (self->subprocess)));
+  return self->stdout_fd;
 }
 
-GInputStream *
-subagent_host_process_get_stderr (SubagentHostProcess *self)
+/* The read end of the child's stderr; the process owns it. */
+int
+subagent_host_process_get_stderr_fd (SubagentHostProcess *self)
 {
-  return self->subprocess ? g_subprocess_get_stderr_pipe (self->subprocess) : self->stderr_pipe;
+  if (self->subprocess != NULL)
+    return g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stderr_pipe (self->subprocess)));
+  return self->stderr_fd;
 }
 
 /* The child's pid while it runs, 0 once it has been reaped (or when a
@@ -425,9 +437,40 @@ on_child_watch (GPid     pid,
     kill (-self->pid, SIGKILL);
   /* And what left the group: the cgroup holds it still. */
   if (self->cgroup != NULL)
-    _subagent_cgroup_kill (self->cgroup);
+    self->cgroup_empty = _subagent_child_cgroup_kill (self->cgroup) == 0;
   g_clear_pointer (&self->watch, g_source_unref);
   notify_exited (self);
+}
+
+static gboolean
+on_pidfd_readable (int           fd,
+                   GIOCondition  condition,
+                   gpointer      user_data)
+{
+  SubagentHostProcess *self = user_data;
+  int status = 0;
+  pid_t reaped;
+
+  do
+    reaped = waitpid (self->pid, &status, WNOHANG);
+  while (reaped < 0 && errno == EINTR);
+  if (reaped == 0)
+    return G_SOURCE_CONTINUE;   /* not yet (cannot happen once readable) */
+  if (reaped < 0)
+    {
+      /* Reaped elsewhere (a host calling waitpid(-1)): no status to tell. */
+      g_debug ("Could not reap child %d: %s", (int) self->pid, g_strerror (errno));
+      status = W_EXITCODE (255, 0);
+    }
+  /* on_child_watch() drops the source (our reference) and notifies. */
+  g_source_ref (self->watch);
+  {
+    GSource *watch = self->watch;
+
+    on_child_watch (self->pid, status, self);
+    g_source_unref (watch);
+  }
+  return G_SOURCE_REMOVE;
 }
 
 static void
@@ -467,8 +510,21 @@ subagent_host_process_wait (SubagentHostProcess       *self,
       g_main_context_pop_thread_default (context);
       return;
     }
-  self->watch = g_child_watch_source_new (self->pid);
-  g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
+  /* A pidfd turns readable when the child exits, in @context's own poll:
+   * GLib 2.74's child watch goes through SIGCHLD and its worker thread,
+   * which then wakes @context (two more context switches per child). */
+  self->pidfd = (int) syscall (SYS_pidfd_open, self->pid, 0);
+  if (self->pidfd >= 0)
+    {
+      self->watch = g_unix_fd_source_new (self->pidfd, G_IO_IN);
+      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_pidfd_readable), self, NULL);
+    }
+  else
+    {
+      /* Kernels before 5.3. */
+      self->watch = g_child_watch_source_new (self->pid);
+      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
+    }
   g_source_set_static_name (self->watch, "[libsubagent] command child exit");
   g_source_attach (self->watch, context);
 }
@@ -524,12 +580,10 @@ subagent_host_process_free (SubagentHostProcess *self)
       while (waitpid (self->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     }
-  if (self->cgroup != NULL)
-    {
-      _subagent_cgroup_kill (self->cgroup);
-      _subagent_cgroup_remove (self->cgroup, 1000);
-      g_clear_pointer (&self->cgroup, g_free);
-    }
+  /* Reused only once the child is reaped: a live one would still be in it. */
+  _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup),
+                                  self->cgroup_reusable && (self->exited || self->pid <= 0),
+                                  self->cgroup_empty);
   if (self->wait_cancellable != NULL)
     g_cancellable_cancel (self->wait_cancellable);
   if (self->destroy != NULL)
@@ -537,7 +591,11 @@ subagent_host_process_free (SubagentHostProcess *self)
   g_clear_object (&self->wait_cancellable);
   g_clear_object (&self->subprocess);
   g_clear_object (&self->stdin_pipe);
-  g_clear_object (&self->stdout_pipe);
-  g_clear_object (&self->stderr_pipe);
+  if (self->pidfd >= 0)
+    close (self->pidfd);
+  if (self->stdout_fd >= 0)
+    close (self->stdout_fd);
+  if (self->stderr_fd >= 0)
+    close (self->stderr_fd);
   g_free (self);
 }

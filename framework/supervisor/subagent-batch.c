@@ -6,6 +6,7 @@
 
 #include "subagent.h"
 #include "subagent-supervisor-private.h"
+#include "subagent-isolation-name-private.h"
 
 /**
  * SubagentBatchItem:
@@ -147,7 +148,7 @@ subagent_batch_item_new_from_json (JsonObject  *object,
   const char *task, *def_name, *isolation, *skill_path, *risk;
   SubagentRiskLevel level = SUBAGENT_RISK_LEVEL_NONE;
   guint max_iterations, max_tool_calls;
-  gboolean deprecated;
+  char mode[SUBAGENT_ISOLATION_NAME_MAX + 1];
 
   g_return_val_if_fail (object != NULL, NULL);
 
@@ -181,7 +182,7 @@ subagent_batch_item_new_from_json (JsonObject  *object,
     }
   /* Spelling only here: whether the mode exists on this host is the
    * manager's to say when the item runs (an error result listing them). */
-  if (isolation != NULL && subagent_isolation_normalize (isolation, &deprecated) == NULL)
+  if (isolation != NULL && !_subagent_isolation_normalize_to (isolation, mode, NULL))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "“%s” cannot name an isolation mode: use shared, auto, or a backend an installed plugin "

@@ -97,6 +97,8 @@ add_labels (JsonBuilder      *b,
   add_label (b, DOCKER_LABEL_PARENT_RUN, spec->parent_run_id);
   add_label (b, DOCKER_LABEL_OWNER_PID, pid);
   add_label (b, DOCKER_LABEL_OWNER_HOST, g_get_host_name ());
+  if (spec->pool)
+    add_label (b, DOCKER_LABEL_POOL, "true");
   json_builder_end_object (b);
 }
 
@@ -310,6 +312,37 @@ docker_container_start (DockerEngine  *engine,
   g_autofree char *path = g_strdup_printf ("/containers/%s/start", id);
 
   return docker_engine_call (engine, "POST", path, NULL, NULL, NULL, cancellable, error);
+}
+
+/**
+ * docker_container_is_running:
+ * @engine: the engine
+ * @id: a container id
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE if the container exists and runs (a warm container taken
+ *   from the pool is checked once: someone may have removed it meanwhile)
+ */
+gboolean
+docker_container_is_running (DockerEngine  *engine,
+                             const char    *id,
+                             GCancellable  *cancellable,
+                             GError       **error)
+{
+  g_autofree char *escaped = g_uri_escape_string (id, NULL, FALSE);
+  g_autofree char *path = g_strdup_printf ("/containers/%s/json", escaped);
+  g_autoptr(JsonNode) answer = NULL;
+  JsonObject *state;
+
+  if (!docker_engine_call (engine, "GET", path, NULL, NULL, &answer, cancellable, error))
+    return FALSE;
+  if (answer == NULL || !JSON_NODE_HOLDS_OBJECT (answer) ||
+      !json_object_has_member (json_node_get_object (answer), "State") ||
+      !JSON_NODE_HOLDS_OBJECT (json_object_get_member (json_node_get_object (answer), "State")))
+    return FALSE;
+  state = json_object_get_object_member (json_node_get_object (answer), "State");
+  return json_object_get_boolean_member_with_default (state, "Running", FALSE);
 }
 
 /**

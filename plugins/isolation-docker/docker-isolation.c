@@ -46,7 +46,9 @@
  * `network`, `user`, `pids_limit`, `nofile`, `nproc`, `workspace`
  * (`snapshot`, or `worktree`: docker-worktree.c, with the worktree options
  * `keep_branch`, `include_dirty`, `pool_size`), `workspace_dir` (default
- * `$XDG_CACHE_HOME/subagent/docker`; snapshot only). `binary` is accepted
+ * `$XDG_CACHE_HOME/subagent/docker`; snapshot only), `container_pool`
+ * (snapshot only: warm containers of the same options, started for the
+ * next prepare, docker-pool.c). `binary` is accepted
  * for old configurations and ignored: no command line is run.
  *
  * An owner record (kind `container`, resource = the container's name,
@@ -59,7 +61,8 @@
  * TLS files and API version as arguments), `engine-host` (s),
  * `container-name` (s), `workspace-base` (s), `image` (s), `user` (s),
  * `network` (s), `transfer` (s: bind or copy), `transfer-max-file` (t),
- * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x);
+ * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x),
+ * `pooled` (b: the container came from the pool);
  * with a worktree, `workspace` = `worktree`, `base-commit` and
  * `common-dir` (the review diffs the commit) and `worktree-*` (cleanup
  * rebuilds the worktree's context from them).
@@ -91,12 +94,15 @@ struct _SubagentDockerIsolation
   GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
   GHashTable *no_bind;  /* under lock: "address\ndir\ndevice" → gint64 time a bind probe failed */
   GHashTable *bind_ok;  /* under lock: the same keys → gint64 time a bind probe passed */
+  DockerPools *pools;   /* warm containers (option container_pool); locks itself */
 };
 
 enum {
   PROP_0,
   PROP_BINARY,
   PROP_HOST,
+  PROP_POOL_READY,
+  PROP_POOL_FILLING,
   N_PROPS
 };
 
@@ -263,6 +269,7 @@ typedef struct {
   double cpus;
   gint64 pids_limit, nofile, nproc;
   gint64 max_file;
+  gint64 pool_size;     /* option container_pool */
   Transfer transfer;
   gboolean worktree;    /* workspace: worktree (base stays NULL) */
   char *parent;
@@ -331,8 +338,16 @@ read_plan (SubagentDockerIsolation   *self,
       !option_int (request, "pids_limit", DEFAULT_PIDS_LIMIT, &plan->pids_limit, error) ||
       !option_int (request, "nofile", DEFAULT_NOFILE, &plan->nofile, error) ||
       !option_int (request, "nproc", 0, &plan->nproc, error) ||
-      !option_int (request, "transfer_max_file", (gint64) DOCKER_DEFAULT_MAX_FILE, &plan->max_file, error))
+      !option_int (request, "transfer_max_file", (gint64) DOCKER_DEFAULT_MAX_FILE, &plan->max_file, error) ||
+      !option_int (request, "container_pool", 0, &plan->pool_size, error))
     return FALSE;
+  if (plan->pool_size > DOCKER_POOL_MAX)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Docker option container_pool %" G_GINT64_FORMAT " is out of range: use 0 to %d",
+                   plan->pool_size, DOCKER_POOL_MAX);
+      return FALSE;
+    }
 
   if (plan->memory != NULL && !memory_limit_is_valid (plan->memory))
     {
@@ -534,15 +549,20 @@ docker_owner_extra (DockerEngine *engine)
   return extra;
 }
 
+/* @pool_slot: the key a warm container was made under (its label and,
+ * until taken, its marker), which reclaim then accepts too. */
 static gboolean
-save_owner (Plan    *plan,
-            GError **error)
+save_owner (Plan        *plan,
+            const char  *pool_slot,
+            GError     **error)
 {
   g_autoptr(JsonObject) extra = docker_owner_extra (plan->engine);
   g_autoptr(GError) local_error = NULL;
 
   if (plan->base != NULL)
     json_object_set_string_member (extra, "workspace", plan->base);
+  if (pool_slot != NULL)
+    json_object_set_string_member (extra, "pool_slot", pool_slot);
   if (!subagent_owner_record_save (plan->parent, plan->key, DOCKER_OWNER_KIND, plan->name,
                                    plan->parent_run_id, extra, &local_error))
     {
@@ -709,6 +729,83 @@ undo_prepare (Plan                     *plan,
     }
 }
 
+/* The bind caches' key: the engine, the directory trees are made in and
+ * its device. */
+static char *
+bind_cache_key (Plan       *plan,
+                const char *trees_dir)
+{
+  g_autofree char *suffix = NULL;
+  struct stat st;
+
+  suffix = g_strdup_printf ("%s\n%ju", trees_dir, stat (trees_dir, &st) == 0 ? (uintmax_t) st.st_dev : 0);
+  return engine_key (plan, suffix);
+}
+
+/* A warm container for this prepare's exact options, if the pool has one
+ * and the transfer mode is already known (a bind trusted by a passed
+ * probe, or copy); NULL: the plain path. *out_signature is set whenever
+ * the mode is known. */
+static DockerPoolSlot *
+take_from_pool (SubagentDockerIsolation  *self,
+                Plan                     *plan,
+                GCancellable             *cancellable,
+                char                    **out_signature)
+{
+  g_autofree char *key = bind_cache_key (plan, plan->dir);
+  DockerPoolSlot *slot;
+  DockerSpec spec;
+  gboolean bind;
+
+  *out_signature = NULL;
+  if (plan->transfer != TRANSFER_COPY && cache_fresh (self, self->bind_ok, key))
+    bind = TRUE;
+  else if (plan->transfer == TRANSFER_COPY ||
+           (plan->transfer == TRANSFER_AUTO && cache_fresh (self, self->no_bind, key)))
+    bind = FALSE;
+  else
+    return NULL;   /* a probe first, on the plain path */
+  fill_spec (plan, &spec, bind);
+  *out_signature = docker_pools_signature (plan->engine, &spec, plan->parent, plan->dir);
+  slot = docker_pools_take (self->pools, *out_signature);
+  /* Someone may have removed or stopped it meanwhile. */
+  if (slot != NULL && !docker_container_is_running (plan->engine, slot->id, cancellable, NULL))
+    {
+      g_debug ("Pooled container %s is not running any more: removing it", slot->name);
+      docker_pools_discard (self->pools, plan->engine, plan->parent, slot);
+      slot = NULL;
+    }
+  return slot;
+}
+
+/* Makes a taken warm container this session's: its own owner record
+ * (naming the slot, whose label the container carries) replaces the
+ * slot's, and the workspace marker gets the session's key. */
+static gboolean
+adopt_slot (Plan            *plan,
+            DockerPoolSlot  *slot,
+            GError         **error)
+{
+  g_autoptr(GError) local_error = NULL;
+
+  g_free (plan->name);
+  plan->name = g_strdup (slot->name);
+  g_free (plan->base);
+  plan->base = g_strdup (slot->base);
+  g_free (plan->tree);
+  plan->tree = g_strdup (slot->tree);
+  if (!save_owner (plan, slot->slot, error))
+    return FALSE;
+  subagent_owner_record_remove (plan->parent, slot->slot);
+  if (!subagent_owner_marker_write (plan->base, DOCKER_MARKER, plan->key, plan->parent, &local_error))
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_PREPARE_FAILED,
+                   "Could not write the workspace marker: %s", local_error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static char *
 new_nonce (void)
 {
@@ -732,6 +829,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_autofree char *no_bind_key = NULL;
   g_autofree char *described = NULL;
   g_autoptr(SubagentIsolationContext) worktree = NULL;
+  g_autoptr(DockerPoolSlot) slot = NULL;
+  g_autofree char *pool_signature = NULL;
   SubagentCopyStrategy copy_used = SUBAGENT_COPY_STRATEGY_COPY;
   static const char * const worktree_keep[] = { ".git", NULL };
   gboolean started = FALSE;
@@ -760,20 +859,45 @@ docker_prepare (SubagentIsolationProvider  *provider,
     return NULL;
   described = docker_engine_describe (plan.engine);
 
+  if (!plan.worktree && plan.pool_size > 0)
+    slot = take_from_pool (self, &plan, cancellable, &pool_signature);
+  if (slot != NULL)
+    {
+      /* A warm container: nothing ran in it; only the workspace is filled. */
+      started = TRUE;
+      if (!adopt_slot (&plan, slot, &local_error))
+        goto failed;
+      copy_start = g_get_monotonic_time ();
+      if (!subagent_tree_copy_excluding (plan.parent, plan.tree, SUBAGENT_COPY_STRATEGY_AUTO, excluded_names,
+                                         secrets, &copy_used, cancellable, &local_error))
+        goto failed;
+      copy_usec = g_get_monotonic_time () - copy_start;
+      if (slot->bind)
+        {
+          if (!docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error))
+            goto failed;
+          given = TRUE;
+        }
+      container_id = g_strdup (slot->id);
+      job.bind = slot->bind;
+      job.ulimit_refusal = g_steal_pointer (&slot->ulimit_refusal);
+      goto container_ready;
+    }
+
   if (plan.worktree)
     {
       worktree = docker_worktree_prepare (request, cancellable, error);
       if (worktree == NULL)
         return NULL;
       plan.tree = g_strdup (subagent_isolation_context_get_child_root (worktree));
-      if (!save_owner (&plan, &local_error))
+      if (!save_owner (&plan, NULL, &local_error))
         goto failed;
     }
   else
     {
       if (!docker_workspace_create (plan.base, plan.key, plan.parent, error))
         return NULL;
-      if (!save_owner (&plan, &local_error))
+      if (!save_owner (&plan, NULL, &local_error))
         {
           (void) subagent_tree_remove (plan.base, NULL, NULL);
           g_propagate_error (error, g_steal_pointer (&local_error));
@@ -796,11 +920,8 @@ docker_prepare (SubagentIsolationProvider  *provider,
   {
     g_autofree char *tree_parent = g_path_get_dirname (plan.tree);
     g_autofree char *trees_dir = plan.worktree ? g_strdup (tree_parent) : g_path_get_dirname (tree_parent);
-    g_autofree char *suffix = NULL;
-    struct stat st;
 
-    suffix = g_strdup_printf ("%s\n%ju", trees_dir, stat (trees_dir, &st) == 0 ? (uintmax_t) st.st_dev : 0);
-    no_bind_key = engine_key (&plan, suffix);
+    no_bind_key = bind_cache_key (&plan, trees_dir);
   }
   job.plan = &plan;
   job.cancellable = cancellable;
@@ -890,6 +1011,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
       cache_set (self, self->bind_ok, no_bind_key, TRUE);
     }
 
+container_ready:
   if (job.bind)
     {
       if ((!given && !docker_workspace_give_to_user (plan.tree, plan.user, &world_writable, &local_error)) ||
@@ -937,6 +1059,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
   g_variant_builder_add (&data, "{sv}", "transfer", g_variant_new_string (job.bind ? "bind" : "copy"));
   g_variant_builder_add (&data, "{sv}", "transfer-max-file", g_variant_new_uint64 ((guint64) plan.max_file));
   g_variant_builder_add (&data, "{sv}", "transfer-usec", g_variant_new_int64 (transfer_usec));
+  g_variant_builder_add (&data, "{sv}", "pooled", g_variant_new_boolean (slot != NULL));
   /* Left out of the workspace: copy-back keeps them, the review skips them. */
   g_variant_builder_add (&data, "{sv}", "exclude",
                          g_variant_new_strv (subagent_isolation_request_get_exclude (request), -1));
@@ -951,6 +1074,16 @@ docker_prepare (SubagentIsolationProvider  *provider,
       g_variant_builder_add (&data, "{sv}", "workspace-copy-usec", g_variant_new_int64 (copy_usec));
     }
   g_free (job.ulimit_refusal);
+  /* Keep (or start) warm containers for the next prepare like this one;
+   * made in the background, never on this one's path. */
+  if (!plan.worktree && plan.pool_size > 0)
+    {
+      g_free (pool_signature);
+      fill_spec (&plan, &spec, job.bind);
+      pool_signature = docker_pools_signature (plan.engine, &spec, plan.parent, plan.dir);
+      docker_pools_want (self->pools, pool_signature, (guint) plan.pool_size, plan.engine, &spec, plan.parent,
+                         plan.dir);
+    }
   g_debug ("Container %s (%s) of %s ready on %s, workspace %s (%s)", plan.name, container_id, plan.parent,
            described, plan.tree, job.bind ? "bind" : "copy");
 
@@ -1103,6 +1236,8 @@ docker_list_options (SubagentConfigurable *configurable)
     { "keep_branch", "boolean", "false", "workspace: worktree only: keep the worktree's branch afterwards" },
     { "include_dirty", "boolean", "false", "workspace: worktree only: carry the parent's uncommitted changes" },
     { "pool_size", "integer", "0", "workspace: worktree only: worktrees kept for reuse" },
+    { "container_pool", "integer", "0", "workspace: snapshot only: started containers kept ready for the next "
+                                        "child with the same options (0 to 16); each is used once" },
     { "binary", "string", NULL, "Accepted for old configurations and ignored: the engine is reached through its API" },
   };
 
@@ -1142,6 +1277,19 @@ docker_configure (SubagentConfigurable  *configurable,
                    "docker: option “transfer” is “%s”: use auto (the default), bind or copy", transfer);
       return FALSE;
     }
+  /* Checked here too, so a bad pool size fails at load, not at a run. */
+  {
+    JsonNode *pool = json_object_get_member (options, "container_pool");
+
+    if (pool != NULL && !JSON_NODE_HOLDS_NULL (pool) &&
+        (json_node_get_value_type (pool) != G_TYPE_INT64 || json_node_get_int (pool) < 0 ||
+         json_node_get_int (pool) > DOCKER_POOL_MAX))
+      {
+        g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                     "docker: option “container_pool” must be a whole number from 0 to %d", DOCKER_POOL_MAX);
+        return FALSE;
+      }
+  }
   g_mutex_lock (&self->lock);
   if (host != NULL)
     {
@@ -1196,6 +1344,15 @@ subagent_docker_isolation_get_property (GObject    *object,
     case PROP_HOST:
       g_value_set_string (value, self->host);
       break;
+    case PROP_POOL_READY:
+    case PROP_POOL_FILLING:
+      {
+        guint ready, filling;
+
+        docker_pools_counts (self->pools, &ready, &filling);
+        g_value_set_uint (value, prop_id == PROP_POOL_READY ? ready : filling);
+      }
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1232,6 +1389,8 @@ subagent_docker_isolation_finalize (GObject *object)
 {
   SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (object);
 
+  /* Idle warm containers go with the provider. */
+  g_clear_pointer (&self->pools, docker_pools_free);
   g_free (self->binary);
   g_free (self->host);
   g_free (self->context);
@@ -1269,6 +1428,22 @@ subagent_docker_isolation_class_init (SubagentDockerIsolationClass *klass)
    */
   properties[PROP_HOST] = g_param_spec_string ("host", NULL, NULL, NULL,
                                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentDockerIsolation:pool-ready:
+   *
+   * Warm containers waiting for a prepare (option `container_pool`).
+   */
+  properties[PROP_POOL_READY] = g_param_spec_uint ("pool-ready", NULL, NULL, 0, G_MAXUINT, 0,
+                                                   G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentDockerIsolation:pool-filling:
+   *
+   * Warm containers being made or still to make in the background; 0 when
+   * every pool is full (or stopped after a failure). Benchmarks wait for 0
+   * so the refill does not run inside what they time.
+   */
+  properties[PROP_POOL_FILLING] = g_param_spec_uint ("pool-filling", NULL, NULL, 0, G_MAXUINT, 0,
+                                                     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1284,6 +1459,7 @@ subagent_docker_isolation_init (SubagentDockerIsolation *self)
   self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->no_bind = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->bind_ok = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->pools = docker_pools_new ();
 }
 
 void

@@ -32,6 +32,7 @@ void subagent_docker_isolation_register (GTypeModule *module);
 #define DOCKER_LABEL_PARENT_RUN "io.subagent.parent-run"
 #define DOCKER_LABEL_OWNER_PID "io.subagent.owner-pid"
 #define DOCKER_LABEL_OWNER_HOST "io.subagent.owner-host"
+#define DOCKER_LABEL_POOL "io.subagent.pool"   /* "true" on a warm container (docker-pool.c) */
 
 
 /* docker-container.c: one child's container through the engine's API. */
@@ -51,6 +52,7 @@ typedef struct {
   guint uid, gid;
   const char *bind_source;      /* NULL: a copy-mode volume */
   gboolean bind_git_read_only;  /* worktree: <source>/.git read-only */
+  gboolean pool;                /* a warm container (label DOCKER_LABEL_POOL) */
 } DockerSpec;
 
 void      docker_error_to_isolation    (GError          **error,
@@ -69,6 +71,10 @@ gboolean  docker_container_start       (DockerEngine     *engine,
                                         GError          **error);
 gboolean  docker_container_remove      (DockerEngine     *engine,
                                         const char       *container,
+                                        GError          **error);
+gboolean  docker_container_is_running (DockerEngine     *engine,
+                                        const char       *id,
+                                        GCancellable     *cancellable,
                                         GError          **error);
 gboolean  docker_container_probe       (DockerEngine     *engine,
                                         const char       *container,
@@ -121,6 +127,48 @@ void                      docker_worktree_add_to_data (SubagentIsolationContext 
 gboolean                  docker_worktree_cleanup     (const char                *parent_root,
                                                        GVariant                  *backend_data,
                                                        GError                   **error);
+
+/* docker-pool.c: warm containers kept for the next prepare (option
+ * `container_pool`). */
+#define DOCKER_POOL_PREFIX "pool-"
+#define DOCKER_POOL_MAX 16
+
+typedef struct _DockerPools DockerPools;
+
+typedef struct {
+  char *slot;             /* its own session key, pool-<hex> (label, marker, record) */
+  char *name;             /* subagent-<slot> */
+  char *id;
+  char *base;             /* <workspace_dir>/<slot> */
+  char *tree;             /* <base>/tree: empty, bind-mounted when bind */
+  gboolean bind;
+  char *ulimit_refusal;   /* the engine would not set the ulimits */
+} DockerPoolSlot;
+
+DockerPools    *docker_pools_new       (void);
+void            docker_pools_free      (DockerPools      *pools);
+char           *docker_pools_signature (DockerEngine     *engine,
+                                        const DockerSpec *spec,
+                                        const char       *parent,
+                                        const char       *dir);
+DockerPoolSlot *docker_pools_take      (DockerPools      *pools,
+                                        const char       *signature);
+void            docker_pools_want      (DockerPools      *pools,
+                                        const char       *signature,
+                                        guint             size,
+                                        DockerEngine     *engine,
+                                        const DockerSpec *spec,
+                                        const char       *parent,
+                                        const char       *dir);
+void            docker_pools_discard   (DockerPools      *pools,
+                                        DockerEngine     *engine,
+                                        const char       *parent,
+                                        DockerPoolSlot   *slot);
+void            docker_pools_counts    (DockerPools      *pools,
+                                        guint            *out_ready,
+                                        guint            *out_filling);
+void            docker_pool_slot_free  (DockerPoolSlot   *slot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerPoolSlot, docker_pool_slot_free)
 
 /* docker-reclaim.c: a dead run's container and workspace, from its owner record. */
 SubagentReclaimOutcome docker_reclaim_container (gboolean     dry_run,

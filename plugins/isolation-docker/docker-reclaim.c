@@ -11,7 +11,10 @@
  * default socket); then its workspace on the host (extra.workspace), if it
  * holds a `.subagent-docker` marker with the record's session key. The
  * record is a file anyone with access to the root could edit, hence the
- * checks.
+ * checks. A warm container taken from the pool (docker-pool.c) keeps the
+ * slot key it was made under as its label: its record names that key in
+ * extra.pool_slot, and the label, like the workspace marker (rewritten
+ * for the session when it was taken, but maybe not yet), may carry either.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -185,6 +188,7 @@ reclaim_container_workspace (gboolean     dry_run,
 {
   const char *key = json_object_get_string_member (record, "session_key");
   const char *workspace = extra_string (record, "workspace");
+  const char *pool_slot = extra_string (record, "pool_slot");
   g_autoptr(GError) error = NULL;
   struct stat st;
 
@@ -199,7 +203,9 @@ reclaim_container_workspace (gboolean     dry_run,
     }
   if (lstat (workspace, &st) != 0 && errno == ENOENT)
     return SUBAGENT_RECLAIM_REMOVED;
-  if (!S_ISDIR (st.st_mode) || !subagent_owner_marker_matches (workspace, DOCKER_MARKER, key))
+  if (!S_ISDIR (st.st_mode) ||
+      (!subagent_owner_marker_matches (workspace, DOCKER_MARKER, key) &&
+       (pool_slot == NULL || !subagent_owner_marker_matches (workspace, DOCKER_MARKER, pool_slot))))
     {
       *reason = g_strdup_printf ("%s; %s has no workspace marker for this session, left alone",
                                  dry_run ? "container would be removed" : "container removed", workspace);
@@ -224,6 +230,7 @@ reclaim_through_api (gboolean     dry_run,
   const char *key = json_object_get_string_member (record, "session_key");
   const char *id = json_object_get_string_member (record, "resource");
   const char *host = extra_string (record, "host");
+  const char *pool_slot = extra_string (record, "pool_slot");
   g_autoptr(DockerEngine) engine = NULL;
   g_autoptr(JsonNode) node = NULL;
   g_autoptr(GError) error = NULL;
@@ -268,7 +275,7 @@ reclaim_through_api (gboolean     dry_run,
            ? json_object_get_object_member (config, "Labels") : NULL;
   if (labels != NULL)
     label = json_object_get_string_member_with_default (labels, DOCKER_LABEL_SESSION, NULL);
-  if (g_strcmp0 (label, key) != 0)
+  if (g_strcmp0 (label, key) != 0 && (pool_slot == NULL || g_strcmp0 (label, pool_slot) != 0))
     {
       *reason = g_strdup_printf ("container %s does not carry label %s=%s", id, DOCKER_LABEL_SESSION, key);
       return SUBAGENT_RECLAIM_SKIPPED;
