@@ -128,7 +128,8 @@ child_exec (const char         *path,
             int                 cgroup_fd,
             volatile int       *cgroup_joined,
             pid_t               host_pid,
-            volatile int       *exec_errno)
+            volatile int       *exec_errno,
+            int                 err_fd)
 {
   struct sigaction dfl = { 0 };
   sigset_t none;
@@ -183,9 +184,43 @@ child_exec (const char         *path,
 
 fail:
   /* The host resumes once this process execs or exits (vfork), and then
-   * reads this from its own memory: no pipe to report through. */
+   * reads this from its own memory; @err_fd only where vfork() is a fork(). */
   *exec_errno = saved;
+  if (err_fd >= 0)
+    while (write (err_fd, &saved, sizeof saved) < 0 && errno == EINTR)
+      ;
   _exit (127);
+}
+
+/* Whether vfork() shares the host's memory, as it does but under valgrind,
+ * which makes it a fork(): what the child leaves in @exec_errno or
+ * @cgroup_joined would then never reach the host. Asked once. */
+static gboolean
+vfork_shares_memory (void)
+{
+  static gsize answer;   /* 1: shared, 2: not */
+
+  if (g_once_init_enter (&answer))
+    {
+      volatile int flag = 0;
+      sigset_t all, old;
+      pid_t pid;
+
+      sigfillset (&all);
+      pthread_sigmask (SIG_SETMASK, &all, &old);
+      pid = vfork ();
+      if (pid == 0)
+        {
+          flag = 1;
+          _exit (0);
+        }
+      pthread_sigmask (SIG_SETMASK, &old, NULL);
+      if (pid > 0)
+        while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+          ;
+      g_once_init_leave (&answer, flag ? 1 : 2);
+    }
+  return answer == 1;
 }
 
 /* Starts @path with the three pipes on 0, 1, 2, @cwd as working directory,
@@ -205,6 +240,7 @@ spawn_with_pipes (const char         *cwd,
                   GError            **error)
 {
   int fds[6] = { -1, -1, -1, -1, -1, -1 };  /* stdin r/w, stdout r/w, stderr r/w */
+  int err_pipe[2] = { -1, -1 };              /* only where vfork() is a fork() */
   volatile int exec_errno = 0;
   sigset_t all, old;
   pid_t host_pid = getpid ();
@@ -217,13 +253,18 @@ spawn_with_pipes (const char         *cwd,
         close_fds (fds, G_N_ELEMENTS (fds));
         return 0;
       }
+  if (!vfork_shares_memory () && !make_pipe (err_pipe, error))
+    {
+      close_fds (fds, G_N_ELEMENTS (fds));
+      return 0;
+    }
 
   /* No handler of the host may run in the child before it resets them. */
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, &exec_errno);
+    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, &exec_errno, err_pipe[1]);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   child_errno = errno;
 
@@ -231,6 +272,19 @@ spawn_with_pipes (const char         *cwd,
   close (fds[0]);
   close (fds[3]);
   close (fds[5]);
+  if (err_pipe[0] >= 0)
+    {
+      ssize_t n;
+
+      close (err_pipe[1]);
+      /* EOF: the exec happened (the pipe is close-on-exec). */
+      do
+        n = read (err_pipe[0], (int *) &exec_errno, sizeof exec_errno);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0)
+        exec_errno = 0;
+      close (err_pipe[0]);
+    }
   if (pid > 0 && (child_errno = exec_errno) != 0)
     while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
       ;
@@ -309,16 +363,18 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                    g_strerror (ENOENT));
       return NULL;
     }
-  {
-    g_autoptr(GError) cgroup_error = NULL;
+  /* Whether the child joined is only known through shared memory. */
+  if (vfork_shares_memory ())
+    {
+      g_autoptr(GError) cgroup_error = NULL;
 
-    self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
-    if (self->cgroup != NULL)
-      cgroup_fd = self->cgroup->procs_fd;
-    else
-      g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
-               argv[0], cgroup_error->message);
-  }
+      self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
+      if (self->cgroup != NULL)
+        cgroup_fd = self->cgroup->procs_fd;
+      else
+        g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
+                 argv[0], cgroup_error->message);
+    }
   self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
                                 ruleset_fd, cgroup_fd, &cgroup_joined, ends, &local_error);
   if (self->pid == 0)
