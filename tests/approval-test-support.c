@@ -396,8 +396,9 @@ ats_store_fixture_set_up (Fixture       *f,
   /* For the processes that find the store through the workspace's
    * configuration (subagentctl, a manager). */
   {
-    g_autofree char *yaml = g_strdup_printf ("approvals:\n  sink: postgres\npostgres:\n"
-                                             "  conninfo: \"%s\"\n  schema: %s\n",
+    /* The nested form of docs/approvals.md: the sink's section under approvals:. */
+    g_autofree char *yaml = g_strdup_printf ("approvals:\n  sink: postgres\n  postgres:\n"
+                                             "    conninfo: \"%s\"\n    schema: %s\n",
                                              ats_pg_conninfo ('b'), f->schema);
 
     sat_write_file (f->root, ".subagent/config.yaml", yaml);

@@ -246,6 +246,46 @@ test_mode_names_not_interned (void)
   sat_rm_rf (root);
 }
 
+/* `approvals: {sink: postgres, postgres: {…}}`: the sink's section nested
+ * under approvals: is its plugin section, as a top-level one would be. */
+static void
+test_sink_section_nested_under_approvals (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("config");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentConfig) config = NULL;
+  g_autoptr(SubagentConfig) twice = NULL;
+  g_autoptr(SubagentConfig) scalar = NULL;
+  JsonObject *section;
+
+  sat_write_file (root, ".subagent/config.yaml",
+                  "approvals:\n  sink: postgres\n  timeout_seconds: 30\n"
+                  "  postgres:\n    conninfo: \"host=db.internal\"\n    schema: team_a\n");
+  config = subagent_config_load_for_root (root, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_config_get_approval_sink (config), ==, "postgres");
+  g_assert_cmpuint (g_strv_length ((GStrv) subagent_config_get_warnings (config)), ==, 0);
+  section = subagent_config_get_section (config, "postgres");
+  g_assert_nonnull (section);
+  g_assert_cmpstr (json_object_get_string_member (section, "schema"), ==, "team_a");
+  g_assert_cmpuint (subagent_config_get_line (config, "postgres", "schema"), ==, 6);
+
+  sat_write_file (root, ".subagent/config.yaml",
+                  "approvals:\n  sink: postgres\n  postgres: {schema: a}\npostgres: {schema: b}\n");
+  twice = subagent_config_load_for_root (root, &error);
+  g_assert_null (twice);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_assert_nonnull (strstr (error->message, "approvals.postgres"));
+  g_clear_error (&error);
+
+  sat_write_file (root, ".subagent/config.yaml", "approvals:\n  sink: postgres\n  postgres: yes\n");
+  scalar = subagent_config_load_for_root (root, &error);
+  g_assert_null (scalar);
+  g_assert_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE);
+  g_clear_error (&error);
+  sat_rm_rf (root);
+}
+
 static void
 test_scalar_top_level_key_warns (void)
 {
@@ -361,6 +401,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/config/env-overrides-root", test_env_overrides_root);
   g_test_add_func ("/config/modes-are-spelled-not-checked", test_modes_are_spelled_not_checked);
   g_test_add_func ("/config/mode-names-not-interned", test_mode_names_not_interned);
+  g_test_add_func ("/config/sink-section-nested-under-approvals", test_sink_section_nested_under_approvals);
   g_test_add_func ("/config/scalar-top-level-key-warns", test_scalar_top_level_key_warns);
   g_test_add_func ("/config/models", test_models);
   g_test_add_func ("/config/bad-models", test_bad_models);

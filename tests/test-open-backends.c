@@ -372,6 +372,22 @@ test_postgres_sink_is_configured (void)
   g_assert_cmpstr (key_file, ==, key_path);
   g_assert_cmpuint (max_connections, ==, 2);
 
+  /* The same options nested under approvals:, as the sink's name. */
+  {
+    g_autoptr(SubagentConfig) nested =
+      config_from_yaml (root, "approvals: { sink: postgres, postgres: { conninfo: \"host=db.invalid dbname=b\", "
+                              "schema: team_b } }\n");
+    g_autoptr(GObject) nested_sink = NULL;
+    g_autofree char *nested_schema = NULL;
+
+    g_assert_cmpuint (g_strv_length ((GStrv) subagent_config_get_warnings (nested)), ==, 0);
+    nested_sink = subagent_plugin_registry_create_configured (registry, nested, SUBAGENT_TYPE_APPROVAL_SINK,
+                                                              subagent_config_get_approval_sink (nested), root, &error);
+    g_assert_no_error (error);
+    g_object_get (nested_sink, "schema", &nested_schema, NULL);
+    g_assert_cmpstr (nested_schema, ==, "team_b");
+  }
+
   bad_schema = config_from_yaml (root, "postgres: { schema: \"a; DROP TABLE x\" }\n");
   refused = subagent_plugin_registry_create_configured (registry, bad_schema, SUBAGENT_TYPE_APPROVAL_SINK, "postgres",
                                                         root, &error);

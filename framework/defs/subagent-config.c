@@ -385,7 +385,6 @@ load_plugins (SubagentConfig *self, JsonObject *root, const char *source, GError
 static gboolean
 load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GError **error)
 {
-  static const char * const known[] = { "sink", "timeout_seconds", NULL };
   g_autoptr(GError) local_error = NULL;
   JsonObject *approvals = section (self, root, "approvals", source, &local_error);
 
@@ -393,9 +392,15 @@ load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GErr
     return g_propagate_error (error, g_steal_pointer (&local_error)), FALSE;
   if (approvals == NULL)
     return TRUE;
-  warn_unknown_keys (self, approvals, "approvals", known, source);
-  if (!read_string (approvals, "sink", "approvals.sink", source, &self->approval_sink, error) ||
-      !read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error))
+  if (!read_string (approvals, "sink", "approvals.sink", source, &self->approval_sink, error))
+    return FALSE;
+  {
+    /* The sink's own section may sit here too (keep_nested_sink_section()). */
+    const char * const known[] = { "sink", "timeout_seconds", self->approval_sink, NULL };
+
+    warn_unknown_keys (self, approvals, "approvals", known, source);
+  }
+  if (!read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error))
     return FALSE;
   if (self->approval_timeout == 0)
     return invalid (error, source, "approvals.timeout_seconds", "at least 1");
@@ -469,20 +474,40 @@ load_auto (SubagentConfig *self, JsonObject *root, const char *source, GError **
   return TRUE;
 }
 
+/* The line of @section_name (or of its @key) in the file, for messages;
+ * @parent names the mapping the section sits in, NULL at the top. */
 static void
 remember_line (SubagentConfig              *self,
                const SubagentYamlParseInfo *info,
+               const char                  *parent,
                const char                  *section_name,
                const char                  *key)
 {
+  g_autofree char *escaped_parent = parent ? subagent_yaml_pointer_escape (parent) : NULL;
   g_autofree char *escaped_section = subagent_yaml_pointer_escape (section_name);
   g_autofree char *escaped_key = key ? subagent_yaml_pointer_escape (key) : NULL;
-  g_autofree char *pointer = g_strconcat ("/", escaped_section, key ? "/" : NULL, escaped_key, NULL);
+  g_autofree char *pointer = g_strconcat (parent ? "/" : "", parent ? escaped_parent : "", "/", escaped_section,
+                                          key ? "/" : NULL, escaped_key, NULL);
   SubagentYamlMark mark;
 
   if (subagent_yaml_parse_info_get_mark (info, pointer, &mark) && mark.line > 0)
     g_hash_table_replace (self->lines, key ? g_strconcat (section_name, "/", key, NULL) : g_strdup (section_name),
                           GUINT_TO_POINTER (mark.line));
+}
+
+static void
+keep_section (SubagentConfig              *self,
+              const SubagentYamlParseInfo *info,
+              const char                  *parent,
+              const char                  *name,
+              JsonObject                  *section)
+{
+  g_autoptr(GList) members = json_object_get_members (section);
+
+  g_hash_table_replace (self->sections, g_strdup (name), json_object_ref (section));
+  remember_line (self, info, parent, name, NULL);
+  for (GList *l = members; l != NULL; l = l->next)
+    remember_line (self, info, parent, name, l->data);
 }
 
 /* Every top-level mapping the framework does not know is a plugin's section. */
@@ -499,8 +524,6 @@ keep_plugin_sections (SubagentConfig              *self,
   json_object_iter_init (&iter, root);
   while (json_object_iter_next (&iter, &name, &node))
     {
-      g_autoptr(GList) members = NULL;
-
       if (g_strv_contains (known, name))
         continue;
       if (!JSON_NODE_HOLDS_OBJECT (node))
@@ -509,12 +532,39 @@ keep_plugin_sections (SubagentConfig              *self,
                        self->source, name);
           continue;
         }
-      g_hash_table_replace (self->sections, g_strdup (name), json_object_ref (json_node_get_object (node)));
-      remember_line (self, info, name, NULL);
-      members = json_object_get_members (json_node_get_object (node));
-      for (GList *l = members; l != NULL; l = l->next)
-        remember_line (self, info, name, l->data);
+      keep_section (self, info, NULL, name, json_node_get_object (node));
     }
+}
+
+/* The approval sink's section may also sit under `approvals:`, named as
+ * the sink (`approvals: {sink: postgres, postgres: {conninfo: …}}`): it is
+ * the same plugin section as a top-level `postgres:`, which it must not
+ * repeat. */
+static gboolean
+keep_nested_sink_section (SubagentConfig              *self,
+                          JsonObject                  *root,
+                          const SubagentYamlParseInfo *info,
+                          GError                     **error)
+{
+  JsonNode *approvals = json_object_get_member (root, "approvals");
+  JsonNode *node;
+  g_autofree char *key = NULL;
+
+  if (self->approval_sink == NULL || approvals == NULL || !JSON_NODE_HOLDS_OBJECT (approvals) ||
+      (node = json_object_get_member (json_node_get_object (approvals), self->approval_sink)) == NULL)
+    return TRUE;
+  key = g_strconcat ("approvals.", self->approval_sink, NULL);
+  if (!JSON_NODE_HOLDS_OBJECT (node))
+    return invalid (error, self->source, key, "a mapping of the sink's options");
+  if (g_hash_table_contains (self->sections, self->approval_sink))
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "%s: the sink is configured twice, in “%s:” and in “%s:”; keep one", self->source,
+                   self->approval_sink, key);
+      return FALSE;
+    }
+  keep_section (self, info, "approvals", self->approval_sink, json_node_get_object (node));
+  return TRUE;
 }
 
 /**
@@ -690,6 +740,7 @@ config_from_json (JsonObject                  *object,
       !load_runner (self, object, self->source, error) ||
       !load_budget (self, object, self->source, error) ||
       !load_approvals (self, object, self->source, error) ||
+      !keep_nested_sink_section (self, object, info, error) ||
       !load_auto (self, object, self->source, error) ||
       !load_review (self, object, self->source, error) ||
       !load_routing (self, object, self->source, error) ||
