@@ -443,3 +443,21 @@ dts_forge_dead_record (DtsEngine  *e,
   path = subagent_owner_record_path (root, key);
   g_assert_true (g_file_set_contents (path, text, -1, NULL));
 }
+
+/* `subagentctl prune --root ROOT --json`, which must succeed: its output. */
+char *
+dts_prune_json (const char *root)
+{
+  g_autoptr(GSubprocess) prune = NULL;
+  g_autoptr(GError) error = NULL;
+  char *out = NULL;
+
+  prune = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE, &error,
+                            sat_subagentctl (), "prune", "--root", root, "--json", NULL);
+  g_assert_no_error (error);
+  g_subprocess_communicate_utf8 (prune, NULL, NULL, &out, NULL, &error);
+  g_assert_no_error (error);
+  g_test_message ("prune: %s", out);
+  g_assert_cmpint (g_subprocess_get_exit_status (prune), ==, 0);
+  return out;
+}

@@ -67,6 +67,7 @@ char     *dts_make_root            (DtsEngine  *e,
 void      dts_assert_nothing_left  (DtsEngine  *e,
                                     const char *label,
                                     const char *root);
+char     *dts_prune_json           (const char *root);
 void      dts_forge_dead_record    (DtsEngine  *e,
                                     const char *root,
                                     const char *key,

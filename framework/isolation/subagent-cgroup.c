@@ -288,24 +288,44 @@ _subagent_child_cgroup_new (GError **error)
   return self;
 }
 
+/* Reads @fd from its start into @buffer (NUL-terminated); -1 on error. */
+static gssize
+read_from_start (int    fd,
+                 char  *buffer,
+                 gsize  size)
+{
+  gssize n;
+
+  do
+    n = pread (fd, buffer, size - 1, 0);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -1;
+  buffer[n] = '\0';
+  return n;
+}
+
+/* Whether cgroup.events (@text, @length bytes read) says "populated 1":
+ * that counts the cgroups below too, unlike cgroup.procs. Unreadable: say
+ * populated, so that the caller kills. */
+static gboolean
+events_say_populated (const char *text,
+                      gssize      length)
+{
+  const char *p;
+
+  if (length <= 0 || (p = strstr (text, "populated ")) == NULL)
+    return TRUE;
+  return p[strlen ("populated ")] != '0';
+}
+
 gboolean
 _subagent_child_cgroup_is_populated (SubagentChildCgroup *self)
 {
   char text[256];
-  const char *p;
-  gssize n;
 
-  /* cgroupfs regenerates the file for a read at offset 0. Unreadable: say
-   * populated, so that the caller kills. */
-  do
-    n = pread (self->events_fd, text, sizeof text - 1, 0);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0)
-    return TRUE;
-  text[n] = '\0';
-  if ((p = strstr (text, "populated ")) == NULL)
-    return TRUE;
-  return p[strlen ("populated ")] != '0';
+  /* cgroupfs regenerates the file for a read at offset 0. */
+  return events_say_populated (text, read_from_start (self->events_fd, text, sizeof text));
 }
 
 guint
@@ -373,13 +393,8 @@ read_file (const char *cgroup,
   if (g_snprintf (path, sizeof path, "%s/%s", cgroup, name) >= (int) sizeof path ||
       (fd = open (path, O_RDONLY | O_CLOEXEC)) < 0)
     return -1;
-  do
-    n = read (fd, buffer, size - 1);
-  while (n < 0 && errno == EINTR);
+  n = read_from_start (fd, buffer, size);
   close (fd);
-  if (n < 0)
-    return -1;
-  buffer[n] = '\0';
   return n;
 }
 
@@ -387,14 +402,8 @@ gboolean
 _subagent_cgroup_is_populated (const char *cgroup)
 {
   char text[256];
-  const char *p;
 
-  /* "populated 0|1" counts the cgroups below too, unlike cgroup.procs.
-   * Unreadable: say populated, so that the caller kills. */
-  if (read_file (cgroup, "cgroup.events", text, sizeof text) <= 0 ||
-      (p = strstr (text, "populated ")) == NULL)
-    return TRUE;
-  return p[strlen ("populated ")] != '0';
+  return events_say_populated (text, read_file (cgroup, "cgroup.events", text, sizeof text));
 }
 
 /* Sends @signum to the members of @cgroup (a directory path) and of the
