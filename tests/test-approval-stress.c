@@ -331,6 +331,17 @@ on_reconnect_timeout (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Runs the default context until *@changed counts a "changed" signal. */
+static void
+wait_for_changed (guint *changed)
+{
+  guint timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
+
+  while (*changed == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_source_remove (timeout_id);
+}
+
 /* The LISTEN connection of a watcher breaks with the server; once it is
  * back the watcher says every watched run changed (notifications sent
  * meanwhile are lost), and verdicts given after that wake it again. */
@@ -342,7 +353,6 @@ test_watch_survives_restart (Fixture       *f,
   g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, NULL);
   g_autoptr(GPtrArray) requests = NULL;
   guint changed = 0;
-  guint timeout_id;
   gulong handler;
 
   ats_save_one (f->sink, "restart", a);
@@ -353,19 +363,13 @@ test_watch_survives_restart (Fixture       *f,
   changed = 0;
 
   restart_server ();
-  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
-  while (changed == 0)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (timeout_id);
+  wait_for_changed (&changed);
 
   /* The approver's pooled connections went too: it reconnects on its own. */
   changed = 0;
   g_assert_true (subagent_approval_sink_update_status (approver, "restart", subagent_approval_request_get_request_id (a),
                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "after-restart", NULL));
-  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
-  while (changed == 0)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (timeout_id);
+  wait_for_changed (&changed);
   requests = ats_load (f->sink, "restart");
   g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
   subagent_approval_sink_unwatch (f->sink, "restart");
@@ -383,7 +387,6 @@ test_parked_listen_survives_restart (Fixture       *f,
   g_autoptr(SubagentApprovalSink) approver = ats_store_new_sink (f, NULL);
   g_autoptr(GPtrArray) requests = NULL;
   guint changed = 0;
-  guint timeout_id;
   gulong handler;
 
   ats_save_one (f->sink, "parked", a);
@@ -398,10 +401,7 @@ test_parked_listen_survives_restart (Fixture       *f,
   changed = 0;
   g_assert_true (subagent_approval_sink_update_status (approver, "parked", subagent_approval_request_get_request_id (a),
                                                        SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "after-restart", NULL));
-  timeout_id = g_timeout_add_seconds (30, on_reconnect_timeout, NULL);
-  while (changed == 0)
-    g_main_context_iteration (NULL, TRUE);
-  g_source_remove (timeout_id);
+  wait_for_changed (&changed);
   requests = ats_load (f->sink, "parked");
   g_assert_cmpint (subagent_approval_request_get_status (requests->pdata[0]), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
   subagent_approval_sink_unwatch (f->sink, "parked");
