@@ -33,10 +33,16 @@ blocker_def (const char *token)
                           token);
 }
 
+/* The processes with @token on their command line; with @sessions, how
+ * many sessions they are in instead: each child leads its own, and the
+ * shell's fork for `sleep` shows the token too until it execs, so two
+ * processes need not be two children. */
 static guint
-count_processes_with (const char *token)
+count_with_token (const char *token,
+                  gboolean    sessions)
 {
   g_autoptr(GDir) proc = g_dir_open ("/proc", 0, NULL);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   const char *name;
   guint n = 0;
 
@@ -44,6 +50,7 @@ count_processes_with (const char *token)
     {
       g_autofree char *path = NULL;
       g_autofree char *cmdline = NULL;
+      g_autofree char *stat = NULL;
       gsize len = 0;
 
       if (!g_ascii_isdigit (name[0]))
@@ -54,10 +61,38 @@ count_processes_with (const char *token)
       for (gsize i = 0; i + 1 < len; i++)
         if (cmdline[i] == '\0')
           cmdline[i] = ' ';
-      if (strstr (cmdline, token) != NULL)
-        n++;
+      if (strstr (cmdline, token) == NULL)
+        continue;
+      if (!sessions)
+        {
+          n++;
+          continue;
+        }
+      g_free (path);
+      path = g_strdup_printf ("/proc/%s/stat", name);
+      if (g_file_get_contents (path, &stat, NULL, NULL) && strrchr (stat, ')') != NULL)
+        {
+          /* "pid (comm) state ppid pgrp session ...", counted from the last ')'. */
+          g_auto(GStrv) fields = g_strsplit (strrchr (stat, ')') + 2, " ", 5);
+
+          if (g_strv_length (fields) >= 4 && g_hash_table_add (seen, g_strdup (fields[3])))
+            n++;
+        }
     }
   return n;
+}
+
+static guint
+count_processes_with (const char *token)
+{
+  return count_with_token (token, FALSE);
+}
+
+/* How many children run: their sessions. */
+static guint
+count_children_with (const char *token)
+{
+  return count_with_token (token, TRUE);
 }
 
 static void
@@ -134,9 +169,9 @@ test_cli_sigterm_stops_batch (void)
 
               /* Both slots run real children (their programs started);
                * the other ten wait in the batch or the supervisor. */
-              while (count_processes_with (token) < 2 && g_get_monotonic_time () < deadline)
+              while (count_children_with (token) < 2 && g_get_monotonic_time () < deadline)
                 g_usleep (20 * 1000);
-              g_assert_cmpuint (count_processes_with (token), >=, 2);
+              g_assert_cmpuint (count_children_with (token), >=, 2);
               signalled_at = g_get_monotonic_time ();
               g_subprocess_send_signal (process, SIGTERM);
             }
@@ -288,9 +323,9 @@ test_cli_sigterm_stops_run (void)
                                          "worktree", "--command", command, "--", "block", NULL);
   g_assert_no_error (error);
   /* subagentctl's own command line holds the token too: wait for the child. */
-  while (count_processes_with (token) < 2 && g_get_monotonic_time () < deadline)
+  while (count_children_with (token) < 2 && g_get_monotonic_time () < deadline)
     g_usleep (20 * 1000);
-  g_assert_cmpuint (count_processes_with (token), >=, 2);
+  g_assert_cmpuint (count_children_with (token), >=, 2);
   signalled_at = g_get_monotonic_time ();
   g_subprocess_send_signal (process, SIGTERM);
   g_subprocess_communicate_utf8 (process, NULL, NULL, &out, NULL, &error);
