@@ -1017,7 +1017,7 @@ subagent_command_run_start (GTask              *task,
                             prompt != NULL ? strlen (prompt) : 0);
   /* With a cgroup of its own the child's leftovers are found there: the
    * /proc counters that a sweep needs are then not read. */
-  if (!_subagent_isolation_context_spawns_on_host (isolation) || !_subagent_cgroup_available ())
+  if (!subagent_host_process_expects_cgroup (isolation))
     state->processes = subagent_run_processes_new (state->token);
   state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
                                                 (const char * const *) envp, state->confinement.ruleset_fd,

@@ -16,6 +16,7 @@ typedef struct _SubagentHostProcess SubagentHostProcess;
  * after the process has exited and been reaped. */
 typedef void (*SubagentHostProcessExited) (gpointer user_data);
 
+gboolean             subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation);
 SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContext  *isolation,
                                                          const char * const        *argv,
                                                          const char * const        *envp,

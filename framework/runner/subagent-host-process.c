@@ -303,6 +303,17 @@ spawn_with_pipes (const char         *cwd,
   return pid;
 }
 
+/* Whether a child spawned in @isolation will get a cgroup of its own (so
+ * its leftovers are found there, not in /proc): it runs on the host, the
+ * host may make cgroups, and vfork() shares memory, the only way the host
+ * learns the child joined. */
+gboolean
+subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation)
+{
+  return _subagent_isolation_context_spawns_on_host (isolation) && vfork_shares_memory () &&
+         _subagent_cgroup_available ();
+}
+
 /**
  * subagent_host_process_spawn: (skip)
  * @isolation: the run's isolation
@@ -363,8 +374,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                    g_strerror (ENOENT));
       return NULL;
     }
-  /* Whether the child joined is only known through shared memory. */
-  if (vfork_shares_memory ())
+  if (subagent_host_process_expects_cgroup (isolation))
     {
       g_autoptr(GError) cgroup_error = NULL;
 
