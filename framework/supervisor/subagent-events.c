@@ -419,58 +419,6 @@ subagent_event_get_details (SubagentEvent *self)
   return self->details;
 }
 
-/**
- * subagent_event_to_json:
- * @self: a #SubagentEvent
- *
- * The event as one flat object: `event` (the kind's name), `time`
- * (ISO 8601, UTC, microseconds), `run_id`, `parent_run_id`, `def_name`,
- * `depth`, `batch_index` (`null` outside a batch), then the details.
- *
- * Returns: (transfer full): a new JSON object
- */
-JsonObject *
-subagent_event_to_json (SubagentEvent *self)
-{
-  JsonObject *object;
-  g_autofree char *time = NULL;
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *value;
-
-  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
-
-  object = json_object_new ();
-  time = g_date_time_format (self->time, "%Y-%m-%dT%H:%M:%S.%fZ");
-  json_object_set_string_member (object, "event", subagent_event_kind_to_string (self->kind));
-  json_object_set_string_member (object, "time", time);
-  json_object_set_string_member (object, "run_id", self->run_id);
-  json_object_set_string_member (object, "parent_run_id", self->parent_run_id);
-  json_object_set_string_member (object, "def_name", self->def_name);
-  json_object_set_int_member (object, "depth", self->depth);
-  if (self->batch_index < 0)
-    json_object_set_null_member (object, "batch_index");
-  else
-    json_object_set_int_member (object, "batch_index", self->batch_index);
-
-  json_object_iter_init (&iter, self->details);
-  while (json_object_iter_next (&iter, &key, &value))
-    if (!json_object_has_member (object, key))
-      json_object_set_member (object, key, subagent_json_node_deep_copy (value));
-  return object;
-}
-
-/**
- * subagent_event_to_line:
- * @self: a #SubagentEvent
- *
- * Serializes @self as one line of `events.jsonl`.
- *
- * Returns: (transfer full): subagent_event_to_json() on one line, with a
- *   trailing newline
- *
- * Since: 0.2
- */
 /* A JSON string as json-glib's generator writes it. */
 static void
 append_json_string (GString    *out,
@@ -502,6 +450,8 @@ append_json_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
+/* The members every event has, ahead of its details (which cannot
+ * override them). */
 static gboolean
 is_fixed_member (const char *key)
 {
@@ -515,10 +465,73 @@ is_fixed_member (const char *key)
   return FALSE;
 }
 
+/* The event's time as both forms write it, microseconds, UTC. */
+static void
+format_time (GDateTime *time,
+             char       text[40])
+{
+  g_snprintf (text, 40, "%d-%02d-%02dT%02d:%02d:%02d.%06dZ", g_date_time_get_year (time),
+              g_date_time_get_month (time), g_date_time_get_day_of_month (time), g_date_time_get_hour (time),
+              g_date_time_get_minute (time), g_date_time_get_second (time), g_date_time_get_microsecond (time));
+}
+
+/**
+ * subagent_event_to_json:
+ * @self: a #SubagentEvent
+ *
+ * The event as one flat object: `event` (the kind's name), `time`
+ * (ISO 8601, UTC, microseconds), `run_id`, `parent_run_id`, `def_name`,
+ * `depth`, `batch_index` (`null` outside a batch), then the details.
+ *
+ * Returns: (transfer full): a new JSON object
+ */
+JsonObject *
+subagent_event_to_json (SubagentEvent *self)
+{
+  JsonObject *object;
+  char time[40];
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
+
+  object = json_object_new ();
+  format_time (self->time, time);
+  json_object_set_string_member (object, "event", subagent_event_kind_to_string (self->kind));
+  json_object_set_string_member (object, "time", time);
+  json_object_set_string_member (object, "run_id", self->run_id);
+  json_object_set_string_member (object, "parent_run_id", self->parent_run_id);
+  json_object_set_string_member (object, "def_name", self->def_name);
+  json_object_set_int_member (object, "depth", self->depth);
+  if (self->batch_index < 0)
+    json_object_set_null_member (object, "batch_index");
+  else
+    json_object_set_int_member (object, "batch_index", self->batch_index);
+
+  json_object_iter_init (&iter, self->details);
+  while (json_object_iter_next (&iter, &key, &value))
+    if (!is_fixed_member (key))
+      json_object_set_member (object, key, subagent_json_node_deep_copy (value));
+  return object;
+}
+
+/**
+ * subagent_event_to_line:
+ * @self: a #SubagentEvent
+ *
+ * Serializes @self as one line of `events.jsonl`.
+ *
+ * Returns: (transfer full): subagent_event_to_json() on one line, with a
+ *   trailing newline
+ *
+ * Since: 0.2
+ */
 char *
 subagent_event_to_line (SubagentEvent *self)
 {
   GString *out;
+  char time[40];
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -532,11 +545,9 @@ subagent_event_to_line (SubagentEvent *self)
   out = g_string_sized_new (256);
   g_string_append (out, "{\"event\":");
   append_json_string (out, subagent_event_kind_to_string (self->kind));
-  g_string_append_printf (out, ",\"time\":\"%d-%02d-%02dT%02d:%02d:%02d.%06dZ\"",
-                          g_date_time_get_year (self->time), g_date_time_get_month (self->time),
-                          g_date_time_get_day_of_month (self->time), g_date_time_get_hour (self->time),
-                          g_date_time_get_minute (self->time), g_date_time_get_second (self->time),
-                          g_date_time_get_microsecond (self->time));
+  format_time (self->time, time);
+  g_string_append (out, ",\"time\":");
+  append_json_string (out, time);
   g_string_append (out, ",\"run_id\":");
   append_json_string (out, self->run_id);
   g_string_append (out, ",\"parent_run_id\":");
