@@ -411,6 +411,47 @@ subagent_approval_request_init (SubagentApprovalRequest *self)
   self->status = SUBAGENT_APPROVAL_STATUS_PENDING;
 }
 
+/* This process as the host that waits for its requests' verdicts. Its
+ * start time and the boot id cannot change while it runs, so they are read
+ * once (two /proc files, four system calls each, on every request's way to
+ * the store otherwise); a forked child has another pid and reads its own. */
+static gboolean
+own_host (gint64   *out_pid,
+          guint64  *out_start,
+          char    **out_boot_id)
+{
+  static GMutex lock;
+  static gint64 cached_pid;
+  static guint64 cached_start;
+  static char *cached_boot_id;
+  gint64 pid = getpid ();
+  gboolean known;
+
+  g_mutex_lock (&lock);
+  if (cached_pid != pid || cached_boot_id == NULL)
+    {
+      guint64 start = 0;
+      g_autofree char *boot_id = _subagent_host_boot_id ();
+
+      if (boot_id != NULL && _subagent_host_process_start_time (pid, &start))
+        {
+          g_free (cached_boot_id);
+          cached_boot_id = g_steal_pointer (&boot_id);
+          cached_start = start;
+          cached_pid = pid;
+        }
+    }
+  known = cached_pid == pid && cached_boot_id != NULL;
+  if (known)
+    {
+      *out_pid = pid;
+      *out_start = cached_start;
+      *out_boot_id = g_strdup (cached_boot_id);
+    }
+  g_mutex_unlock (&lock);
+  return known;
+}
+
 /**
  * subagent_approval_request_new:
  * @subagent_id: the child run's id (`[A-Za-z0-9_-]`, at most 128)
@@ -471,11 +512,12 @@ subagent_approval_request_new (const char *subagent_id,
                        NULL);
   /* The caller is the process that will wait for the verdict. */
   {
+    g_autofree char *boot_id = NULL;
     guint64 start = 0;
-    g_autofree char *boot_id = _subagent_host_boot_id ();
+    gint64 pid = 0;
 
-    if (_subagent_host_process_start_time (getpid (), &start) && boot_id != NULL)
-      _subagent_approval_request_set_host (request, getpid (), start, boot_id, g_get_host_name ());
+    if (own_host (&pid, &start, &boot_id))
+      _subagent_approval_request_set_host (request, pid, start, boot_id, g_get_host_name ());
   }
   return request;
 }

@@ -219,6 +219,17 @@ afs_commit (const char  *dir,
 }
 
 gboolean
+afs_sync_dir_fd (int          fd,
+                 const char  *dir,
+                 GError     **error)
+{
+  while (fsync (fd) < 0)
+    if (errno != EINTR)
+      return set_io_error (error, errno, "fsync the directory", dir);
+  return TRUE;
+}
+
+gboolean
 afs_sync_dir (const char  *dir,
               GError     **error)
 {

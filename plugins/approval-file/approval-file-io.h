@@ -40,6 +40,9 @@ gboolean  afs_commit        (const char  *dir,
                              GError     **error);
 gboolean  afs_sync_dir      (const char  *dir,
                              GError     **error);
+gboolean  afs_sync_dir_fd   (int          fd,
+                             const char  *dir,
+                             GError     **error);
 
 /* Whether @name is a run's file ("<run>.json" with a valid run id); then
  * *run_id gets the run. */

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,10 +60,16 @@ struct _AfsStore
   GCond commit_cond;
   GCond linger_cond;       /* an operation was queued for a lingering writer */
   GHashTable *queues;      /* run id → RunQueue; guarded by commit_mutex */
-  /* The directory afs_store_check_dir() last verified; guarded by mutex. */
+  /* The directory afs_store_check_dir() last verified, open (its fd
+   * pins the inode, so an lstat() showing the same device and inode is
+   * still this very directory); guarded by mutex. Fds of directories
+   * replaced since stay open until the store goes: a writer may be
+   * fsyncing one. */
   gboolean dir_checked;
   dev_t dir_dev;
   ino_t dir_ino;
+  int dir_fd;
+  GArray *retired_dir_fds;
 };
 
 AfsStore *
@@ -83,6 +90,8 @@ afs_store_new (const char       *dir,
   g_cond_init (&self->commit_cond);
   g_cond_init (&self->linger_cond);
   self->queues = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, run_queue_free);
+  self->dir_fd = -1;
+  self->retired_dir_fds = g_array_new (FALSE, FALSE, sizeof (int));
   return self;
 }
 
@@ -90,6 +99,11 @@ void
 afs_store_free (AfsStore *self)
 {
   g_hash_table_unref (self->queues);
+  for (guint i = 0; i < self->retired_dir_fds->len; i++)
+    close (g_array_index (self->retired_dir_fds, int, i));
+  g_array_unref (self->retired_dir_fds);
+  if (self->dir_fd >= 0)
+    close (self->dir_fd);
   g_cond_clear (&self->linger_cond);
   g_cond_clear (&self->commit_cond);
   g_mutex_clear (&self->commit_mutex);
@@ -162,18 +176,40 @@ afs_store_check_dir (AfsStore  *self,
     }
   {
     struct stat st;
+    int fd = open (self->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 
-    if (stat (self->dir, &st) == 0)
+    if (fd >= 0 && fstat (fd, &st) == 0)
       {
         g_mutex_lock (&self->mutex);
+        if (self->dir_fd >= 0)
+          g_array_append_val (self->retired_dir_fds, self->dir_fd);
+        self->dir_fd = fd;
         self->dir_dev = st.st_dev;
         self->dir_ino = st.st_ino;
         self->dir_checked = TRUE;
         g_mutex_unlock (&self->mutex);
       }
+    else if (fd >= 0)
+      close (fd);
   }
   *exists = TRUE;
   return TRUE;
+}
+
+/* The fsync that makes a rename in the directory durable, on the fd kept
+ * open since the directory was verified (no open and close per write). */
+static gboolean
+sync_dir (AfsStore  *self,
+          GError   **error)
+{
+  int fd;
+
+  g_mutex_lock (&self->mutex);
+  fd = self->dir_fd;
+  g_mutex_unlock (&self->mutex);
+  if (fd < 0)
+    return afs_sync_dir (self->dir, error);
+  return afs_sync_dir_fd (fd, self->dir, error);
 }
 
 static void
@@ -235,6 +271,20 @@ cache_last_trusted (AfsStore   *self,
   return entry != NULL ? g_ptr_array_ref (entry->requests) : NULL;
 }
 
+/* The cache's entry for the run, if any, with references. */
+static void
+cache_peek (AfsStore    *self,
+            const char  *run_id,
+            GBytes     **raw,
+            GPtrArray  **requests)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CacheEntry *entry = g_hash_table_lookup (self->cache, run_id);
+
+  *raw = entry != NULL ? g_bytes_ref (entry->raw) : NULL;
+  *requests = entry != NULL ? g_ptr_array_ref (entry->requests) : NULL;
+}
+
 /* Moves an untrusted run file aside (`<run>.json.tampered-<ms>`, which no
  * reader takes for a queue), so a person can look at it and the keyed host
  * can write the version it trusts. Call with the run's lock held. */
@@ -253,18 +303,16 @@ quarantine (AfsStore   *self,
   return aside;
 }
 
-/* Whether the run's file on disk carries a signature. */
+/* Whether @contents (a version of a run's file; NULL for none) carries a
+ * signature. */
 static gboolean
-file_is_signed (AfsStore   *self,
-                const char *run_id)
+bytes_are_signed (GBytes *contents)
 {
-  g_autofree char *path = afs_run_file_path (self->dir, run_id);
-  g_autoptr(GBytes) contents = NULL;
   g_autoptr(JsonParser) parser = NULL;
   gsize length = 0;
   const char *data;
 
-  if (!afs_read (path, &contents, NULL) || contents == NULL)
+  if (contents == NULL)
     return FALSE;
   data = g_bytes_get_data (contents, &length);
   /* A member named "signature" is spelt so, or with a \u escape: a file
@@ -282,12 +330,15 @@ file_is_signed (AfsStore   *self,
 /* The requests in the run's file, shared with the cache: never change the
  * array or its elements. Empty when there is no file; NULL with an error
  * otherwise (SUBAGENT_APPROVAL_ERROR_INTEGRITY: the file cannot be trusted).
- * Without @parse, a version not in the cache gives NULL and no error. */
+ * Without @parse, a version not in the cache gives NULL and no error.
+ * @raw (optional) gets the bytes read, whether they parse or not: NULL
+ * when there is no file or it could not be read. */
 static GPtrArray *
-read_requests (AfsStore    *self,
-               const char  *run_id,
-               gboolean     parse,
-               GError     **error)
+read_requests_raw (AfsStore    *self,
+                   const char  *run_id,
+                   gboolean     parse,
+                   GBytes     **raw,
+                   GError     **error)
 {
   g_autofree char *path = afs_run_file_path (self->dir, run_id);
   g_autoptr(GBytes) contents = NULL;
@@ -296,8 +347,12 @@ read_requests (AfsStore    *self,
   gsize length = 0;
   const char *data;
 
+  if (raw != NULL)
+    *raw = NULL;
   if (!afs_read (path, &contents, error))
     return NULL;
+  if (raw != NULL && contents != NULL)
+    *raw = g_bytes_ref (contents);
   if (contents == NULL)
     return g_ptr_array_new_with_free_func (g_object_unref);
   requests = cache_lookup (self, run_id, contents);
@@ -316,19 +371,33 @@ read_requests (AfsStore    *self,
   return requests;
 }
 
-/* Replaces the run's file with @requests, which the cache keeps: the caller
+static GPtrArray *
+read_requests (AfsStore    *self,
+               const char  *run_id,
+               gboolean     parse,
+               GError     **error)
+{
+  return read_requests_raw (self, run_id, parse, NULL, error);
+}
+
+/* Replaces the run's file, whose bytes are @on_disk (read under the lock;
+ * NULL for no file), with @requests, which the cache keeps: the caller
  * must not change them afterwards. Call with the run's lock held. */
 static gboolean
 write_requests (AfsStore    *self,
                 const char  *run_id,
                 GPtrArray   *requests,
+                GBytes      *on_disk,
                 int         *replaced_fd,
                 GError     **error)
 {
   g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
+  g_autoptr(GBytes) prior_raw = NULL;
+  g_autoptr(GPtrArray) prior_requests = NULL;
 
-  /* Unsigned, it would lock the keyed host out of its own queue. */
-  if (self->key == NULL && file_is_signed (self, run_id))
+  /* Unsigned, it would lock the keyed host out of its own queue. The
+   * bytes read under the lock are the file's: no read again. */
+  if (self->key == NULL && bytes_are_signed (on_disk))
     {
       g_set_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY,
                    "The approval queue of run %s is signed: a writer without the HMAC key cannot change it; "
@@ -344,9 +413,19 @@ write_requests (AfsStore    *self,
                    AFS_MAX_FILE_SIZE);
       return FALSE;
     }
-  if (!afs_commit (self->dir, run_id, contents, replaced_fd, error))
-    return FALSE;
+  /* In the cache before the rename: a thread of this process woken by the
+   * rename (a watcher) then finds the version it reads there instead of
+   * parsing it again while this one finishes. */
+  cache_peek (self, run_id, &prior_raw, &prior_requests);
   cache_store (self, run_id, contents, requests);
+  if (!afs_commit (self->dir, run_id, contents, replaced_fd, error))
+    {
+      if (prior_raw != NULL)
+        cache_store (self, run_id, prior_raw, prior_requests);
+      else
+        cache_forget (self, run_id);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -441,9 +520,11 @@ lock_and_read (AfsStore    *self,
                gboolean   (*settle) (GPtrArray *version, gpointer data),
                gpointer     settle_data,
                GPtrArray  **stored,
+               GBytes     **raw,
                GError     **error)
 {
   *stored = NULL;
+  *raw = NULL;
   for (guint round = 0;; round++)
     {
       /* Callers that have just looked at the file themselves (skip_first)
@@ -458,7 +539,8 @@ lock_and_read (AfsStore    *self,
       fd = afs_lock (self->dir, run_id, error);
       if (fd < 0)
         return -1;
-      *stored = read_requests (self, run_id, round >= LOCKED_PARSE_AFTER, &local_error);
+      g_clear_pointer (raw, g_bytes_unref);
+      *stored = read_requests_raw (self, run_id, round >= LOCKED_PARSE_AFTER, raw, &local_error);
       if (*stored != NULL || local_error != NULL)
         {
           if (local_error != NULL)
@@ -715,12 +797,13 @@ write_batch (AfsStore   *self,
   g_autoptr(GPtrArray) working = NULL;
   g_autoptr(GError) read_error = NULL;
   g_autoptr(GError) write_error = NULL;
+  g_autoptr(GBytes) on_disk = NULL;
   gboolean changed = FALSE;
   guint next = 0;
   int replaced_fd = -1;
   int lock_fd;
 
-  lock_fd = lock_and_read (self, run_id, all_checked (ops), settle_lost_updates, ops, &stored, &read_error);
+  lock_fd = lock_and_read (self, run_id, all_checked (ops), settle_lost_updates, ops, &stored, &on_disk, &read_error);
   if (lock_fd < 0 && read_error == NULL)
     return;
   if (lock_fd >= 0)
@@ -788,13 +871,13 @@ write_batch (AfsStore   *self,
     }
   while (take_queued (self, run_id, ops) > 0);
 
-  if (changed && !write_requests (self, run_id, working, &replaced_fd, &write_error))
+  if (changed && !write_requests (self, run_id, working, on_disk, &replaced_fd, &write_error))
     changed = FALSE;
   afs_unlock (lock_fd);
   /* The directory fsync comes after unlocking: other processes' writes
    * overlap it. */
   if (write_error == NULL && changed)
-    afs_sync_dir (self->dir, &write_error);
+    sync_dir (self, &write_error);
   if (replaced_fd >= 0)
     close (replaced_fd);
   if (write_error != NULL)
@@ -1178,7 +1261,7 @@ afs_store_prune (AfsStore   *self,
           return 0;
         }
     }
-  if (removed > 0 && !afs_sync_dir (self->dir, error))
+  if (removed > 0 && !sync_dir (self, error))
     return 0;
   return removed;
 }

@@ -166,6 +166,12 @@ watcher_new (AfsWatchSet   *set,
   watcher->runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   watcher->source = g_unix_fd_source_new (fd, G_IO_IN);
   g_source_set_static_name (watcher->source, "[subagent] approval-file watch");
+  /* GLib takes a source that may not recurse out of the poll set while it
+   * dispatches and puts it back after, each time writing the context's
+   * wakeup eventfd, so every wake-up cost a second, empty main loop
+   * iteration. on_inotify() holds no lock while it emits, so a handler
+   * that iterates this context again only makes it read on. */
+  g_source_set_can_recurse (watcher->source, TRUE);
   g_source_set_callback (watcher->source, G_SOURCE_FUNC (on_inotify), watcher, watcher_free);
   g_source_attach (watcher->source, context);
   return watcher;
