@@ -35,6 +35,25 @@ typedef struct {
 
 #define CACHE_MAX_RUNS 32
 
+/* The last version of a run's file this store wrote, and the version the
+ * unbroken series of this store's writes that led to it started from
+ * (each written on top of the one before): what afs_store_own_change_only()
+ * tells watchers. */
+typedef struct {
+  GBytes *raw;
+  GBytes *anchor;          /* NULL: the series started with no file */
+} OwnWrite;
+
+static void
+own_write_free (gpointer data)
+{
+  OwnWrite *own = data;
+
+  g_bytes_unref (own->raw);
+  g_clear_pointer (&own->anchor, g_bytes_unref);
+  g_free (own);
+}
+
 static void run_queue_free (gpointer data);
 #define LOCKED_PARSE_AFTER 3
 
@@ -56,6 +75,7 @@ struct _AfsStore
   gpointer report_data;
   GMutex mutex;
   GHashTable *cache;       /* run id → CacheEntry; guarded by mutex */
+  GHashTable *own_writes;  /* run id → OwnWrite; guarded by mutex */
   GMutex commit_mutex;
   GCond commit_cond;
   GCond linger_cond;       /* an operation was queued for a lingering writer */
@@ -92,6 +112,7 @@ afs_store_new (const char       *dir,
   self->report_data = report_data;
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cache_entry_free);
+  self->own_writes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, own_write_free);
   g_mutex_init (&self->commit_mutex);
   g_cond_init (&self->commit_cond);
   g_cond_init (&self->linger_cond);
@@ -117,6 +138,7 @@ afs_store_free (AfsStore *self)
   g_cond_clear (&self->commit_cond);
   g_mutex_clear (&self->commit_mutex);
   g_hash_table_unref (self->cache);
+  g_hash_table_unref (self->own_writes);
   g_mutex_clear (&self->mutex);
   g_clear_pointer (&self->key, g_bytes_unref);
   g_free (self->dir);
@@ -342,6 +364,66 @@ cache_peek (AfsStore    *self,
   *requests = entry != NULL ? g_ptr_array_ref (entry->requests) : NULL;
 }
 
+static gboolean
+bytes_same (GBytes *a,
+            GBytes *b)
+{
+  return a == NULL ? b == NULL : b != NULL && g_bytes_equal (a, b);
+}
+
+/* Before this store replaces @on_disk (read under the run's lock; NULL for
+ * no file) with @contents. */
+static void
+own_write_record (AfsStore   *self,
+                  const char *run_id,
+                  GBytes     *on_disk,
+                  GBytes     *contents)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  OwnWrite *previous = g_hash_table_lookup (self->own_writes, run_id);
+  OwnWrite *own = g_new0 (OwnWrite, 1);
+
+  own->raw = g_bytes_ref (contents);
+  /* On top of our own last version, the series goes on; on anything else
+   * (another writer's version, a deleted file) a new one starts. */
+  if (previous != NULL && on_disk != NULL && g_bytes_equal (previous->raw, on_disk))
+    own->anchor = previous->anchor != NULL ? g_bytes_ref (previous->anchor) : NULL;
+  else
+    own->anchor = on_disk != NULL ? g_bytes_ref (on_disk) : NULL;
+  /* Bounded like the cache; what is forgotten is then announced again. */
+  if (g_hash_table_size (self->own_writes) >= CACHE_MAX_RUNS && previous == NULL)
+    g_hash_table_remove_all (self->own_writes);
+  g_hash_table_insert (self->own_writes, g_strdup (run_id), own);
+}
+
+gboolean
+afs_store_own_change_only (AfsStore    *self,
+                           const char  *run_id,
+                           GBytes      *announced,
+                           GBytes     **current)
+{
+  g_autofree char *path = afs_run_file_path (self->dir, run_id);
+  g_autoptr(GMutexLocker) locker = NULL;
+  OwnWrite *own;
+
+  *current = NULL;
+  if (!afs_read (path, current, NULL))
+    return FALSE;
+  /* A watch that announced nothing yet announces once. */
+  if (announced == NULL || *current == NULL)
+    return FALSE;
+  locker = g_mutex_locker_new (&self->mutex);
+  own = g_hash_table_lookup (self->own_writes, run_id);
+  /* The file holds our last version, and our series of writes up to it
+   * started from the version announced: every version in between was
+   * ours, so whoever listens has nothing to reload. Another writer's
+   * version under any of ours started a series of its own. */
+  if (own == NULL || !g_bytes_equal (own->raw, *current) || !bytes_same (own->anchor, announced))
+    return FALSE;
+  g_clear_pointer (current, g_bytes_unref);
+  return TRUE;
+}
+
 /* Moves an untrusted run file aside (`<run>.json.tampered-<ms>`, which no
  * reader takes for a queue), so a person can look at it and the keyed host
  * can write the version it trusts. Call with the run's lock held. */
@@ -475,6 +557,7 @@ write_requests (AfsStore    *self,
    * parsing it again while this one finishes. */
   cache_peek (self, run_id, &prior_raw, &prior_requests);
   cache_store (self, run_id, contents, requests);
+  own_write_record (self, run_id, on_disk, contents);
   if (!afs_commit (self->dir, run_id, contents, take_spare (self), replaced_fd, error))
     {
       if (prior_raw != NULL)

@@ -62,5 +62,12 @@ guint       afs_store_prune         (AfsStore                *self,
                                      GError                 **error);
 GStrv       afs_store_list_runs     (AfsStore                *self,
                                      GError                 **error);
+/* Reads the run's file into *current (NULL: none) and says whether every
+ * version since @announced (NULL: nothing announced yet, so FALSE) was
+ * this store's own write; then *current is cleared. */
+gboolean    afs_store_own_change_only (AfsStore              *self,
+                                       const char            *run_id,
+                                       GBytes                *announced,
+                                       GBytes               **current);
 
 G_END_DECLS

@@ -26,21 +26,27 @@ typedef struct {
   GSource *source;
   int fd;
   GHashTable *runs;        /* run id → number of watches; guarded by set->mutex */
+  /* run id → the version "changed" was last emitted for (absent: none);
+   * guarded by set->mutex */
+  GHashTable *announced;
 } Watcher;
 
 struct _AfsWatchSet
 {
   SubagentApprovalSink *sink;
+  AfsWatchOwnFunc own_only;
   GMutex mutex;
   GPtrArray *watchers;     /* of Watcher; guarded by mutex */
 };
 
 AfsWatchSet *
-afs_watch_set_new (SubagentApprovalSink *sink)
+afs_watch_set_new (SubagentApprovalSink *sink,
+                   AfsWatchOwnFunc       own_only)
 {
   AfsWatchSet *self = g_new0 (AfsWatchSet, 1);
 
   self->sink = sink;
+  self->own_only = own_only;
   g_mutex_init (&self->mutex);
   self->watchers = g_ptr_array_new ();
   return self;
@@ -80,15 +86,47 @@ watcher_free (gpointer data)
   close (watcher->fd);
   g_main_context_unref (watcher->context);
   g_hash_table_unref (watcher->runs);
+  g_hash_table_unref (watcher->announced);
   g_free (watcher);
+}
+
+typedef struct {
+  char *run;
+  gboolean forced;         /* events were lost: emit whatever the file holds */
+  GBytes *announced;       /* nullable */
+} Change;
+
+static void
+change_free (gpointer data)
+{
+  Change *change = data;
+
+  g_free (change->run);
+  g_clear_pointer (&change->announced, g_bytes_unref);
+  g_free (change);
 }
 
 static void
 add_changed (GPtrArray  *changed,
-             const char *run)
+             Watcher    *watcher,
+             const char *run,
+             gboolean    forced)
 {
-  if (!g_ptr_array_find_with_equal_func (changed, run, g_str_equal, NULL))
-    g_ptr_array_add (changed, g_strdup (run));
+  Change *change;
+
+  for (guint i = 0; i < changed->len; i++)
+    if (g_str_equal (((Change *) changed->pdata[i])->run, run))
+      {
+        ((Change *) changed->pdata[i])->forced |= forced;
+        return;
+      }
+  change = g_new0 (Change, 1);
+  change->run = g_strdup (run);
+  change->forced = forced;
+  change->announced = g_hash_table_lookup (watcher->announced, run);
+  if (change->announced != NULL)
+    g_bytes_ref (change->announced);
+  g_ptr_array_add (changed, change);
 }
 
 static gboolean
@@ -98,7 +136,7 @@ on_inotify (int          fd,
 {
   Watcher *watcher = user_data;
   g_autoptr(SubagentApprovalSink) sink = g_weak_ref_get (&watcher->sink);
-  g_autoptr(GPtrArray) changed = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) changed = g_ptr_array_new_with_free_func (change_free);
   char buf[8192] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
   ssize_t n;
 
@@ -122,17 +160,37 @@ on_inotify (int          fd,
 
             g_hash_table_iter_init (&iter, watcher->runs);
             while (g_hash_table_iter_next (&iter, &key, NULL))
-              add_changed (changed, key);
+              add_changed (changed, watcher, key, TRUE);
           }
         else if (event->len > 0 && afs_parse_run_file_name (event->name, &run)
                  && g_hash_table_contains (watcher->runs, run))
-          add_changed (changed, run);
+          add_changed (changed, watcher, run, FALSE);
       }
   g_mutex_unlock (&watcher->set->mutex);
 
-  /* Once per run and batch of events: a burst of writes is one reload. */
+  /* Once per run and batch of events: a burst of writes is one reload.
+   * Versions this sink wrote on top of the one last announced, and no
+   * other, are no news to whoever listens here: the two processes of a
+   * request and its verdict each reloaded their own write before. */
   for (guint i = 0; i < changed->len; i++)
-    subagent_approval_sink_emit_changed (sink, changed->pdata[i]);
+    {
+      Change *change = changed->pdata[i];
+      g_autoptr(GBytes) current = NULL;
+
+      if (!change->forced && watcher->set->own_only != NULL
+          && watcher->set->own_only (sink, change->run, change->announced, &current))
+        continue;
+      g_mutex_lock (&watcher->set->mutex);
+      if (g_hash_table_contains (watcher->runs, change->run))
+        {
+          if (current != NULL)
+            g_hash_table_insert (watcher->announced, g_strdup (change->run), g_bytes_ref (current));
+          else
+            g_hash_table_remove (watcher->announced, change->run);
+        }
+      g_mutex_unlock (&watcher->set->mutex);
+      subagent_approval_sink_emit_changed (sink, change->run);
+    }
   return G_SOURCE_CONTINUE;
 }
 
@@ -164,6 +222,7 @@ watcher_new (AfsWatchSet   *set,
   watcher->context = g_main_context_ref (context);
   watcher->fd = fd;
   watcher->runs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  watcher->announced = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_bytes_unref);
   watcher->source = g_unix_fd_source_new (fd, G_IO_IN);
   g_source_set_static_name (watcher->source, "[subagent] approval-file watch");
   /* GLib takes a source that may not recurse out of the poll set while it
@@ -229,7 +288,10 @@ afs_watch_set_remove (AfsWatchSet *self,
   if (count > 1)
     g_hash_table_insert (watcher->runs, g_strdup (run_id), GUINT_TO_POINTER (count - 1));
   else
-    g_hash_table_remove (watcher->runs, run_id);
+    {
+      g_hash_table_remove (watcher->runs, run_id);
+      g_hash_table_remove (watcher->announced, run_id);
+    }
   /* With its last run gone, the context's inotify instance goes too. */
   if (g_hash_table_size (watcher->runs) == 0)
     {

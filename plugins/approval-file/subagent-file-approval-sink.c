@@ -461,11 +461,29 @@ subagent_file_approval_sink_class_finalize (SubagentFileApprovalSinkClass *klass
 {
 }
 
+/* For the watches: whether a run's file changed since @announced only by
+ * this sink's writes. */
+static gboolean
+own_change_only (SubagentApprovalSink  *sink,
+                 const char            *run_id,
+                 GBytes                *announced,
+                 GBytes               **current)
+{
+  SubagentFileApprovalSink *self = SUBAGENT_FILE_APPROVAL_SINK (sink);
+  AfsStore *store;
+
+  *current = NULL;
+  g_mutex_lock (&self->mutex);
+  store = self->store;
+  g_mutex_unlock (&self->mutex);
+  return store != NULL && afs_store_own_change_only (store, run_id, announced, current);
+}
+
 static void
 subagent_file_approval_sink_init (SubagentFileApprovalSink *self)
 {
   g_mutex_init (&self->mutex);
-  self->watches = afs_watch_set_new (SUBAGENT_APPROVAL_SINK (self));
+  self->watches = afs_watch_set_new (SUBAGENT_APPROVAL_SINK (self), own_change_only);
 }
 
 /**
