@@ -42,6 +42,7 @@
 
 #define POLL_INTERVAL_US (G_USEC_PER_SEC / 4)
 #define CYCLES_PER_RUN 20
+#define BARE_SETTLE_US 2000
 #define DEFAULT_WAITING "1,4,8,16"
 #define PG_CONNINFO_ENV "SUBAGENT_BENCH_PG_CONNINFO"
 
@@ -625,7 +626,8 @@ typedef struct {
  * disk (its speed drifts by half within minutes here); each block of cycles
  * has a fresh run, so the queue stays the size of a real one. Between
  * blocks the approver confirms it is idle: its last directory fsync must not
- * slow down the bare writes. */
+ * slow down the bare writes; then 2 ms pass, untimed, for what the stores
+ * of both processes finish after their callers returned. */
 static void
 throughput (Bench      *b,
             const char *dir,
@@ -675,6 +677,11 @@ throughput (Bench      *b,
         continue;
       level->writes += count_writes (b, run);
 
+      /* The store finishes a write after its caller returned (closing
+       * the replaced version, which frees its inode and, on a disk
+       * mounted with `discard`, waits for the device): untimed, that
+       * must not land on the bare writes either. */
+      g_usleep (BARE_SETTLE_US);
       start = g_get_monotonic_time ();
       for (guint i = 0; i < per_block; i++)
         bare_atomic_write (dir, dir_fd, payload);

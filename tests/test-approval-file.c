@@ -115,6 +115,84 @@ test_atomic_write_no_temp_files (Fixture       *f,
 }
 
 static void
+on_changed_count (SubagentApprovalSink *sink,
+                  const char           *run,
+                  guint                *count)
+{
+  (*count)++;
+}
+
+/* inotify queues a rename's events within the rename: what is readable
+ * now is all there is. */
+static void
+drain_events (void)
+{
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+}
+
+/* "changed" is left out for versions this sink alone wrote since the one
+ * it last announced (each process of a request and its verdict has seen
+ * its own write), but never when another writer's version lies under one
+ * of ours: whoever listens must still learn of it. */
+static void
+test_changed_skips_only_own_writes (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_autoptr(SubagentApprovalSink) other = ats_new_sink (f->root, data);
+  g_autoptr(SubagentApprovalRequest) a = ats_make_request (RUN, "delete_file", "/a");
+  g_autoptr(SubagentApprovalRequest) b = ats_make_request (RUN, "delete_file", "/b");
+  g_autoptr(SubagentApprovalRequest) c = ats_make_request (RUN, "delete_file", "/c");
+  g_autoptr(SubagentApprovalRequest) d = ats_make_request (RUN, "delete_file", "/d");
+  guint changed = 0;
+  gulong handler = g_signal_connect (f->sink, "changed", G_CALLBACK (on_changed_count), &changed);
+
+  subagent_approval_sink_watch (f->sink, RUN);
+  ats_save_one (f->sink, RUN, a);
+  drain_events ();
+  /* A watch that announced nothing yet announces once. */
+  g_assert_cmpuint (changed, ==, 1);
+
+  ats_save_one (f->sink, RUN, b);
+  ats_save_one (f->sink, RUN, c);
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 1);
+
+  /* Another sink's verdict, then our save on top of it before the watch
+   * reads its events: the file then holds our version, yet the verdict
+   * under it is news. */
+  g_assert_true (subagent_approval_sink_update_status (other, RUN, subagent_approval_request_get_request_id (a),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "other", NULL));
+  ats_save_one (f->sink, RUN, d);
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 2);
+  g_assert_cmpint (ats_stored_status (f->sink, RUN, a), ==, SUBAGENT_APPROVAL_STATUS_APPROVED);
+
+  /* Another writer's version alone is announced, and our verdict on top
+   * of the version announced is not. */
+  g_assert_true (subagent_approval_sink_update_status (other, RUN, subagent_approval_request_get_request_id (b),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, "no", "other", NULL));
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 3);
+  g_assert_true (subagent_approval_sink_update_status (f->sink, RUN, subagent_approval_request_get_request_id (c),
+                                                       SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, "us", NULL));
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 3);
+
+  /* Removed by another sink's prune: announced. */
+  g_assert_true (subagent_approval_sink_update_status (other, RUN, subagent_approval_request_get_request_id (d),
+                                                       SUBAGENT_APPROVAL_STATUS_DENIED, "no", "other", NULL));
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 4);
+  g_assert_cmpuint (subagent_approval_sink_prune_stale (other, 0, NULL), ==, 1);
+  drain_events ();
+  g_assert_cmpuint (changed, ==, 5);
+
+  subagent_approval_sink_unwatch (f->sink, RUN);
+  g_signal_handler_disconnect (f->sink, handler);
+}
+
+static void
 test_invalid_ids (Fixture       *f,
                   gconstpointer  data)
 {
@@ -724,6 +802,8 @@ main (int   argc,
   ADD ("store/queue-batch-verdicts-make-one-write", test_queue_batch_verdicts_one_write, NULL);
   ADD ("store/queue-batch-verdicts-make-one-write-signed", test_queue_batch_verdicts_one_write, KEY);
   ADD ("store/invalid-ids-are-errors-never-paths", test_invalid_ids, NULL);
+  ADD ("watch/changed-skips-only-own-writes", test_changed_skips_only_own_writes, NULL);
+  ADD ("watch/changed-skips-only-own-writes-signed", test_changed_skips_only_own_writes, KEY);
   ADD ("store/save-without-changes-does-not-rewrite", test_save_unchanged_does_not_rewrite, NULL);
   ADD ("store/prune-keeps-pending-and-unverifiable", test_prune_keeps_pending_and_unverifiable, NULL);
   ADD ("store/list-runs-is-sorted-and-skips-strangers", test_list_runs, NULL);

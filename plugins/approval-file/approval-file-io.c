@@ -204,6 +204,7 @@ afs_commit (const char  *dir,
             const char  *run_id,
             GBytes      *contents,
             int          spare_fd,
+            gboolean    *spare_refused,
             int         *replaced_fd,
             GError     **error)
 {
@@ -215,6 +216,7 @@ afs_commit (const char  *dir,
   int fd = -1;
 
   *replaced_fd = -1;
+  *spare_refused = FALSE;
   /* A spare inode made ahead (afs_spare_new()) spares this write the inode
    * allocation, which on ext4 without a journal walks every inode freed in
    * the group in the last seconds: it is written, linked under the temp
@@ -234,7 +236,10 @@ afs_commit (const char  *dir,
       if (link_spare (spare_fd, temp_path))
         fd = spare_fd;
       else
-        close (spare_fd);
+        {
+          *spare_refused = TRUE;
+          close (spare_fd);
+        }
     }
   if (fd < 0)
     {

@@ -34,7 +34,8 @@ int       afs_spare_new     (int          dir_fd);
 /* Writes @contents to a temp file beside the run's file, fsyncs it and renames
  * it over the run's file. The temp file is @spare_fd (from afs_spare_new(),
  * on the same directory; consumed) given a temp name, or, with -1 or if it
- * cannot be linked, one made here. Call with the run's lock held; follow
+ * cannot be linked (then *spare_refused is set: no /proc, say), one made
+ * here. Call with the run's lock held; follow
  * with afs_sync_dir() (after unlocking is fine) to make the rename durable.
  * *replaced_fd gets a descriptor of the replaced version, or -1: close it
  * once the rename's readers matter less than the caller's time (it frees
@@ -43,6 +44,7 @@ gboolean  afs_commit        (const char  *dir,
                              const char  *run_id,
                              GBytes      *contents,
                              int          spare_fd,
+                             gboolean    *spare_refused,
                              int         *replaced_fd,
                              GError     **error);
 gboolean  afs_sync_dir      (const char  *dir,

@@ -35,23 +35,32 @@ typedef struct {
 
 #define CACHE_MAX_RUNS 32
 
-/* The last version of a run's file this store wrote, and the version the
- * unbroken series of this store's writes that led to it started from
- * (each written on top of the one before): what afs_store_own_change_only()
- * tells watchers. */
+/* For afs_store_own_change_only(), per run: the unbroken series of this
+ * store's writes that led to the run's last version it wrote, each written
+ * on top of the one before. versions[0] is what the first was written on
+ * (NULL: no file), the last one is the last written; only the last
+ * OWN_SERIES_KEPT are kept, the one before them becoming versions[0]
+ * (every version after it is still ours). */
 typedef struct {
-  GBytes *raw;
-  GBytes *anchor;          /* NULL: the series started with no file */
+  GPtrArray *versions;     /* of GBytes, the first nullable */
 } OwnWrite;
+
+#define OWN_SERIES_KEPT 8
 
 static void
 own_write_free (gpointer data)
 {
   OwnWrite *own = data;
 
-  g_bytes_unref (own->raw);
-  g_clear_pointer (&own->anchor, g_bytes_unref);
+  g_ptr_array_unref (own->versions);
   g_free (own);
+}
+
+static void
+bytes_unref0 (gpointer bytes)
+{
+  if (bytes != NULL)
+    g_bytes_unref (bytes);
 }
 
 static void run_queue_free (gpointer data);
@@ -407,19 +416,25 @@ own_write_record (AfsStore   *self,
                   GBytes     *contents)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  OwnWrite *previous = g_hash_table_lookup (self->own_writes, run_id);
-  OwnWrite *own = g_new0 (OwnWrite, 1);
+  OwnWrite *own = g_hash_table_lookup (self->own_writes, run_id);
+  GBytes *last = own != NULL ? own->versions->pdata[own->versions->len - 1] : NULL;
 
-  own->raw = g_bytes_ref (contents);
   /* On top of our own last version, the series goes on; on anything else
    * (another writer's version, a deleted file) a new one starts. */
-  if (previous != NULL && on_disk != NULL && g_bytes_equal (previous->raw, on_disk))
-    own->anchor = previous->anchor != NULL ? g_bytes_ref (previous->anchor) : NULL;
-  else
-    own->anchor = on_disk != NULL ? g_bytes_ref (on_disk) : NULL;
+  if (own != NULL && on_disk != NULL && last != NULL && g_bytes_equal (last, on_disk))
+    {
+      g_ptr_array_add (own->versions, g_bytes_ref (contents));
+      if (own->versions->len > OWN_SERIES_KEPT + 1)
+        g_ptr_array_remove_index (own->versions, 0);
+      return;
+    }
   /* Bounded like the cache; what is forgotten is then announced again. */
-  if (g_hash_table_size (self->own_writes) >= CACHE_MAX_RUNS && previous == NULL)
+  if (own == NULL && g_hash_table_size (self->own_writes) >= CACHE_MAX_RUNS)
     g_hash_table_remove_all (self->own_writes);
+  own = g_new0 (OwnWrite, 1);
+  own->versions = g_ptr_array_new_with_free_func (bytes_unref0);
+  g_ptr_array_add (own->versions, on_disk != NULL ? g_bytes_ref (on_disk) : NULL);
+  g_ptr_array_add (own->versions, g_bytes_ref (contents));
   g_hash_table_insert (self->own_writes, g_strdup (run_id), own);
 }
 
@@ -431,6 +446,7 @@ afs_store_own_change_only (AfsStore    *self,
 {
   g_autofree char *path = afs_run_file_path (self->dir, run_id);
   g_autoptr(GMutexLocker) locker = NULL;
+  gboolean quiet = FALSE;
   OwnWrite *own;
 
   *current = NULL;
@@ -441,14 +457,18 @@ afs_store_own_change_only (AfsStore    *self,
     return FALSE;
   locker = g_mutex_locker_new (&self->mutex);
   own = g_hash_table_lookup (self->own_writes, run_id);
-  /* The file holds our last version, and our series of writes up to it
-   * started from the version announced: every version in between was
-   * ours, so whoever listens has nothing to reload. Another writer's
-   * version under any of ours started a series of its own. */
-  if (own == NULL || !g_bytes_equal (own->raw, *current) || !bytes_same (own->anchor, announced))
+  /* The file holds our last version, and the version announced is in the
+   * series of our writes that led to it (or what it started from): every
+   * version since was ours, so whoever listens has nothing to reload.
+   * Another writer's version under any of ours started a series of its
+   * own, which the version announced is not in. */
+  if (own == NULL || !g_bytes_equal (own->versions->pdata[own->versions->len - 1], *current))
     return FALSE;
-  g_clear_pointer (current, g_bytes_unref);
-  return TRUE;
+  for (guint i = 0; i < own->versions->len && !quiet; i++)
+    quiet = bytes_same (own->versions->pdata[i], announced);
+  if (quiet)
+    g_clear_pointer (current, g_bytes_unref);
+  return quiet;
 }
 
 /* Moves an untrusted run file aside (`<run>.json.tampered-<ms>`, which no
@@ -560,6 +580,8 @@ write_requests (AfsStore    *self,
   g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
   g_autoptr(GBytes) prior_raw = NULL;
   g_autoptr(GPtrArray) prior_requests = NULL;
+  gboolean spare_refused = FALSE;
+  gboolean committed;
 
   /* Unsigned, it would lock the keyed host out of its own queue. The
    * bytes read under the lock are the file's: no read again. */
@@ -585,7 +607,17 @@ write_requests (AfsStore    *self,
   cache_peek (self, run_id, &prior_raw, &prior_requests);
   cache_store (self, run_id, contents, requests);
   own_write_record (self, run_id, on_disk, contents);
-  if (!afs_commit (self->dir, run_id, contents, take_spare (self), replaced_fd, error))
+  committed = afs_commit (self->dir, run_id, contents, take_spare (self), &spare_refused, replaced_fd, error);
+
+  if (spare_refused)
+    {
+      /* Spares that cannot be linked (no /proc) would only cost an inode
+       * each: the temp files are made at write time from now on. */
+      g_mutex_lock (&self->mutex);
+      self->spare_unsupported = TRUE;
+      g_mutex_unlock (&self->mutex);
+    }
+  if (!committed)
     {
       if (prior_raw != NULL)
         cache_store (self, run_id, prior_raw, prior_requests);
