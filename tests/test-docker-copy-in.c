@@ -192,25 +192,52 @@ assert_workspace_is_snapshot (SubagentIsolationContext *context,
   g_assert_cmpstr (rest, ==, "tool.sh\nshared\ninner\nlong\nnested\n");
 }
 
+/* Prepares a copy-mode workspace of @parent as session @key (with option
+ * copy_in when @copy_in is set) and checks the way the tree went in. */
+static SubagentIsolationContext *
+prepare_copy (DtsEngine  *e,
+              const char *parent,
+              const char *key,
+              const char *copy_in,
+              const char *expected_method)
+{
+  g_autoptr(SubagentIsolationRequest) request =
+    dts_make_request (e, parent, key, 0, NULL, "transfer", "copy", "copy_in", copy_in, NULL);
+  g_autoptr(GError) error = NULL;
+  SubagentIsolationContext *context = dts_prepare (request, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (copy_in_of (context), ==, expected_method);
+  return context;
+}
+
+static void
+finish (DtsEngine                *e,
+        SubagentIsolationContext *context,
+        const char               *key,
+        char                     *parent)
+{
+  g_autofree char *label = g_strdup_printf ("io.subagent.session=%s", key);
+
+  subagent_isolation_context_cleanup (context);
+  g_object_unref (context);
+  dts_assert_nothing_left (e, label, parent);
+  sat_rm_rf (parent);
+  g_free (parent);
+}
+
 /* The image's tar does it (busybox here), and nothing is lost. On podman
  * the archive does it: its API makes the volume root's until then. */
 static void
 test_exec_copy_in_is_faithful (gconstpointer data)
 {
   DtsEngine *e = (DtsEngine *) data;
-  g_autofree char *parent = make_telling_parent ();
-  g_autoptr(SubagentIsolationRequest) request =
-    dts_make_request (e, parent, "copy-in-exec", 0, NULL, "transfer", "copy", NULL);
-  g_autoptr(SubagentIsolationContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  char *parent = make_telling_parent ();
+  SubagentIsolationContext *context =
+    prepare_copy (e, parent, "copy-in-exec", NULL, g_str_equal (e->name, "podman") ? "archive" : "exec");
 
-  context = dts_prepare (request, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (copy_in_of (context), ==, g_str_equal (e->name, "podman") ? "archive" : "exec");
   assert_workspace_is_snapshot (context, FALSE);
-  subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.session=copy-in-exec", parent);
-  sat_rm_rf (parent);
+  finish (e, context, "copy-in-exec", parent);
 }
 
 /* `copy_in: archive` takes the engine's PUT archive, with the same result. */
@@ -218,19 +245,11 @@ static void
 test_archive_copy_in_is_faithful (gconstpointer data)
 {
   DtsEngine *e = (DtsEngine *) data;
-  g_autofree char *parent = make_telling_parent ();
-  g_autoptr(SubagentIsolationRequest) request =
-    dts_make_request (e, parent, "copy-in-archive", 0, NULL, "transfer", "copy", "copy_in", "archive", NULL);
-  g_autoptr(SubagentIsolationContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  char *parent = make_telling_parent ();
+  SubagentIsolationContext *context = prepare_copy (e, parent, "copy-in-archive", "archive", "archive");
 
-  context = dts_prepare (request, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (copy_in_of (context), ==, "archive");
   assert_workspace_is_snapshot (context, FALSE);
-  subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.session=copy-in-archive", parent);
-  sat_rm_rf (parent);
+  finish (e, context, "copy-in-archive", parent);
 }
 
 /* An image without `sh` (busybox's sh runs its own tar even without a
@@ -278,11 +297,8 @@ static void
 test_special_modes_are_exact (gconstpointer data)
 {
   DtsEngine *e = (DtsEngine *) data;
-  g_autofree char *parent = make_telling_parent ();
-  g_autoptr(SubagentIsolationRequest) request =
-    dts_make_request (e, parent, "copy-in-special", 0, NULL, "transfer", "copy", NULL);
-  g_autoptr(SubagentIsolationContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  char *parent = make_telling_parent ();
+  SubagentIsolationContext *context;
   g_autofree char *shared_path = NULL;
   GStatBuf st;
 
@@ -290,17 +306,13 @@ test_special_modes_are_exact (gconstpointer data)
   sat_write_file (parent, "sticky/inner.txt", "in a sticky directory\n");
   set_mode (parent, "shared", 02775);
   set_mode (parent, "sticky", 01777);
-  context = dts_prepare (request, &error);
-  g_assert_no_error (error);
+  context = prepare_copy (e, parent, "copy-in-special", NULL, "archive");
   /* The snapshot kept them (else there would be nothing to check). */
   shared_path = g_build_filename (subagent_isolation_context_get_child_root (context), "shared", NULL);
   g_assert_cmpint (g_stat (shared_path, &st), ==, 0);
   g_assert_cmpint (st.st_mode & 07777, ==, 02775);
-  g_assert_cmpstr (copy_in_of (context), ==, "archive");
   assert_workspace_is_snapshot (context, FALSE);
-  subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.session=copy-in-special", parent);
-  sat_rm_rf (parent);
+  finish (e, context, "copy-in-special", parent);
 }
 
 /* A name busybox tar lists on two lines: the count does not match, so the
@@ -309,24 +321,17 @@ static void
 test_unlistable_name_falls_back (gconstpointer data)
 {
   DtsEngine *e = (DtsEngine *) data;
-  g_autofree char *parent = make_telling_parent ();
-  g_autoptr(SubagentIsolationRequest) request =
-    dts_make_request (e, parent, "copy-in-newline", 0, NULL, "transfer", "copy", NULL);
-  g_autoptr(SubagentIsolationContext) context = NULL;
-  g_autoptr(GError) error = NULL;
+  char *parent = make_telling_parent ();
+  SubagentIsolationContext *context;
   g_autofree char *seen = NULL;
   int status = -1;
 
   sat_write_file (parent, "two\nlines.txt", "odd name\n");
-  context = dts_prepare (request, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (copy_in_of (context), ==, "archive");
-  seen = dts_run_in (context, NULL, NULL, &status, "cat /workspace/two*lines.txt");
+  context = prepare_copy (e, parent, "copy-in-newline", NULL, "archive");
+  seen = run_script (context, FALSE, "cat /workspace/two*lines.txt", &status);
   g_assert_cmpint (status, ==, 0);
   g_assert_cmpstr (seen, ==, "odd name\n");
-  subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.session=copy-in-newline", parent);
-  sat_rm_rf (parent);
+  finish (e, context, "copy-in-newline", parent);
 }
 
 /* A misspelt copy_in fails: at prepare, and at configuration load. */

@@ -100,37 +100,6 @@ cancel_other (GCancellable *cancellable,
   g_cancellable_cancel (G_CANCELLABLE (other));
 }
 
-static JsonNode *
-extract_config (const char *user)
-{
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "AttachStdin");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStdout");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStderr");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "Tty");
-  json_builder_add_boolean_value (b, FALSE);
-  if (user != NULL)
-    {
-      json_builder_set_member_name (b, "User");
-      json_builder_add_string_value (b, user);
-    }
-  json_builder_set_member_name (b, "WorkingDir");
-  json_builder_add_string_value (b, "/");
-  json_builder_set_member_name (b, "Cmd");
-  json_builder_begin_array (b);
-  json_builder_add_string_value (b, "sh");
-  json_builder_add_string_value (b, "-c");
-  json_builder_add_string_value (b, EXTRACT_SCRIPT);
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  return json_builder_get_root (b);
-}
-
 /* Reads the exec's stream to its end: the lines on stdout are counted, the
  * start of stderr (or of the engine's unframed words) kept. */
 static gboolean
@@ -204,7 +173,8 @@ copy_in_by_exec (DockerEngine        *engine,
                  GCancellable        *cancellable,
                  GError             **error)
 {
-  g_autoptr(JsonNode) config = extract_config (user);
+  static const char * const argv[] = { "sh", "-c", EXTRACT_SCRIPT, NULL };
+  g_autoptr(JsonNode) config = docker_exec_config (argv, user, "/", NULL, TRUE);
   g_autoptr(DockerResponse) stream = NULL;
   g_autoptr(GString) err = g_string_new (NULL);
   g_autoptr(GError) local_error = NULL;

@@ -129,6 +129,11 @@ typedef struct {
   gint64 pid;          /* 0: it never started */
 } DockerExecEnd;
 
+JsonNode       *docker_exec_config     (const char * const *argv,
+                                        const char      *user,
+                                        const char      *workdir,
+                                        const char * const *env,
+                                        gboolean         attach_stdin);
 DockerResponse *docker_exec_open       (DockerEngine    *engine,
                                         const char      *container,
                                         JsonNode        *config,

@@ -144,22 +144,11 @@ static char *
 exec_capture (DockerEngine        *engine,
               const char * const  *argv)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonNode) config = NULL;
+  g_autoptr(JsonNode) config = docker_exec_config (argv, NULL, NULL, NULL, FALSE);
   g_autoptr(DockerResponse) stream = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
   g_autofree char *exec_id = NULL;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "AttachStdout");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "Cmd");
-  json_builder_begin_array (b);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (b, argv[i]);
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  config = json_builder_get_root (b);
   stream = docker_exec_open (engine, container, config, &exec_id, NULL, NULL);
   if (stream == NULL)
     return NULL;
@@ -320,37 +309,19 @@ explain_kill (DockerEngine *engine,
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* The child's process: our whole environment but for the helper's own. */
 static JsonNode *
 exec_config (char      **argv,
              const char *workdir)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
   g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GPtrArray) kept = g_ptr_array_new ();
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "AttachStdin");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStdout");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStderr");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "Tty");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "WorkingDir");
-  json_builder_add_string_value (b, workdir);
-  json_builder_set_member_name (b, "Env");
-  json_builder_begin_array (b);
   for (guint i = 0; env[i] != NULL; i++)
     if (!g_str_has_prefix (env[i], "SUBAGENT_DOCKER_EXEC_"))
-      json_builder_add_string_value (b, env[i]);
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "Cmd");
-  json_builder_begin_array (b);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (b, argv[i]);
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  return json_builder_get_root (b);
+      g_ptr_array_add (kept, env[i]);
+  g_ptr_array_add (kept, NULL);
+  return docker_exec_config ((const char * const *) argv, NULL, workdir, (const char * const *) kept->pdata, TRUE);
 }
 
 static G_NORETURN void

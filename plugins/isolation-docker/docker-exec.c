@@ -11,6 +11,63 @@
 #include "docker-engine.h"
 
 /**
+ * docker_exec_config:
+ * @argv: (array zero-terminated=1): the program and its arguments
+ * @user: (nullable): who runs it; %NULL for the container's user
+ * @workdir: (nullable): where; %NULL for the container's
+ * @env: (nullable) (array zero-terminated=1): its environment (`NAME=value`)
+ * @attach_stdin: whether its stdin is the stream's (else it reads nothing)
+ *
+ * An exec's configuration: stdout and stderr attached, no TTY.
+ *
+ * Returns: (transfer full): the JSON body of POST /containers/{id}/exec
+ */
+JsonNode *
+docker_exec_config (const char * const *argv,
+                    const char         *user,
+                    const char         *workdir,
+                    const char * const *env,
+                    gboolean            attach_stdin)
+{
+  g_autoptr(JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "AttachStdin");
+  json_builder_add_boolean_value (b, attach_stdin);
+  json_builder_set_member_name (b, "AttachStdout");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "AttachStderr");
+  json_builder_add_boolean_value (b, TRUE);
+  json_builder_set_member_name (b, "Tty");
+  json_builder_add_boolean_value (b, FALSE);
+  if (user != NULL)
+    {
+      json_builder_set_member_name (b, "User");
+      json_builder_add_string_value (b, user);
+    }
+  if (workdir != NULL)
+    {
+      json_builder_set_member_name (b, "WorkingDir");
+      json_builder_add_string_value (b, workdir);
+    }
+  if (env != NULL)
+    {
+      json_builder_set_member_name (b, "Env");
+      json_builder_begin_array (b);
+      for (guint i = 0; env[i] != NULL; i++)
+        json_builder_add_string_value (b, env[i]);
+      json_builder_end_array (b);
+    }
+  json_builder_set_member_name (b, "Cmd");
+  json_builder_begin_array (b);
+  for (guint i = 0; argv[i] != NULL; i++)
+    json_builder_add_string_value (b, argv[i]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  return json_builder_get_root (b);
+}
+
+/**
  * docker_exec_open:
  * @engine: the engine
  * @container: a running container
