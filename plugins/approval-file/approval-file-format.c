@@ -391,35 +391,53 @@ scan_object (Scan  *s,
   return FALSE;
 }
 
-/* The previous version's requests by their compact text. */
+static gboolean
+same_text (SubagentApprovalRequest *request,
+           const char              *text,
+           gsize                    length)
+{
+  const char *old = afs_request_text (request, FALSE);
+
+  return strlen (old) == length && memcmp (old, text, length) == 0;
+}
+
+/* The request of the previous version whose compact text is @text. */
 static SubagentApprovalRequest *
 find_unchanged (GPtrArray   *previous,
-                GHashTable **by_text,
+                GHashTable **by_id,
                 guint        index,
                 const char  *text,
                 gsize        length)
 {
-  g_autofree char *copy = NULL;
+  g_autofree char *id = NULL;
+  SubagentApprovalRequest *candidate;
+  Scan s = { text, text + length };
+  const char *id_text;
+  gsize id_length;
 
   /* Most requests stay where they were, and new ones come at the end:
    * only a request at a place the previous version had is looked for
    * elsewhere (a lookup missed only costs a parse). */
   if (index >= previous->len)
     return NULL;
-  {
-    const char *old = afs_request_text (previous->pdata[index], FALSE);
-
-    if (strlen (old) == length && memcmp (old, text, length) == 0)
-      return previous->pdata[index];
-  }
-  if (*by_text == NULL)
+  if (same_text (previous->pdata[index], text, length))
+    return previous->pdata[index];
+  /* Elsewhere, by its id, which the compact text starts with: a request
+   * changed in place (a verdict) is then one lookup, not a hash of every
+   * request's text. */
+  if (!scan_literal (&s, "{\"request_id\":") || !scan_plain_string (&s, &id_text, &id_length))
+    return NULL;
+  if (*by_id == NULL)
     {
-      *by_text = g_hash_table_new (g_str_hash, g_str_equal);
+      *by_id = g_hash_table_new (g_str_hash, g_str_equal);
       for (guint i = 0; i < previous->len; i++)
-        g_hash_table_insert (*by_text, (gpointer) afs_request_text (previous->pdata[i], FALSE), previous->pdata[i]);
+        g_hash_table_insert (*by_id, (gpointer) subagent_approval_request_get_request_id (previous->pdata[i]),
+                             previous->pdata[i]);
     }
-  copy = g_strndup (text, length);
-  return g_hash_table_lookup (*by_text, copy);
+  id = g_strndup (id_text, id_length);
+  candidate = g_hash_table_lookup (*by_id, id);
+  return candidate != NULL && candidate != previous->pdata[index] && same_text (candidate, text, length)
+         ? candidate : NULL;
 }
 
 /* A request parsed alone; *canonical gets the canonical text of the JSON
@@ -454,7 +472,7 @@ parse_reusing (const char *run_id,
   g_autoptr(GPtrArray) requests = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GPtrArray) fresh_canonical = g_ptr_array_new_with_free_func (g_free);
   g_autoptr(GPtrArray) canonical_texts = g_ptr_array_new ();
-  g_autoptr(GHashTable) by_text = NULL;
+  g_autoptr(GHashTable) by_id = NULL;
   g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
   Scan s = { data, data + length };
   const char *run, *updated_at, *signature = NULL;
@@ -478,7 +496,7 @@ parse_reusing (const char *run_id,
 
         if (!scan_object (&s, &text_length))
           return NULL;
-        unchanged = find_unchanged (previous, &by_text, requests->len, text, text_length);
+        unchanged = find_unchanged (previous, &by_id, requests->len, text, text_length);
         if (unchanged != NULL)
           {
             request = g_object_ref (unchanged);
