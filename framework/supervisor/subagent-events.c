@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <string.h>
 #include <glib/gstdio.h>
 
 #include "subagent.h"
@@ -592,26 +593,21 @@ subagent_event_to_line (SubagentEvent *self)
  * SubagentEventsWriter:
  *
  * Appends events, one JSON object per line, to a file such as
- * `<root>/.subagent/events.jsonl`. Writing happens in a thread of the
- * writer, so subagent_events_writer_write() never blocks on the disk; lines
- * are appended with `O_APPEND` in the order they were given and are never
- * interleaved with other writers' lines. Lines given while the thread
- * writes go out together in its next write, without waking it. The file
- * and its directory are made on the first write. subagent_events_writer_flush() waits until
- * everything given so far is written; finalizing the writer flushes too.
+ * `<root>/.subagent/events.jsonl`. Each line is appended with one `write()`
+ * (`O_APPEND`) in the caller's thread, in the order given, never
+ * interleaved with other writers' lines: once subagent_events_writer_write()
+ * returns the line is in the file (the page cache), so a host that exits or
+ * is killed right after loses none. The file and its directory are made on
+ * the first write. A write error is kept until subagent_events_writer_flush()
+ * reports it.
  */
 struct _SubagentEventsWriter
 {
   GObject parent_instance;
 
   char *path;
-  GThread *thread;
   GMutex lock;
-  GCond cond;
-  GQueue lines;        /* char*, waiting for the thread */
-  gboolean writing;    /* the thread holds lines it has not written yet */
-  gboolean idle;       /* the thread waits for a first line */
-  gboolean quit;
+  int fd;              /* -1 until the first write */
   GError *error;       /* the first write error, until flush reports it */
 };
 
@@ -643,61 +639,32 @@ write_all (int          fd,
   return TRUE;
 }
 
-static gpointer
-writer_thread (gpointer data)
+/* Appends @len bytes of lines; with the lock held. */
+static void
+append_locked (SubagentEventsWriter *self,
+               const char           *data,
+               gsize                 len)
 {
-  SubagentEventsWriter *self = data;
-  int fd = -1;
+  g_autoptr(GError) error = NULL;
 
-  g_mutex_lock (&self->lock);
-  for (;;)
+  if (len == 0)
+    return;
+  if (self->fd < 0)
     {
-      g_autoptr(GString) chunk = NULL;
-      g_autoptr(GError) error = NULL;
-      char *line;
+      g_autofree char *dir = g_path_get_dirname (self->path);
 
-      self->idle = TRUE;
-      while (self->lines.length == 0 && !self->quit)
-        g_cond_wait (&self->cond, &self->lock);
-      self->idle = FALSE;
-      if (self->lines.length == 0 && self->quit)
-        break;
-
-      /* Everything waiting goes out in one write. */
-      chunk = g_string_new (NULL);
-      while ((line = g_queue_pop_head (&self->lines)) != NULL)
+      if (g_mkdir_with_parents (dir, 0755) != 0 ||
+          (self->fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
         {
-          g_string_append (chunk, line);
-          g_free (line);
+          int saved = errno;
+          g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "Cannot open the events file %s: %s", self->path, g_strerror (saved));
         }
-      self->writing = TRUE;
-      g_mutex_unlock (&self->lock);
-
-      if (fd < 0)
-        {
-          g_autofree char *dir = g_path_get_dirname (self->path);
-
-          if (g_mkdir_with_parents (dir, 0755) != 0 ||
-              (fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
-            {
-              int saved = errno;
-              g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
-                           "Cannot open the events file %s: %s", self->path, g_strerror (saved));
-            }
-        }
-      if (fd >= 0)
-        write_all (fd, chunk->str, chunk->len, self->path, &error);
-
-      g_mutex_lock (&self->lock);
-      if (error != NULL && self->error == NULL)
-        self->error = g_steal_pointer (&error);
-      self->writing = FALSE;
-      g_cond_broadcast (&self->cond);
     }
-  g_mutex_unlock (&self->lock);
-  if (fd >= 0)
-    close (fd);
-  return NULL;
+  if (self->fd >= 0)
+    write_all (self->fd, data, len, self->path, &error);
+  if (error != NULL && self->error == NULL)
+    self->error = g_steal_pointer (&error);
 }
 
 static void
@@ -705,19 +672,13 @@ subagent_events_writer_finalize (GObject *object)
 {
   SubagentEventsWriter *self = SUBAGENT_EVENTS_WRITER (object);
 
-  g_mutex_lock (&self->lock);
-  self->quit = TRUE;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
-  g_thread_join (self->thread);
-
   if (self->error != NULL)
     g_debug ("%s", self->error->message);
   g_clear_error (&self->error);
-  g_queue_clear_full (&self->lines, g_free);
+  if (self->fd >= 0)
+    close (self->fd);
   g_free (self->path);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->cond);
   G_OBJECT_CLASS (subagent_events_writer_parent_class)->finalize (object);
 }
 
@@ -731,8 +692,7 @@ static void
 subagent_events_writer_init (SubagentEventsWriter *self)
 {
   g_mutex_init (&self->lock);
-  g_cond_init (&self->cond);
-  g_queue_init (&self->lines);
+  self->fd = -1;
 }
 
 /**
@@ -754,7 +714,6 @@ subagent_events_writer_new (const char *path)
 
   self = g_object_new (SUBAGENT_TYPE_EVENTS_WRITER, NULL);
   self->path = g_strdup (path);
-  self->thread = g_thread_new ("subagent-events", writer_thread, self);
   return self;
 }
 
@@ -780,24 +739,21 @@ subagent_events_writer_get_path (SubagentEventsWriter *self)
  * @self: a #SubagentEventsWriter
  * @event: the event to append
  *
- * Queues @event for the writer's thread; returns at once. Safe to call from
- * any thread.
+ * Appends @event's line to the file with one `write()` (a page-cache write:
+ * no `fsync`). Safe to call from any thread.
  */
 void
 subagent_events_writer_write (SubagentEventsWriter *self,
                               SubagentEvent        *event)
 {
-  char *line;
+  g_autofree char *line = NULL;
 
   g_return_if_fail (SUBAGENT_IS_EVENTS_WRITER (self));
   g_return_if_fail (SUBAGENT_IS_EVENT (event));
 
   line = subagent_event_to_line (event);
   g_mutex_lock (&self->lock);
-  g_queue_push_tail (&self->lines, line);
-  /* While it writes, it takes this line with the next write. */
-  if (self->idle)
-    g_cond_signal (&self->cond);
+  append_locked (self, line, strlen (line));
   g_mutex_unlock (&self->lock);
 }
 
@@ -806,8 +762,9 @@ subagent_events_writer_write (SubagentEventsWriter *self,
  * @self: a #SubagentEventsWriter
  * @error: return location for a #GError
  *
- * Waits until every event given so far is in the file. Blocks: not for a
- * main context that must stay responsive.
+ * Reports the first write error since the last flush. Every line given is
+ * already in the file (subagent_events_writer_write() appends at once); a
+ * flush used to wait for the writer's thread, which is gone.
  *
  * Returns: %FALSE, with @error set, when a write failed since the last flush
  */
@@ -820,8 +777,6 @@ subagent_events_writer_flush (SubagentEventsWriter  *self,
   g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
 
   g_mutex_lock (&self->lock);
-  while (self->lines.length > 0 || self->writing)
-    g_cond_wait (&self->cond, &self->lock);
   failure = g_steal_pointer (&self->error);
   g_mutex_unlock (&self->lock);
 
