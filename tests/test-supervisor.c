@@ -781,7 +781,7 @@ test_event_line_matches_json (void)
   g_autoptr(JsonArray) array = json_array_new ();
   g_autoptr(JsonObject) empty = json_object_new ();
 
-  json_object_set_string_member (details, "status", "done \"quoted\" \\ back\nnew\ttab\r\b\f\x01\x1f é ✓ /");
+  json_object_set_string_member (details, "status", "done \"quoted\" \\ back\nnew\ttab\r\b\f\x01\x1f\x7f é ✓ /");
   json_object_set_int_member (details, "count", -42);
   json_object_set_int_member (details, "big", G_MAXINT64);
   json_object_set_double_member (details, "cost", 1.25);

@@ -12,6 +12,7 @@
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-json-line-private.h"
 
 G_DEFINE_ENUM_TYPE (SubagentEventKind, subagent_event_kind,
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_ACCEPTED, "accepted"),
@@ -420,37 +421,6 @@ subagent_event_get_details (SubagentEvent *self)
   return self->details;
 }
 
-/* A JSON string as json-glib's generator writes it. */
-static void
-append_json_string (GString    *out,
-                    const char *text)
-{
-  if (text == NULL)
-    {
-      g_string_append (out, "null");
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (const guchar *p = (const guchar *) text; *p != '\0'; p++)
-    switch (*p)
-      {
-      case '"': g_string_append (out, "\\\""); break;
-      case '\\': g_string_append (out, "\\\\"); break;
-      case '\b': g_string_append (out, "\\b"); break;
-      case '\f': g_string_append (out, "\\f"); break;
-      case '\n': g_string_append (out, "\\n"); break;
-      case '\r': g_string_append (out, "\\r"); break;
-      case '\t': g_string_append (out, "\\t"); break;
-      default:
-        /* json-glib 1.6 escapes below 0x1f only; the same bytes either way. */
-        if (*p < 0x1f)
-          g_string_append_printf (out, "\\u%04x", *p);
-        else
-          g_string_append_c (out, (char) *p);
-      }
-  g_string_append_c (out, '"');
-}
-
 /* The members every event has, ahead of its details (which cannot
  * override them). */
 static gboolean
@@ -469,11 +439,9 @@ is_fixed_member (const char *key)
 /* The event's time as both forms write it, microseconds, UTC. */
 static void
 format_time (GDateTime *time,
-             char       text[40])
+             char       text[SUBAGENT_TIME_TEXT_SIZE])
 {
-  g_snprintf (text, 40, "%d-%02d-%02dT%02d:%02d:%02d.%06dZ", g_date_time_get_year (time),
-              g_date_time_get_month (time), g_date_time_get_day_of_month (time), g_date_time_get_hour (time),
-              g_date_time_get_minute (time), g_date_time_get_second (time), g_date_time_get_microsecond (time));
+  _subagent_time_format_micro (time, text);
 }
 
 /**
@@ -490,7 +458,7 @@ JsonObject *
 subagent_event_to_json (SubagentEvent *self)
 {
   JsonObject *object;
-  char time[40];
+  char time[SUBAGENT_TIME_TEXT_SIZE];
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -532,7 +500,7 @@ char *
 subagent_event_to_line (SubagentEvent *self)
 {
   GString *out;
-  char time[40];
+  char time[SUBAGENT_TIME_TEXT_SIZE];
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -545,16 +513,16 @@ subagent_event_to_line (SubagentEvent *self)
    * with a supervisor (tests/test-supervisor.c compares the two). */
   out = g_string_sized_new (256);
   g_string_append (out, "{\"event\":");
-  append_json_string (out, subagent_event_kind_to_string (self->kind));
+  _subagent_json_line_append_string (out, subagent_event_kind_to_string (self->kind));
   format_time (self->time, time);
   g_string_append (out, ",\"time\":");
-  append_json_string (out, time);
+  _subagent_json_line_append_string (out, time);
   g_string_append (out, ",\"run_id\":");
-  append_json_string (out, self->run_id);
+  _subagent_json_line_append_string (out, self->run_id);
   g_string_append (out, ",\"parent_run_id\":");
-  append_json_string (out, self->parent_run_id);
+  _subagent_json_line_append_string (out, self->parent_run_id);
   g_string_append (out, ",\"def_name\":");
-  append_json_string (out, self->def_name);
+  _subagent_json_line_append_string (out, self->def_name);
   g_string_append_printf (out, ",\"depth\":%u", self->depth);
   if (self->batch_index < 0)
     g_string_append (out, ",\"batch_index\":null");
@@ -566,24 +534,8 @@ subagent_event_to_line (SubagentEvent *self)
     {
       if (is_fixed_member (key))
         continue;
-      g_string_append_c (out, ',');
-      append_json_string (out, key);
-      g_string_append_c (out, ':');
-      if (JSON_NODE_HOLDS_NULL (value))
-        g_string_append (out, "null");
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
-        append_json_string (out, json_node_get_string (value));
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_INT64)
-        g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (value));
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_BOOLEAN)
-        g_string_append (out, json_node_get_boolean (value) ? "true" : "false");
-      else
-        {
-          /* Objects, arrays, doubles: as the generator writes them. */
-          g_autofree char *text = json_to_string (value, FALSE);
-
-          g_string_append (out, text);
-        }
+      _subagent_json_line_append_key (out, key, FALSE);
+      _subagent_json_line_append_node (out, value);
     }
   g_string_append (out, "}\n");
   return g_string_free (out, FALSE);
