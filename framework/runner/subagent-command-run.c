@@ -1060,8 +1060,13 @@ subagent_command_run_start (GTask              *task,
         }
     }
 
-  state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
-                                                  g_task_get_context (task));
+  {
+    int stdin_fd = subagent_host_process_steal_stdin_fd (state->process);
+
+    state->stdin_writer = stdin_fd >= 0 ? subagent_pipe_writer_new_fd (stdin_fd, g_task_get_context (task))
+                                        : subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
+                                                                    g_task_get_context (task));
+  }
   subagent_pipe_writer_write (state->stdin_writer, stdin_text);
   if (!state->interactive_stdin)
     subagent_pipe_writer_close (state->stdin_writer, FALSE);
