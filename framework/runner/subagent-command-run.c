@@ -800,15 +800,20 @@ env_unset (EnvBuilder *env,
 static char **
 env_end (EnvBuilder *env)
 {
-  GPtrArray *result = g_ptr_array_new ();
+  GPtrArray *result = g_ptr_array_new_full (64 + env->own->len, NULL);
+  guint8 first[256] = { 0 };
 
+  /* Only an entry whose first byte starts a replaced name is compared with
+   * the replaced names (most of the host's are not: PATH, HOME, LANG...). */
+  for (guint i = 0; i < env->drop->len; i++)
+    first[*(const guchar *) g_ptr_array_index (env->drop, i)] = 1;
   for (char **p = environ; *p != NULL; p++)
     {
       const char *eq = strchr (*p, '=');
       gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
       gboolean dropped = FALSE;
 
-      for (guint i = 0; i < env->drop->len && !dropped; i++)
+      for (guint i = 0; first[*(const guchar *) *p] && i < env->drop->len && !dropped; i++)
         {
           const char *key = g_ptr_array_index (env->drop, i);
 
