@@ -151,26 +151,68 @@ _subagent_json_line_append_node (GString  *out,
   }
 }
 
+/* @width decimal digits of @value (0 <= @value < 10^@width) at @out;
+ * returns the end. snprintf() took a microsecond a time. */
+static char *
+put_digits (char     *out,
+            unsigned  value,
+            int       width)
+{
+  for (int i = width - 1; i >= 0; i--)
+    {
+      out[i] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  return out + width;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS", the year on @year_width digits (GDateTime years
+ * are 1 to 9999); @micro: ".ffffff" after it; then "Z" and the NUL. */
+static const char *
+format_utc (GDateTime *time,
+            int        year_width,
+            gboolean   micro,
+            char       text[SUBAGENT_TIME_TEXT_SIZE])
+{
+  int year, month, day;
+  char *p = text;
+
+  g_date_time_get_ymd (time, &year, &month, &day);
+  p = put_digits (p, (unsigned) year, year_width);
+  *p++ = '-';
+  p = put_digits (p, (unsigned) month, 2);
+  *p++ = '-';
+  p = put_digits (p, (unsigned) day, 2);
+  *p++ = 'T';
+  p = put_digits (p, (unsigned) g_date_time_get_hour (time), 2);
+  *p++ = ':';
+  p = put_digits (p, (unsigned) g_date_time_get_minute (time), 2);
+  *p++ = ':';
+  p = put_digits (p, (unsigned) g_date_time_get_second (time), 2);
+  if (micro)
+    {
+      *p++ = '.';
+      p = put_digits (p, (unsigned) g_date_time_get_microsecond (time), 6);
+    }
+  *p++ = 'Z';
+  *p = '\0';
+  return text;
+}
+
 const char *
 _subagent_time_format_micro (GDateTime *time,
                              char       text[SUBAGENT_TIME_TEXT_SIZE])
 {
-  int year, month, day;
+  int year = g_date_time_get_year (time);
 
-  g_date_time_get_ymd (time, &year, &month, &day);
-  /* %Y is not padded; GDateTime holds years 1 to 9999. */
-  g_snprintf (text, SUBAGENT_TIME_TEXT_SIZE, "%d-%02d-%02dT%02d:%02d:%02d.%06dZ", year, month, day,
-              g_date_time_get_hour (time), g_date_time_get_minute (time), g_date_time_get_second (time),
-              g_date_time_get_microsecond (time));
-  return text;
+  /* %Y is not padded: "999-...", "2026-...". */
+  return format_utc (time, year >= 1000 ? 4 : year >= 100 ? 3 : year >= 10 ? 2 : 1, TRUE, text);
 }
 
 const char *
 _subagent_time_format_iso8601 (GDateTime *time,
                                char       text[SUBAGENT_TIME_TEXT_SIZE])
 {
-  int year, month, day, usec;
-
   if (g_date_time_get_utc_offset (time) != 0)
     {
       /* Offsets are rare in records: GLib writes them. */
@@ -179,14 +221,6 @@ _subagent_time_format_iso8601 (GDateTime *time,
       g_strlcpy (text, glib, SUBAGENT_TIME_TEXT_SIZE);
       return text;
     }
-  g_date_time_get_ymd (time, &year, &month, &day);
-  usec = g_date_time_get_microsecond (time);
   /* "%C%y": the year on four digits; microseconds only when not zero. */
-  if (usec != 0)
-    g_snprintf (text, SUBAGENT_TIME_TEXT_SIZE, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", year, month, day,
-                g_date_time_get_hour (time), g_date_time_get_minute (time), g_date_time_get_second (time), usec);
-  else
-    g_snprintf (text, SUBAGENT_TIME_TEXT_SIZE, "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, day,
-                g_date_time_get_hour (time), g_date_time_get_minute (time), g_date_time_get_second (time));
-  return text;
+  return format_utc (time, 4, g_date_time_get_microsecond (time) != 0, text);
 }
