@@ -15,7 +15,9 @@
  *     path, not gone: its time is printed too).
  *  2. on the remote-like engine (--remote, default
  *     $SUBAGENT_TEST_REMOTE_HOST), a tree of --copy-files files (2,000):
- *     copy-in = PUT archive of a tar made in process vs `docker cp DIR/.
+ *     copy-in as a run makes it (a tar made in process, fed to the `tar`
+ *     in the container, docker-copy-in.c; PUT archive where that cannot
+ *     be used) and by PUT archive alone vs `docker cp DIR/.
  *     C:/workspace`; copy-out = GET archive applied to a directory vs
  *     `docker cp C:/workspace/. DIR`, both into an empty directory and, for
  *     ours, into the up-to-date snapshot (what a run does). Target ≤ 0.7×.
@@ -248,12 +250,14 @@ bench_copy (const char *remote,
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) in_ours = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) in_bare = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) in_put = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) out_ours = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) out_ours_update = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) out_bare = g_array_new (FALSE, FALSE, sizeof (double));
   g_autofree char *tree = fresh_dir ("tree");
   g_autofree char *id = NULL;
-  double mi_ours, mi_bare, mo_ours, mo_bare, mo_update;
+  double mi_ours, mi_put, mi_bare, mo_ours, mo_bare, mo_update;
+  const char *copy_in_method = "none";
 
   api = docker_engine_new (remote, NULL, &error);
   if (api == NULL || !docker_engine_negotiate (api, NULL, &error))
@@ -271,7 +275,7 @@ bench_copy (const char *remote,
       g_autofree char *source = g_strdup_printf ("%s/.", tree);
       g_autofree char *target = g_strdup_printf ("%s:/workspace", id);
       g_autofree char *from = g_strdup_printf ("%s:/workspace/.", id);
-      double t_ours = 0, t_bare = 0, t_out_ours = 0, t_out_bare = 0, t_update = 0;
+      double t_ours = 0, t_put = 0, t_bare = 0, t_out_ours = 0, t_out_bare = 0, t_update = 0;
       gint64 start;
 
       for (int order = 0; order < 2; order++)
@@ -279,9 +283,13 @@ bench_copy (const char *remote,
           if ((order == 0) == (i % 2 == 0))
             {
               start = g_get_monotonic_time ();
+              if (!docker_copy_in (api, id, "0", tree, NULL, NULL, 0, 0, TRUE, &copy_in_method, NULL, NULL, &error))
+                die ("copy-in", error);
+              t_ours = seconds_since (start);
+              start = g_get_monotonic_time ();
               if (!docker_tar_put (api, id, tree, NULL, NULL, 0, 0, NULL, &error))
                 die ("PUT archive", error);
-              t_ours = seconds_since (start);
+              t_put = seconds_since (start);
               start = g_get_monotonic_time ();
               if (!docker_tar_fetch (api, id, out_a, NULL, NULL, G_MAXUINT64, NULL, &error))
                 die ("GET archive", error);
@@ -305,6 +313,7 @@ bench_copy (const char *remote,
       if (i > 0)   /* the first is a warm-up */
         {
           g_array_append_val (in_ours, t_ours);
+          g_array_append_val (in_put, t_put);
           g_array_append_val (in_bare, t_bare);
           g_array_append_val (out_ours, t_out_ours);
           g_array_append_val (out_bare, t_out_bare);
@@ -318,14 +327,19 @@ bench_copy (const char *remote,
 
   mi_ours = median (in_ours);
   mi_bare = median (in_bare);
+  mi_put = median (in_put);
   mo_ours = median (out_ours);
   mo_bare = median (out_bare);
   mo_update = median (out_ours_update);
   printf ("\nremote-like engine %s, a tree of %d files, %d iterations\n\n", remote, files, iterations);
   printf ("| measure | median | vs `docker cp` |\n| --- | --- | --- |\n");
   printf ("| copy-in, `docker cp DIR/. C:/workspace` | %.3f s | 1.00× |\n", mi_bare);
-  printf ("| copy-in, PUT archive (tar made in process) | %.3f s | %.2f× (target ≤ %.1f×: %s) |\n", mi_ours,
-          mi_ours / mi_bare, TARGET_COPY, mi_ours / mi_bare <= TARGET_COPY ? "met" : "NOT met");
+  printf ("| copy-in as a run makes it (%s) | %.3f s | %.2f× (target ≤ %.1f×: %s) |\n",
+          g_str_equal (copy_in_method, "exec") ? "tar in the container, fed from a tar made in process"
+                                               : "PUT archive: the image has no usable tar",
+          mi_ours, mi_ours / mi_bare, TARGET_COPY, mi_ours / mi_bare <= TARGET_COPY ? "met" : "NOT met");
+  printf ("| copy-in, PUT archive (tar made in process; the fall-back) | %.3f s | %.2f× |\n", mi_put,
+          mi_put / mi_bare);
   printf ("| copy-out, `docker cp C:/workspace/. DIR` | %.3f s | 1.00× |\n", mo_bare);
   printf ("| copy-out, GET archive applied to an empty DIR | %.3f s | %.2f× (target ≤ %.1f×: %s) |\n", mo_ours,
           mo_ours / mo_bare, TARGET_COPY, mo_ours / mo_bare <= TARGET_COPY ? "met" : "NOT met");

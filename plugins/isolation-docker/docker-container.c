@@ -380,16 +380,6 @@ docker_container_remove (DockerEngine  *engine,
   return FALSE;
 }
 
-static gssize
-read_response (gpointer       source,
-               void          *buffer,
-               gsize          size,
-               GCancellable  *cancellable,
-               GError       **error)
-{
-  return docker_response_read (source, buffer, size, cancellable, error);
-}
-
 /**
  * docker_container_probe:
  * @engine: the engine
@@ -427,7 +417,6 @@ docker_container_probe (DockerEngine  *engine,
     return FALSE;
   if (!docker_response_check (response, engine, "read the probe file", cancellable, error))
     return FALSE;
-  (void) read_response;
   if (!docker_response_read_fully (response, header, sizeof header, &got, cancellable, error) || got < sizeof header)
     return FALSE;
   if (!docker_response_read_fully (response, content, MIN (strlen (nonce), sizeof content - 1), &got, cancellable,

@@ -121,16 +121,53 @@ void            docker_response_free       (DockerResponse *response);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerEngine, docker_engine_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (DockerResponse, docker_response_free)
 
+/* ---- docker-exec.c: one process run in a container ------------------------ */
+
+typedef struct {
+  gboolean known;      /* the engine said how it ended */
+  gint64 exit_code;
+  gint64 pid;          /* 0: it never started */
+} DockerExecEnd;
+
+JsonNode       *docker_exec_config     (const char * const *argv,
+                                        const char      *user,
+                                        const char      *workdir,
+                                        const char * const *env,
+                                        gboolean         attach_stdin);
+DockerResponse *docker_exec_open       (DockerEngine    *engine,
+                                        const char      *container,
+                                        JsonNode        *config,
+                                        char           **out_exec_id,
+                                        GCancellable    *cancellable,
+                                        GError         **error);
+DockerExecEnd   docker_exec_wait       (DockerEngine    *engine,
+                                        const char      *exec_id);
+gboolean        docker_exec_read_frame (DockerResponse  *stream,
+                                        guint8           head[8],
+                                        gsize           *out_got,
+                                        gboolean        *out_framed,
+                                        guint32         *out_size,
+                                        GCancellable    *cancellable,
+                                        GError         **error);
+
 /* ---- docker-tar.c: the workspace as a tar stream -------------------------- */
 
+typedef struct {
+  guint64 entries;          /* headers written, pax records not counted */
+  gboolean special_modes;   /* an entry is setuid, setgid or sticky */
+} DockerTarStats;
+
 /* Writes the tree at @root as a tar stream (entries `./…`, owned by
- * @uid:@gid, top-level names in @exclude left out). */
+ * @uid:@gid, top-level names in @exclude left out; with @repeat_dirs each
+ * directory's entry comes again after its contents). */
 gboolean docker_tar_write_tree (const char          *root,
                                 const char * const  *exclude,
                                 const SubagentExcludeSet *secrets,
                                 guint                uid,
                                 guint                gid,
                                 GOutputStream       *out,
+                                gboolean             repeat_dirs,
+                                DockerTarStats      *out_stats,
                                 GCancellable        *cancellable,
                                 GError             **error);
 
@@ -170,6 +207,22 @@ gboolean docker_tar_fetch      (DockerEngine        *engine,
                                 const char * const  *keep,
                                 const SubagentExcludeSet *secrets,
                                 guint64              max_file_size,
+                                GCancellable        *cancellable,
+                                GError             **error);
+
+/* ---- docker-copy-in.c: the workspace into the container -------------------- */
+
+gboolean docker_copy_in        (DockerEngine        *engine,
+                                const char          *container,
+                                const char          *user,
+                                const char          *root,
+                                const char * const  *exclude,
+                                const SubagentExcludeSet *secrets,
+                                guint                uid,
+                                guint                gid,
+                                gboolean             use_exec,
+                                const char         **out_method,
+                                gboolean            *out_image_refused,
                                 GCancellable        *cancellable,
                                 GError             **error);
 

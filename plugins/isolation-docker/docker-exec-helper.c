@@ -139,87 +139,29 @@ get_object (DockerEngine *engine,
   return json_node_get_object (*keep);
 }
 
-typedef struct {
-  gint64 exit_code;
-  gboolean known;
-  gint64 pid;
-} ExecEnd;
-
-static ExecEnd
-inspect_exec (DockerEngine *engine,
-              const char   *exec_id)
-{
-  g_autofree char *path = g_strdup_printf ("/exec/%s/json", exec_id);
-  ExecEnd end = { -1, FALSE, 0 };
-
-  /* The stream ends with the process; its status may lag a moment. */
-  for (guint attempt = 0; attempt < 500; attempt++)
-    {
-      g_autoptr(JsonNode) node = NULL;
-      JsonObject *object = get_object (engine, path, &node);
-      JsonNode *code;
-
-      if (object == NULL)
-        break;
-      if (json_object_has_member (object, "Pid"))
-        end.pid = json_object_get_int_member (object, "Pid");
-      code = json_object_get_member (object, "ExitCode");
-      if (!json_object_get_boolean_member_with_default (object, "Running", FALSE) && code != NULL &&
-          !JSON_NODE_HOLDS_NULL (code))
-        {
-          end.exit_code = json_node_get_int (code);
-          end.known = TRUE;
-          break;
-        }
-      g_usleep (20 * 1000);
-    }
-  return end;
-}
-
 /* Runs a short command in the container; its stdout, or NULL. */
 static char *
 exec_capture (DockerEngine        *engine,
               const char * const  *argv)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
-  g_autoptr(JsonNode) config = NULL;
-  g_autoptr(JsonNode) created = NULL;
+  g_autoptr(JsonNode) config = docker_exec_config (argv, NULL, NULL, NULL, FALSE);
   g_autoptr(DockerResponse) stream = NULL;
   g_autoptr(GString) out = g_string_new (NULL);
-  g_autofree char *path = g_strdup_printf ("/containers/%s/exec", container);
-  g_autofree char *start = NULL;
-  static const char start_body[] = "{\"Detach\":false,\"Tty\":false}";
-  g_autoptr(GBytes) body = g_bytes_new_static (start_body, sizeof start_body - 1);
-  const char *id;
+  g_autofree char *exec_id = NULL;
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "AttachStdout");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "Cmd");
-  json_builder_begin_array (b);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (b, argv[i]);
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  config = json_builder_get_root (b);
-  if (!docker_engine_call (engine, "POST", path, config, NULL, &created, NULL, NULL) || created == NULL ||
-      !JSON_NODE_HOLDS_OBJECT (created) ||
-      (id = json_object_get_string_member_with_default (json_node_get_object (created), "Id", NULL)) == NULL)
-    return NULL;
-  start = g_strdup_printf ("/exec/%s/start", id);
-  stream = docker_engine_request (engine, "POST", start, "application/json", body, NULL, NULL, TRUE, NULL, NULL);
-  if (stream == NULL || (docker_response_get_status (stream) >= 300 && docker_response_get_status (stream) != 101))
+  stream = docker_exec_open (engine, container, config, &exec_id, NULL, NULL);
+  if (stream == NULL)
     return NULL;
   for (;;)
     {
       guint8 head[8];
       gsize got = 0;
+      gboolean framed;
       guint32 size;
       char buffer[4096];
 
-      if (!docker_response_read_fully (stream, head, sizeof head, &got, NULL, NULL) || got < sizeof head)
+      if (!docker_exec_read_frame (stream, head, &got, &framed, &size, NULL, NULL) || got == 0 || !framed)
         break;
-      size = ((guint32) head[4] << 24) | ((guint32) head[5] << 16) | ((guint32) head[6] << 8) | head[7];
       while (size > 0)
         {
           gsize want = MIN (size, sizeof buffer);
@@ -367,37 +309,19 @@ explain_kill (DockerEngine *engine,
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* The child's process: our whole environment but for the helper's own. */
 static JsonNode *
 exec_config (char      **argv,
              const char *workdir)
 {
-  g_autoptr(JsonBuilder) b = json_builder_new ();
   g_auto(GStrv) env = g_get_environ ();
+  g_autoptr(GPtrArray) kept = g_ptr_array_new ();
 
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "AttachStdin");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStdout");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "AttachStderr");
-  json_builder_add_boolean_value (b, TRUE);
-  json_builder_set_member_name (b, "Tty");
-  json_builder_add_boolean_value (b, FALSE);
-  json_builder_set_member_name (b, "WorkingDir");
-  json_builder_add_string_value (b, workdir);
-  json_builder_set_member_name (b, "Env");
-  json_builder_begin_array (b);
   for (guint i = 0; env[i] != NULL; i++)
     if (!g_str_has_prefix (env[i], "SUBAGENT_DOCKER_EXEC_"))
-      json_builder_add_string_value (b, env[i]);
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "Cmd");
-  json_builder_begin_array (b);
-  for (guint i = 0; argv[i] != NULL; i++)
-    json_builder_add_string_value (b, argv[i]);
-  json_builder_end_array (b);
-  json_builder_end_object (b);
-  return json_builder_get_root (b);
+      g_ptr_array_add (kept, env[i]);
+  g_ptr_array_add (kept, NULL);
+  return docker_exec_config ((const char * const *) argv, NULL, workdir, (const char * const *) kept->pdata, TRUE);
 }
 
 static G_NORETURN void
@@ -418,19 +342,17 @@ main (int   argc,
   g_autoptr(DockerEngine) engine = NULL;
   g_autoptr(DockerResponse) stream = NULL;
   g_autoptr(JsonNode) config = NULL;
-  g_autoptr(JsonNode) created = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GByteArray) held = NULL;
-  g_autofree char *exec_path = NULL;
-  g_autofree char *start_path = NULL;
+  g_autofree char *exec_id = NULL;
   g_autofree char *described = NULL;
-  const char *workdir = "/workspace", *tree = NULL, *memory = NULL, *exec_id;
+  const char *workdir = "/workspace", *tree = NULL, *memory = NULL;
   guint64 max_file = DEFAULT_MAX_FILE;
   char **command = NULL;
   gboolean first_frame = TRUE, stream_failed = FALSE;
   char buffer_raw[4096];
   StdinPump pump;
-  ExecEnd end;
+  DockerExecEnd end;
   int status;
 
   signal (SIGPIPE, SIG_IGN);
@@ -490,28 +412,10 @@ main (int   argc,
   described = docker_engine_describe (engine);
 
   config = exec_config (command, workdir);
-  exec_path = g_strdup_printf ("/containers/%s/exec", container);
-  if (!docker_engine_call (engine, "POST", exec_path, config, NULL, &created, NULL, &error) ||
-      created == NULL || !JSON_NODE_HOLDS_OBJECT (created) ||
-      (exec_id = json_object_get_string_member_with_default (json_node_get_object (created), "Id", NULL)) == NULL)
+  stream = docker_exec_open (engine, container, config, &exec_id, NULL, &error);
+  if (stream == NULL)
     {
-      say ("cannot run “%s” in container %s: %s", program, container, error ? error->message : "no exec id");
-      return STATUS_ENGINE_FAILED;
-    }
-
-  start_path = g_strdup_printf ("/exec/%s/start", exec_id);
-  {
-    static const char start_body[] = "{\"Detach\":false,\"Tty\":false}";
-    g_autoptr(GBytes) body = g_bytes_new_static (start_body, sizeof start_body - 1);
-
-    stream = docker_engine_request (engine, "POST", start_path, "application/json", body, NULL, NULL, TRUE,
-                                    NULL, &error);
-  }
-  if (stream == NULL ||
-      (docker_response_get_status (stream) != 101 && docker_response_get_status (stream) != 200 &&
-       !docker_response_check (stream, engine, "start the exec", NULL, &error)))
-    {
-      say ("cannot start “%s” in container %s: %s", program, container, error ? error->message : "refused");
+      say ("cannot run “%s” in container %s: %s", program, container, error->message);
       return STATUS_ENGINE_FAILED;
     }
 
@@ -523,24 +427,19 @@ main (int   argc,
     {
       guint8 head[8];
       gsize got = 0;
+      gboolean framed;
       guint32 size;
       int fd;
       char buffer[65536];
 
-      if (!docker_response_read_fully (stream, head, sizeof head, &got, NULL, &error))
+      if (!docker_exec_read_frame (stream, head, &got, &framed, &size, NULL, &error))
         {
           stream_failed = TRUE;
           break;
         }
       if (got == 0)
         break;
-      if (got < sizeof head)
-        {
-          stream_failed = TRUE;
-          g_set_error (&error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT, "the stream ended inside a frame header");
-          break;
-        }
-      if (head[0] > 2 || head[1] != 0 || head[2] != 0 || head[3] != 0)
+      if (!framed)
         {
           /* Not a frame: the engine's own words, unframed (podman writes
            * its exec errors so). Keep them for after the end. */
@@ -557,7 +456,6 @@ main (int   argc,
             }
           break;
         }
-      size = ((guint32) head[4] << 24) | ((guint32) head[5] << 16) | ((guint32) head[6] << 8) | head[7];
       fd = head[0] == 2 ? STDERR_FILENO : STDOUT_FILENO;
       while (size > 0)
         {
@@ -597,7 +495,7 @@ main (int   argc,
     say ("lost the stream of “%s” in container %s on %s: %s", program, container, described, error->message);
   g_clear_error (&error);
 
-  end = inspect_exec (engine, exec_id);
+  end = docker_exec_wait (engine, exec_id);
   if (held != NULL)
     {
       if (end.pid == 0 || end.exit_code == 126 || end.exit_code == 127)

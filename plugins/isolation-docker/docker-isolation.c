@@ -13,9 +13,11 @@
  *    the child would work in nothing and the run would look complete).
  *    A probe's verdict, either way, holds for five minutes per engine
  *    address and workspace directory (with its device).
- *  - `copy`: the tree is streamed into a tmpfs volume at /workspace (PUT
- *    archive, a tar made in process, entries owned by the container's
- *    user), and every exec ends with the container's /workspace fetched
+ *  - `copy`: the tree is streamed into a tmpfs volume at /workspace (a
+ *    tar made in process, entries owned by the container's user, fed to
+ *    the image's own `tar` through an exec, or with PUT archive where that
+ *    cannot be used or does not prove itself: docker-copy-in.c; option
+ *    `copy_in: archive` always takes PUT archive), and every exec ends with the container's /workspace fetched
  *    back (GET archive) and applied to the tree, deletions included
  *    (docker-exec-helper.c), so the review works unchanged.
  *  - `auto` (the default): bind when the probe passes, else copy.
@@ -42,7 +44,7 @@
  *
  * Request options: `image` (required), `host` (the engine's address,
  * overrides DOCKER_HOST), `context` (a docker context), `transfer`,
- * `transfer_max_file` (the largest file copied back, default 1 GiB),
+ * `copy_in` (`auto` or `archive`), `transfer_max_file` (the largest file copied back, default 1 GiB),
  * `network`, `user`, `pids_limit`, `nofile`, `nproc`, `workspace`
  * (`snapshot`, or `worktree`: docker-worktree.c, with the worktree options
  * `keep_branch`, `include_dirty`, `pool_size`), `workspace_dir` (default
@@ -60,7 +62,8 @@
  * Backend data (a{sv}) of a context: `engine` (as: the engine's address,
  * TLS files and API version as arguments), `engine-host` (s),
  * `container-name` (s), `workspace-base` (s), `image` (s), `user` (s),
- * `network` (s), `transfer` (s: bind or copy), `transfer-max-file` (t),
+ * `network` (s), `transfer` (s: bind or copy), `copy-in` (s, copy mode:
+ * exec or archive, the way the tree went in), `transfer-max-file` (t),
  * `copy-strategy` (s), `workspace-copy-usec` (x), `transfer-usec` (x),
  * `pooled` (b: the container came from the pool);
  * with a worktree, `workspace` = `worktree`, `base-commit` and
@@ -94,6 +97,7 @@ struct _SubagentDockerIsolation
   GHashTable *images;   /* under lock: "address\nimage" → gint64 time it was seen */
   GHashTable *no_bind;  /* under lock: "address\ndir\ndevice" → gint64 time a bind probe failed */
   GHashTable *bind_ok;  /* under lock: the same keys → gint64 time a bind probe passed */
+  GHashTable *no_tar;   /* under lock: "address\nimage" → gint64 time its exec copy-in could not run */
   DockerPools *pools;   /* warm containers (option container_pool); locks itself */
 };
 
@@ -271,6 +275,7 @@ typedef struct {
   gint64 max_file;
   gint64 pool_size;     /* option container_pool */
   Transfer transfer;
+  gboolean copy_in_exec; /* option copy_in: auto (the image's tar first) or archive */
   gboolean worktree;    /* workspace: worktree (base stays NULL) */
   char *parent;
   char *dir;            /* the resolved workspace_dir (snapshot) */
@@ -300,7 +305,7 @@ read_plan (SubagentDockerIsolation   *self,
            GError                   **error)
 {
   const char *parent_option = subagent_isolation_request_get_parent_root (request);
-  const char *binary, *host, *context, *workspace, *dir_option, *transfer;
+  const char *binary, *host, *context, *workspace, *dir_option, *transfer, *copy_in;
   g_autofree char *default_host = NULL;
   g_autofree char *default_context = NULL;
   g_autofree char *default_transfer = NULL;
@@ -335,6 +340,7 @@ read_plan (SubagentDockerIsolation   *self,
       !option_string (request, "workspace", "snapshot", &workspace, error) ||
       !option_string (request, "workspace_dir", NULL, &dir_option, error) ||
       !option_string (request, "transfer", default_transfer, &transfer, error) ||
+      !option_string (request, "copy_in", "auto", &copy_in, error) ||
       !option_int (request, "pids_limit", DEFAULT_PIDS_LIMIT, &plan->pids_limit, error) ||
       !option_int (request, "nofile", DEFAULT_NOFILE, &plan->nofile, error) ||
       !option_int (request, "nproc", 0, &plan->nproc, error) ||
@@ -415,6 +421,13 @@ read_plan (SubagentDockerIsolation   *self,
     {
       g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
                    "Unknown docker transfer “%s”: use auto (the default), bind or copy", transfer);
+      return FALSE;
+    }
+  plan->copy_in_exec = g_ascii_strcasecmp (copy_in, "auto") == 0;
+  if (!plan->copy_in_exec && g_ascii_strcasecmp (copy_in, "archive") != 0)
+    {
+      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION,
+                   "Unknown docker copy_in “%s”: use auto (the default) or archive", copy_in);
       return FALSE;
     }
   if (plan->max_file <= 0)
@@ -842,6 +855,7 @@ docker_prepare (SubagentIsolationProvider  *provider,
   GThread *thread = NULL;
   GVariantBuilder data;
   gint64 copy_start, copy_usec = 0, transfer_usec = 0;
+  const char *copy_in_method = NULL;   /* copy mode: "exec" or "archive" */
   DockerSpec spec;
   SubagentExcludeSet *secrets = subagent_isolation_request_get_exclude_set (request);
 
@@ -1021,11 +1035,14 @@ container_ready:
   else
     {
       gint64 start = g_get_monotonic_time ();
+      g_autofree char *tar_key = engine_key (&plan, plan.image);
+      gboolean image_refused = FALSE;
 
       fill_spec (&plan, &spec, FALSE);
-      if (!docker_tar_put (plan.engine, container_id, plan.tree, plan.worktree ? worktree_keep : NULL, secrets,
-                           spec.numeric_user ? spec.uid : 0, spec.numeric_user ? spec.gid : 0,
-                           cancellable, &local_error))
+      if (!docker_copy_in (plan.engine, container_id, plan.user, plan.tree, plan.worktree ? worktree_keep : NULL,
+                           secrets, spec.numeric_user ? spec.uid : 0, spec.numeric_user ? spec.gid : 0,
+                           plan.copy_in_exec && !cache_fresh (self, self->no_tar, tar_key), &copy_in_method,
+                           &image_refused, cancellable, &local_error))
         {
           if (!g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
             {
@@ -1036,6 +1053,10 @@ container_ready:
             }
           goto failed;
         }
+      /* An image that cannot run the exec goes straight to the archive
+       * for a while. */
+      if (image_refused)
+        cache_set (self, self->no_tar, tar_key, TRUE);
       transfer_usec = g_get_monotonic_time () - start;
     }
 
@@ -1057,6 +1078,8 @@ container_ready:
   g_variant_builder_add (&data, "{sv}", "user", g_variant_new_string (plan.user));
   g_variant_builder_add (&data, "{sv}", "network", g_variant_new_string (plan.network));
   g_variant_builder_add (&data, "{sv}", "transfer", g_variant_new_string (job.bind ? "bind" : "copy"));
+  if (copy_in_method != NULL)
+    g_variant_builder_add (&data, "{sv}", "copy-in", g_variant_new_string (copy_in_method));
   g_variant_builder_add (&data, "{sv}", "transfer-max-file", g_variant_new_uint64 ((guint64) plan.max_file));
   g_variant_builder_add (&data, "{sv}", "transfer-usec", g_variant_new_int64 (transfer_usec));
   g_variant_builder_add (&data, "{sv}", "pooled", g_variant_new_boolean (slot != NULL));
@@ -1220,6 +1243,8 @@ docker_list_options (SubagentConfigurable *configurable)
     { "context", "string", NULL, "A docker context (~/.docker/contexts) naming the engine, when no host is given" },
     { "transfer", "string", "auto", "How /workspace reaches the container: bind (after a probe proves the engine "
                                     "sees it), copy (streamed in, copied back after each process), or auto" },
+    { "copy_in", "string", "auto", "How a copied workspace goes in: auto (through the image's own sh and tar, "
+                                   "checked, else PUT archive) or archive (always the engine's PUT archive)" },
     { "network", "string", "none", "The container's network: none, or a network the engine has" },
     { "user", "string", "65534:65534", "The user children run as inside the container" },
     { "workspace", "string", "snapshot", "What the container works in at /workspace: snapshot (a copy) or "
@@ -1258,11 +1283,12 @@ docker_configure (SubagentConfigurable  *configurable,
                   GError               **error)
 {
   SubagentDockerIsolation *self = SUBAGENT_DOCKER_ISOLATION (configurable);
-  const char *host, *context, *transfer;
+  const char *host, *context, *transfer, *copy_in;
 
   if (!config_string (options, "host", &host, error) ||
       !config_string (options, "context", &context, error) ||
-      !config_string (options, "transfer", &transfer, error))
+      !config_string (options, "transfer", &transfer, error) ||
+      !config_string (options, "copy_in", &copy_in, error))
     return FALSE;
   if (host != NULL && (*host == '\0' || strchr (host, ' ') != NULL || *host == '-'))
     {
@@ -1275,6 +1301,12 @@ docker_configure (SubagentConfigurable  *configurable,
     {
       g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
                    "docker: option “transfer” is “%s”: use auto (the default), bind or copy", transfer);
+      return FALSE;
+    }
+  if (copy_in != NULL && g_ascii_strcasecmp (copy_in, "auto") != 0 && g_ascii_strcasecmp (copy_in, "archive") != 0)
+    {
+      g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
+                   "docker: option “copy_in” is “%s”: use auto (the default) or archive", copy_in);
       return FALSE;
     }
   /* Checked here too, so a bad pool size fails at load, not at a run. */
@@ -1398,6 +1430,7 @@ subagent_docker_isolation_finalize (GObject *object)
   g_hash_table_unref (self->images);
   g_hash_table_unref (self->no_bind);
   g_hash_table_unref (self->bind_ok);
+  g_hash_table_unref (self->no_tar);
   g_mutex_clear (&self->lock);
   G_OBJECT_CLASS (subagent_docker_isolation_parent_class)->finalize (object);
 }
@@ -1459,6 +1492,7 @@ subagent_docker_isolation_init (SubagentDockerIsolation *self)
   self->images = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->no_bind = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->bind_ok = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  self->no_tar = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->pools = docker_pools_new ();
 }
 

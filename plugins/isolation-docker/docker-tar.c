@@ -66,6 +66,8 @@ typedef struct {
   GCancellable *cancellable;
   guint uid, gid;
   char *buffer;
+  gboolean repeat_dirs;
+  DockerTarStats stats;
 } Writer;
 
 static void
@@ -160,6 +162,9 @@ write_header (Writer      *w,
       if (!write_padded (w, pax, BLOCK, error) || !write_padded (w, records->str, records->len, error))
         return FALSE;
     }
+  w->stats.entries++;
+  if (mode & 07000)
+    w->stats.special_modes = TRUE;
   memcpy (header, name, MIN (strlen (name), 99));
   put_octal (header + 100, 8, mode & 07777);
   put_octal (header + 108, 8, w->uid);
@@ -263,7 +268,8 @@ write_dir (Writer              *w,
           if (sub < 0)
             return errno_error (error, errno, "open directory", child);
           ok = write_header (w, entry, '5', st.st_mode, 0, st.st_mtime, NULL, error) &&
-               write_dir (w, sub, child, exclude, secrets, error);
+               write_dir (w, sub, child, exclude, secrets, error) &&
+               (!w->repeat_dirs || write_header (w, entry, '5', st.st_mode, 0, st.st_mtime, NULL, error));
           close (sub);
           if (!ok)
             return FALSE;
@@ -304,6 +310,11 @@ write_dir (Writer              *w,
  * @uid: owner of every entry
  * @gid: group of every entry
  * @out: where the stream goes (not closed)
+ * @repeat_dirs: write each directory's entry again after its contents,
+ *   for an extractor that sets a directory's time when it meets its entry
+ *   (busybox tar) rather than at the end: the time then survives the
+ *   files made in it
+ * @out_stats: (out) (optional): what was written
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
@@ -316,10 +327,12 @@ docker_tar_write_tree (const char          *root,
                        guint                uid,
                        guint                gid,
                        GOutputStream       *out,
+                       gboolean             repeat_dirs,
+                       DockerTarStats      *out_stats,
                        GCancellable        *cancellable,
                        GError             **error)
 {
-  Writer w = { out, cancellable, uid, gid, g_malloc (BUFFER_SIZE) };
+  Writer w = { out, cancellable, uid, gid, g_malloc (BUFFER_SIZE), repeat_dirs, { 0, FALSE } };
   static const char end[2 * BLOCK];
   int fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   struct stat st;
@@ -335,9 +348,12 @@ docker_tar_write_tree (const char          *root,
   ok = fstat (fd, &st) == 0 &&
        write_header (&w, "./", '5', (st.st_mode & 07777) | 0700, 0, st.st_mtime, NULL, error) &&
        write_dir (&w, fd, "", exclude, secrets, error) &&
+       (!repeat_dirs || write_header (&w, "./", '5', (st.st_mode & 07777) | 0700, 0, st.st_mtime, NULL, error)) &&
        g_output_stream_write_all (out, end, sizeof end, NULL, cancellable, error);
   close (fd);
   g_free (w.buffer);
+  if (out_stats != NULL)
+    *out_stats = w.stats;
   return ok;
 }
 
@@ -1336,7 +1352,8 @@ put_writer (GOutputStream  *out,
 {
   PutJob *job = user_data;
 
-  return docker_tar_write_tree (job->root, job->exclude, job->secrets, job->uid, job->gid, out, cancellable, error);
+  return docker_tar_write_tree (job->root, job->exclude, job->secrets, job->uid, job->gid, out, FALSE, NULL, cancellable,
+                                error);
 }
 
 /**
