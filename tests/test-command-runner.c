@@ -221,6 +221,41 @@ test_plain_stdout_answer (Fixture       *f,
   g_assert_cmpstr (subagent_run_outcome_get_message (outcome), ==, "");
 }
 
+/* A task larger than a pipe's buffer reaches the child whole, byte for
+ * byte: the stdin writer waits for the pipe to drain between writes (here
+ * the child sleeps before reading, so the pipe fills first). */
+static void
+test_large_stdin_arrives_whole (Fixture       *f,
+                                gconstpointer  data)
+{
+  const char *argv[] = { "/bin/sh", "-c", "sleep 0.2; cksum", NULL };
+  g_autoptr(SubagentDef) def = g_object_new (SUBAGENT_TYPE_DEF, "name", "counter", "command", argv, NULL);
+  g_autoptr(GString) task = g_string_sized_new (3 * 1024 * 1024);
+  g_autoptr(SubagentRunContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *path = g_build_filename (f->root, "task.txt", NULL);
+  g_autofree char *command = NULL;
+  g_autofree char *standard_output = NULL;
+  int status;
+
+  for (guint i = 0; task->len < 3 * 1024 * 1024 - 32; i++)
+    g_string_append_printf (task, "line %u\n", i);
+  context = new_context (f, def, task->str, 0, 0);
+  outcome = run_and_wait (f, context, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_COMPLETE);
+
+  /* cksum of the same bytes (the task ends with a newline: none added). */
+  g_assert_true (g_file_set_contents (path, task->str, task->len, NULL));
+  command = g_strdup_printf ("/bin/sh -c 'cksum < \"%s\"'", path);
+  g_assert_true (g_spawn_command_line_sync (command, &standard_output, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  expected = g_strstrip (g_steal_pointer (&standard_output));
+  g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, expected);
+}
+
 /* A child on the host starts in the child root, with an empty signal mask
  * and no ignored signals whatever the host does, and a command name is
  * looked up in PATH. */
@@ -819,6 +854,7 @@ main (int argc, char *argv[])
 #define ADD(path, func) g_test_add (path, Fixture, NULL, fixture_setup, func, fixture_teardown)
   ADD ("/command-runner/answer/plain-stdout-trimmed", test_plain_stdout_answer);
   ADD ("/command-runner/stdin/system-prompt-prefix", test_system_prompt_prefix);
+  ADD ("/command-runner/stdin/larger-than-pipe-arrives-whole", test_large_stdin_arrives_whole);
   ADD ("/command-runner/spawn/host-child-starts-clean", test_host_child_starts_clean);
   ADD ("/command-runner/spawn/host-std-streams-closed", test_host_child_with_std_streams_closed);
   ADD ("/command-runner/protocol/usage-and-final", test_json_usage_and_final);

@@ -569,11 +569,136 @@ test_audit_rotation (void)
   sat_rm_rf (dir);
 }
 
+/* The line json-glib's generator wrote for a record: "event", "ts", then
+ * the fields in the order json_object_iter_init() visits them (a field
+ * named like a fixed member replacing it in place). */
+static char *
+audit_line_by_generator (const char *event,
+                         const char *ts,
+                         JsonObject *fields)
+{
+  g_autoptr(JsonObject) record = json_object_new ();
+  g_autoptr(JsonNode) node = NULL;
+  g_autofree char *text = NULL;
+
+  json_object_set_string_member (record, "event", event);
+  json_object_set_string_member (record, "ts", ts);
+  if (fields != NULL)
+    {
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *value;
+
+      json_object_iter_init (&iter, fields);
+      while (json_object_iter_next (&iter, &name, &value))
+        json_object_set_member (record, name, json_node_copy (value));
+    }
+  node = json_node_init_object (json_node_alloc (), record);
+  text = json_to_string (node, FALSE);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* Audit lines are written directly: the bytes are the generator's, for a
+ * lineage record as a run writes it, for odd values and member names, for
+ * no fields, and for fields that repeat "event" or "ts". */
+static void
+test_audit_line_matches_generator (void)
+{
+  g_autofree char *dir = sat_make_temp_dir ("audit-line");
+  g_autofree char *path = g_build_filename (dir, ".subagent", "audit.jsonl", NULL);
+  g_autoptr(SubagentAuditLog) log = subagent_audit_log_new (path);
+  g_autoptr(SubagentLineage) lineage = subagent_lineage_new ("parent-\"run\"", "def\tname", 2, "worktree", 3,
+                                                            "/tmp/wt/é ✓", NULL);
+  g_autoptr(JsonObject) run = json_object_new ();
+  g_autoptr(JsonObject) odd = json_object_new ();
+  g_autoptr(JsonObject) repeats = json_object_new ();
+  g_autoptr(JsonArray) list = json_array_new ();
+  JsonObject *cases[] = { run, odd, NULL, repeats };
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  json_object_set_string_member (run, "run_id", "0123456789abcdef");
+  json_object_set_string_member (run, "parent_run_id", "parent");
+  json_object_set_string_member (run, "def_name", "bench");
+  json_object_set_int_member (run, "depth", 1);
+  json_object_set_string_member (run, "isolation", "shared");
+  json_object_set_null_member (run, "batch_index");
+  json_object_set_string_member (run, "status", "complete");
+  json_object_set_int_member (run, "iterations", 0);
+  json_object_set_int_member (run, "tool_calls", 12);
+  json_object_set_double_member (run, "cost_cents", 0.0);
+  json_object_set_string_member (run, "confinement", "landlock");
+  json_object_set_object_member (run, "lineage", subagent_lineage_to_json (lineage));
+  json_object_set_string_member (run, "risk_level", "high");
+
+  json_object_set_string_member (odd, "quote \" and \\ and \n and \x7f", "v\x01\x1e\t/");
+  json_object_set_double_member (odd, "third", 1.0 / 3.0);
+  json_object_set_double_member (odd, "big", 1e20);
+  json_object_set_int_member (odd, "min", G_MININT64);
+  json_object_set_boolean_member (odd, "t", TRUE);
+  json_object_set_boolean_member (odd, "f", FALSE);
+  json_array_add_string_element (list, "a");
+  json_array_add_double_element (list, -2.5);
+  json_array_add_object_element (list, json_object_new ());
+  json_object_set_array_member (odd, "list", json_array_ref (list));
+  json_object_set_string_member (odd, "", "empty name");
+
+  json_object_set_string_member (repeats, "before", "x");
+  json_object_set_string_member (repeats, "ts", "not the time");
+  json_object_set_string_member (repeats, "event", "not the event");
+  json_object_set_int_member (repeats, "after", 1);
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *event = g_strdup_printf ("kind-%u \"x\"", i);
+
+      g_assert_true (subagent_audit_log_record (log, event, cases[i], &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, G_N_ELEMENTS (cases) + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *event = g_strdup_printf ("kind-%u \"x\"", i);
+      const char *ts_start = strstr (lines[i], ",\"ts\":\"");
+      g_autofree char *ts = NULL;
+      g_autofree char *line = g_strconcat (lines[i], "\n", NULL);
+      g_autofree char *expected = NULL;
+      g_autoptr(GDateTime) parsed = NULL;
+      g_autofree char *again = NULL;
+
+      /* Read as text: the generator writes 1e20 as "1e+20.0", which its
+       * parser refuses. */
+      g_assert_nonnull (ts_start);
+      if (cases[i] == repeats)
+        {
+          /* The fields replaced "event" and "ts" in place: the line is the
+           * generator's for the same fields, whatever the time was. */
+          expected = audit_line_by_generator ("ignored", "ignored", cases[i]);
+          g_assert_cmpstr (line, ==, expected);
+          continue;
+        }
+      ts_start += strlen (",\"ts\":\"");
+      ts = g_strndup (ts_start, strchr (ts_start, '"') - ts_start);
+      /* The time is GLib's own ISO 8601 form of itself. */
+      parsed = g_date_time_new_from_iso8601 (ts, NULL);
+      g_assert_nonnull (parsed);
+      again = g_date_time_format_iso8601 (parsed);
+      g_assert_cmpstr (ts, ==, again);
+      expected = audit_line_by_generator (event, ts, cases[i]);
+      g_assert_cmpstr (line, ==, expected);
+    }
+  sat_rm_rf (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/audit/rotation", test_audit_rotation);
+  g_test_add_func ("/audit/line-matches-generator", test_audit_line_matches_generator);
 
   g_test_add_func ("/lineage/to-json/reference-keys-and-nulls", test_lineage_json_keys);
   g_test_add_func ("/lineage/from-json/roundtrip", test_lineage_json_roundtrip);

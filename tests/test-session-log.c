@@ -258,6 +258,90 @@ test_append_async (void)
   sat_rm_rf (root);
 }
 
+/* Session records are written directly: each line is, byte for byte, what
+ * json-glib's generator writes for subagent_session_to_json(), for a full
+ * record (review, transcript, batch index, paths, fractions, escapes, times
+ * with and without microseconds, an offset) and for a bare one. */
+static void
+test_line_matches_generator (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("session-line");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentSessionLog) log = subagent_session_log_new (root, "parent-7", &error);
+  g_autoptr(GDateTime) started = g_date_time_new_from_iso8601 ("2026-12-02T10:00:00.000123Z", NULL);
+  g_autoptr(GDateTime) completed = g_date_time_new_from_iso8601 ("2026-12-02T10:00:05Z", NULL);
+  g_autoptr(GDateTime) offset = g_date_time_new_from_iso8601 ("2026-12-02T12:00:05.5+02:00", NULL);
+  g_autoptr(JsonObject) review = json_object_new ();
+  g_autoptr(JsonObject) file = json_object_new ();
+  g_autoptr(JsonArray) files = json_array_new ();
+  g_autoptr(JsonArray) transcript = json_array_new ();
+  g_autoptr(JsonObject) turn = json_object_new ();
+  g_autoptr(GPtrArray) sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  json_object_set_string_member (file, "path", "src/\"a\".c");
+  json_object_set_int_member (file, "added", 3);
+  json_array_add_object_element (files, json_object_ref (file));
+  json_object_set_array_member (review, "files", json_array_ref (files));
+  json_object_set_string_member (review, "diff", "--- a\n+++ b\n\x7f\x01");
+  json_object_set_boolean_member (review, "binary", FALSE);
+  json_object_set_string_member (turn, "role", "assistant");
+  json_object_set_double_member (turn, "cost", 0.25);
+  json_array_add_object_element (transcript, json_object_ref (turn));
+  json_array_add_null_element (transcript);
+
+  g_ptr_array_add (sessions, g_object_new (SUBAGENT_TYPE_SESSION,
+                                           "session-id", "child-full",
+                                           "def-name", "coder \"x\"",
+                                           "parent-run-id", "parent-7",
+                                           "status", SUBAGENT_RUN_STATUS_PARTIAL,
+                                           "started-at", started,
+                                           "completed-at", offset,
+                                           "depth", 3,
+                                           "batch-index", 2,
+                                           "isolation", "worktree",
+                                           "worktree-path", "/tmp/wt/é ✓",
+                                           "container-path", "/work",
+                                           "iterations", G_MAXUINT,
+                                           "tool-calls", 17,
+                                           "cost-cents", 1.0 / 3.0,
+                                           "final-answer", "done\n\ttabbed \\ back",
+                                           "review", review,
+                                           "transcript", transcript,
+                                           "task", "a task\r\nwith \"quotes\"",
+                                           "follow-ups", 2,
+                                           "workspace-kept", TRUE,
+                                           "child-root", "/tmp/child",
+                                           NULL));
+  g_ptr_array_add (sessions, g_object_new (SUBAGENT_TYPE_SESSION, "session-id", "child-bare", NULL));
+  g_ptr_array_add (sessions, g_object_new (SUBAGENT_TYPE_SESSION,
+                                           "session-id", "child-round",
+                                           "started-at", completed,
+                                           "completed-at", completed,
+                                           "cost-cents", 1e20,
+                                           NULL));
+  g_assert_no_error (error);
+  for (guint i = 0; i < sessions->len; i++)
+    {
+      g_assert_true (subagent_session_log_append (log, sessions->pdata[i], &error));
+      g_assert_no_error (error);
+    }
+  g_assert_true (g_file_get_contents (subagent_session_log_get_path (log), &text, NULL, NULL));
+  lines = g_strsplit (text, "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, sessions->len + 1);
+  g_assert_cmpstr (lines[sessions->len], ==, "");
+  for (guint i = 0; i < sessions->len; i++)
+    {
+      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), subagent_session_to_json (sessions->pdata[i]));
+      g_autofree char *expected = json_to_string (node, FALSE);
+
+      json_object_unref (json_node_get_object (node));
+      g_assert_cmpstr (lines[i], ==, expected);
+    }
+  sat_rm_rf (root);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -266,6 +350,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/session-log/append/lookup-and-bad-ids", test_append_and_lookup);
   g_test_add_func ("/session-log/append/concurrent-records-arrive-whole", test_concurrent_appends);
   g_test_add_func ("/session-log/append/async", test_append_async);
+  g_test_add_func ("/session-log/append/line-matches-generator", test_line_matches_generator);
   g_test_add_func ("/session-log/read/torn-line-skipped", test_torn_line_is_skipped);
   g_test_add_func ("/session-log/read/latest-record-wins", test_latest_record_wins);
   g_test_add_func ("/session-log/read/missing-directory-is-empty", test_missing_directory_is_empty);

@@ -711,6 +711,61 @@ test_events_signals_and_jsonl (void)
   g_free (f.root);
 }
 
+/* What the events file holds when "completed" is emitted. */
+static void
+on_completed_read_file (SubagentSupervisor *supervisor,
+                        SubagentEvent      *event,
+                        gpointer            user_data)
+{
+  char **text = user_data;
+
+  g_clear_pointer (text, g_free);
+  g_assert_true (g_file_get_contents (subagent_supervisor_get_events_path (supervisor), text, NULL, NULL));
+}
+
+/* An event's line is in the file (one write() in the emitting thread) by
+ * the time its signal is emitted: no flush, no finalized supervisor, so a
+ * host that exits right after a result loses no line. */
+static void
+test_events_line_written_before_signal (void)
+{
+  Fixture f = { 0, };
+  g_autofree char *run_id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  guint n;
+
+  fixture_open (&f, 1, -1, -1);
+  g_signal_connect (f.supervisor, "completed", G_CALLBACK (on_completed_read_file), &text);
+  run_id = spawn (&f, "written", "helper");
+  sst_wait_started (f.gate, 1);
+  gate_runner_release (f.gate, "written", sst_complete ("ok", 0.5));
+  result = sst_wait_result (f.supervisor, run_id, NULL);
+  sst_flush_main ();
+
+  g_assert_nonnull (text);
+  lines = g_strsplit (text, "\n", -1);
+  n = g_strv_length (lines);
+  g_assert_cmpuint (n, ==, 4);  /* three whole lines, then nothing after the last newline */
+  g_assert_cmpstr (lines[3], ==, "");
+  {
+    g_autoptr(JsonNode) node = json_from_string (lines[2], NULL);
+    JsonObject *object = json_node_get_object (node);
+
+    g_assert_cmpstr (json_object_get_string_member (object, "event"), ==, "completed");
+    g_assert_cmpstr (json_object_get_string_member (object, "run_id"), ==, run_id);
+  }
+
+  gate_runner_release_all (f.gate);
+  sst_recorder_stop (&f.recorder);
+  g_clear_object (&f.supervisor);
+  g_clear_object (&f.manager);
+  g_clear_object (&f.gate);
+  sat_rm_rf (f.root);
+  g_free (f.root);
+}
+
 /* subagent_event_to_line() writes its JSON directly: it must give what the
  * generator gives for subagent_event_to_json(), byte for byte, whatever
  * the details hold (escapes, nesting, numbers, a member that repeats a
@@ -726,7 +781,7 @@ test_event_line_matches_json (void)
   g_autoptr(JsonArray) array = json_array_new ();
   g_autoptr(JsonObject) empty = json_object_new ();
 
-  json_object_set_string_member (details, "status", "done \"quoted\" \\ back\nnew\ttab\r\b\f\x01\x1f é ✓ /");
+  json_object_set_string_member (details, "status", "done \"quoted\" \\ back\nnew\ttab\r\b\f\x01\x1f\x7f é ✓ /");
   json_object_set_int_member (details, "count", -42);
   json_object_set_int_member (details, "big", G_MAXINT64);
   json_object_set_double_member (details, "cost", 1.25);
@@ -781,5 +836,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/supervisor/budget/stops-child-past-budget", test_budget_stops_child_past_budget);
   g_test_add_func ("/supervisor/events/signals-and-jsonl", test_events_signals_and_jsonl);
   g_test_add_func ("/supervisor/events/line-matches-json", test_event_line_matches_json);
+  g_test_add_func ("/supervisor/events/line-written-before-signal", test_events_line_written_before_signal);
   return g_test_run ();
 }

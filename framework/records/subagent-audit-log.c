@@ -13,6 +13,7 @@
 
 #include "subagent.h"
 #include "subagent-state-path-private.h"
+#include "subagent-json-line-private.h"
 
 /**
  * SubagentAuditLog:
@@ -209,36 +210,61 @@ subagent_audit_log_record (SubagentAuditLog  *self,
                            JsonObject        *fields,
                            GError           **error)
 {
-  g_autoptr(JsonObject) record = json_object_new ();
-  g_autoptr(JsonNode) node = NULL;
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
-  g_autofree char *ts = g_date_time_format_iso8601 (now);
-  g_autofree char *line = NULL;
-  gsize len;
+  char ts[SUBAGENT_TIME_TEXT_SIZE];
+  g_autoptr(GString) line = NULL;
   gssize written;
   int fd;
 
   g_return_val_if_fail (SUBAGENT_IS_AUDIT_LOG (self), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
 
-  json_object_set_string_member (record, "event", event);
-  json_object_set_string_member (record, "ts", ts);
-  if (fields != NULL)
+  _subagent_time_format_iso8601 (now, ts);
+  line = g_string_sized_new (512);
+  if (fields == NULL ||
+      (!json_object_has_member (fields, "event") && !json_object_has_member (fields, "ts")))
     {
       JsonObjectIter iter;
       const char *name;
       JsonNode *value;
 
+      /* What the generator gave for {"event", "ts", the fields in the
+       * order json_object_iter_init() visits them}, written directly (no
+       * record object, member copies or generator per line;
+       * tests/test-lineage-session.c compares the bytes). */
+      g_string_append_len (line, "{\"event\":", 9);
+      _subagent_json_line_append_string (line, event);
+      g_string_append_len (line, ",\"ts\":", 6);
+      _subagent_json_line_append_string (line, ts);
+      if (fields != NULL)
+        {
+          json_object_iter_init (&iter, fields);
+          while (json_object_iter_next (&iter, &name, &value))
+            {
+              _subagent_json_line_append_key (line, name, FALSE);
+              _subagent_json_line_append_node (line, value);
+            }
+        }
+      g_string_append_len (line, "}\n", 2);
+    }
+  else
+    {
+      /* A field named like a fixed member replaces it in place. */
+      g_autoptr(JsonObject) record = json_object_new ();
+      g_autoptr(JsonNode) node = NULL;
+      JsonObjectIter iter;
+      const char *name;
+      JsonNode *value;
+
+      json_object_set_string_member (record, "event", event);
+      json_object_set_string_member (record, "ts", ts);
       json_object_iter_init (&iter, fields);
       while (json_object_iter_next (&iter, &name, &value))
         json_object_set_member (record, name, json_node_copy (value));
+      node = json_node_init_object (json_node_alloc (), record);
+      _subagent_json_line_append_node (line, node);
+      g_string_append_c (line, '\n');
     }
-  node = json_node_init_object (json_node_alloc (), record);
-  {
-    g_autofree char *text = json_to_string (node, FALSE);
-    line = g_strconcat (text, "\n", NULL);
-  }
-  len = strlen (line);
 
   g_mutex_lock (&self->lock);
   fd = open_locked (self, error);
@@ -248,12 +274,12 @@ subagent_audit_log_record (SubagentAuditLog  *self,
       return FALSE;
     }
   do
-    written = write (fd, line, len);
+    written = write (fd, line->str, line->len);
   while (written < 0 && errno == EINTR);
   if (fd != self->fd)
     close (fd);
   g_mutex_unlock (&self->lock);
-  if (written != (gssize) len)
+  if (written != (gssize) line->len)
     {
       int saved = written < 0 ? errno : EIO;
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),

@@ -12,6 +12,7 @@
 
 #include "subagent.h"
 #include "subagent-state-path-private.h"
+#include "subagent-session-private.h"
 
 /* A log holds one line per finished run; anything bigger is not one. */
 #define SESSION_LOG_MAX_BYTES (256 * 1024 * 1024)
@@ -319,9 +320,7 @@ subagent_session_log_append (SubagentSessionLog  *self,
                              SubagentSession     *session,
                              GError             **error)
 {
-  g_autoptr(JsonNode) node = NULL;
   g_autoptr(GString) line = NULL;
-  g_autofree char *text = NULL;
   gboolean ok;
 
   g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
@@ -335,10 +334,9 @@ subagent_session_log_append (SubagentSessionLog  *self,
                    subagent_session_get_session_id (session));
       return FALSE;
     }
-  node = json_node_init_object (json_node_alloc (), subagent_session_to_json (session));
-  json_object_unref (json_node_get_object (node));
-  text = json_to_string (node, FALSE);   /* compact: strings escape their newlines */
-  line = g_string_new (text);
+  /* Compact: strings escape their newlines. */
+  line = g_string_sized_new (1024);
+  _subagent_session_append_line (session, line);
   g_string_append_c (line, '\n');
 
   g_mutex_lock (&self->lock);

@@ -22,6 +22,10 @@ typedef struct _SubagentPipeWriter SubagentPipeWriter;
 
 SubagentPipeWriter *subagent_pipe_writer_new       (GOutputStream      *stream,
                                                     GMainContext       *context);
+/* Writes to @fd (a pipe's write end, now the writer's) with write(): no
+ * stream, no pollability probe. */
+SubagentPipeWriter *subagent_pipe_writer_new_fd    (int                 fd,
+                                                    GMainContext       *context);
 void                subagent_pipe_writer_write     (SubagentPipeWriter *self,
                                                     GBytes             *bytes);
 /* Closes once everything queued is written (or now, dropping it, if @discard). */

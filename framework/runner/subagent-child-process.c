@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <glib-unix.h>
 
 #include "subagent.h"
 #include "subagent-child-process-private.h"
@@ -21,7 +22,8 @@
 
 struct _SubagentPipeWriter
 {
-  GOutputStream *stream;        /* NULL once closed */
+  int fd;                       /* written with write(); -1 once closed */
+  GOutputStream *stream;        /* a GSubprocess's pipe, when not written through @fd */
   GMainContext *context;
   GQueue pending;               /* of GBytes */
   gsize offset;                 /* into the head of @pending */
@@ -30,8 +32,9 @@ struct _SubagentPipeWriter
 };
 
 /* SIGPIPE is thread-directed for a write to a broken pipe: blocking it in
- * this thread turns it into EPIPE, and the pending signal it leaves is
- * consumed before the mask is restored. No process-wide disposition changes. */
+ * this thread turns it into EPIPE, and the signal the write raises is
+ * consumed before the mask is restored. No process-wide disposition
+ * changes. */
 typedef struct {
   sigset_t old_mask;
   gboolean was_pending;
@@ -40,26 +43,36 @@ typedef struct {
 static void
 pipe_guard_begin (PipeGuard *guard)
 {
-  sigset_t set, pending;
+  sigset_t set;
 
   sigemptyset (&set);
   sigaddset (&set, SIGPIPE);
   pthread_sigmask (SIG_BLOCK, &set, &guard->old_mask);
-  sigemptyset (&pending);
-  sigpending (&pending);
-  guard->was_pending = sigismember (&pending, SIGPIPE) == 1;
+  /* Only a SIGPIPE this thread blocked already can be pending here (one it
+   * did not block would have been delivered): only then look. */
+  guard->was_pending = FALSE;
+  if (sigismember (&guard->old_mask, SIGPIPE) == 1)
+    {
+      sigset_t pending;
+
+      sigemptyset (&pending);
+      sigpending (&pending);
+      guard->was_pending = sigismember (&pending, SIGPIPE) == 1;
+    }
 }
 
-/* A write that loses its reader part-way returns a short count and still
- * raises SIGPIPE, so look at what is pending rather than at the result. */
+/* A write raises SIGPIPE only when the reader is gone: it then fails
+ * (EPIPE) or, having lost its reader part-way, returns a short count, so
+ * the pending signals are looked at only after such a write (@wrote_all:
+ * it wrote everything it was given). */
 static void
-pipe_guard_end (PipeGuard *guard)
+pipe_guard_end (PipeGuard *guard,
+                gboolean   wrote_all)
 {
   sigset_t pending;
 
   sigemptyset (&pending);
-  sigpending (&pending);
-  if (!guard->was_pending && sigismember (&pending, SIGPIPE) == 1)
+  if (!wrote_all && !guard->was_pending && sigpending (&pending) == 0 && sigismember (&pending, SIGPIPE) == 1)
     {
       sigset_t set;
       struct timespec zero = { 0, 0 };
@@ -87,13 +100,15 @@ close_now (SubagentPipeWriter *self)
       g_output_stream_close (self->stream, NULL, NULL);
       g_clear_object (&self->stream);
     }
+  else if (self->fd >= 0)
+    close (self->fd);
+  self->fd = -1;
 }
 
 static void flush (SubagentPipeWriter *self);
 
 static gboolean
-on_writable (GObject  *stream,
-             gpointer  user_data)
+on_writable (gpointer user_data)
 {
   SubagentPipeWriter *self = user_data;
   GSource *source = g_steal_pointer (&self->source);
@@ -103,25 +118,98 @@ on_writable (GObject  *stream,
   return G_SOURCE_REMOVE;
 }
 
+static gboolean
+on_stream_writable (GObject  *stream,
+                    gpointer  user_data)
+{
+  return on_writable (user_data);
+}
+
+static gboolean
+on_fd_writable (int           fd,
+                GIOCondition  condition,
+                gpointer      user_data)
+{
+  return on_writable (user_data);
+}
+
 static void
 wait_writable (SubagentPipeWriter *self)
 {
   if (self->source != NULL)
     return;
-  self->source = g_pollable_output_stream_create_source (G_POLLABLE_OUTPUT_STREAM (self->stream), NULL);
-  g_source_set_callback (self->source, (GSourceFunc) G_CALLBACK (on_writable), self, NULL);
+  if (self->stream != NULL)
+    {
+      self->source = g_pollable_output_stream_create_source (G_POLLABLE_OUTPUT_STREAM (self->stream), NULL);
+      g_source_set_callback (self->source, (GSourceFunc) G_CALLBACK (on_stream_writable), self, NULL);
+    }
+  else
+    {
+      self->source = g_unix_fd_source_new (self->fd, G_IO_OUT | G_IO_ERR | G_IO_HUP);
+      g_source_set_callback (self->source, (GSourceFunc) G_CALLBACK (on_fd_writable), self, NULL);
+    }
   g_source_attach (self->source, self->context);
+}
+
+/* Writes what it can of @data without blocking: the count, 0 when the
+ * pipe is full, -1 (with @error) when the child no longer reads. */
+static gssize
+write_some (SubagentPipeWriter  *self,
+            gboolean             pollable,
+            const guint8        *data,
+            gsize                size,
+            GError             **error)
+{
+  PipeGuard guard;
+  gssize n;
+
+  pipe_guard_begin (&guard);
+  if (self->stream == NULL)
+    {
+      do
+        n = write (self->fd, data, size);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && errno == EAGAIN)
+        n = 0;
+      else if (n < 0)
+        {
+          int saved = errno;
+
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "%s", g_strerror (saved));
+        }
+    }
+  else if (pollable)
+    {
+      g_autoptr(GError) local_error = NULL;
+
+      n = g_pollable_output_stream_write_nonblocking (G_POLLABLE_OUTPUT_STREAM (self->stream), data, size,
+                                                      NULL, &local_error);
+      if (n < 0 && g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
+        n = 0;
+      else if (n < 0)
+        g_propagate_error (error, g_steal_pointer (&local_error));
+    }
+  else
+    {
+      /* Only exotic backends; GSubprocess pipes always poll. */
+      gsize written = 0;
+
+      n = g_output_stream_write_all (self->stream, data, size, &written, NULL, error) ? (gssize) written : -1;
+    }
+  pipe_guard_end (&guard, n == (gssize) size);
+  return n;
 }
 
 static void
 flush (SubagentPipeWriter *self)
 {
-  gboolean pollable;
+  gboolean pollable = FALSE;
 
-  if (self->stream == NULL)
+  if (self->fd < 0 && self->stream == NULL)
     return;
-  pollable = G_IS_POLLABLE_OUTPUT_STREAM (self->stream) &&
-             g_pollable_output_stream_can_poll (G_POLLABLE_OUTPUT_STREAM (self->stream));
+  if (self->stream != NULL)
+    pollable = G_IS_POLLABLE_OUTPUT_STREAM (self->stream) &&
+               g_pollable_output_stream_can_poll (G_POLLABLE_OUTPUT_STREAM (self->stream));
 
   while (!g_queue_is_empty (&self->pending))
     {
@@ -129,31 +217,15 @@ flush (SubagentPipeWriter *self)
       gsize size;
       const guint8 *data = g_bytes_get_data (head, &size);
       g_autoptr(GError) error = NULL;
-      PipeGuard guard;
-      gssize n;
+      gssize n = write_some (self, pollable, data + self->offset, size - self->offset, &error);
 
-      pipe_guard_begin (&guard);
-      if (pollable)
-        n = g_pollable_output_stream_write_nonblocking (G_POLLABLE_OUTPUT_STREAM (self->stream),
-                                                        data + self->offset, size - self->offset,
-                                                        NULL, &error);
-      else
+      if (n == 0)
         {
-          /* Only exotic backends; GSubprocess pipes always poll. */
-          gsize written = 0;
-
-          n = g_output_stream_write_all (self->stream, data + self->offset, size - self->offset,
-                                         &written, NULL, &error) ? (gssize) written : -1;
+          wait_writable (self);
+          return;
         }
-      pipe_guard_end (&guard);
-
       if (n < 0)
         {
-          if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_WOULD_BLOCK))
-            {
-              wait_writable (self);
-              return;
-            }
           g_debug ("Stopped writing to the child's stdin: %s", error->message);
           close_now (self);
           return;
@@ -175,7 +247,24 @@ subagent_pipe_writer_new (GOutputStream *stream,
 {
   SubagentPipeWriter *self = g_new0 (SubagentPipeWriter, 1);
 
+  self->fd = -1;
   self->stream = g_object_ref (stream);
+  self->context = context ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
+  g_queue_init (&self->pending);
+  return self;
+}
+
+SubagentPipeWriter *
+subagent_pipe_writer_new_fd (int           fd,
+                             GMainContext *context)
+{
+  SubagentPipeWriter *self = g_new0 (SubagentPipeWriter, 1);
+
+  /* The host's end alone (the child's is another open file): a full pipe
+   * must not block the main context. */
+  if (fcntl (fd, F_SETFL, O_NONBLOCK) != 0)
+    g_debug ("Cannot make the child's stdin non-blocking: %s", g_strerror (errno));
+  self->fd = fd;
   self->context = context ? g_main_context_ref (context) : g_main_context_ref_thread_default ();
   g_queue_init (&self->pending);
   return self;
@@ -185,7 +274,7 @@ void
 subagent_pipe_writer_write (SubagentPipeWriter *self,
                             GBytes             *bytes)
 {
-  if (self->stream == NULL || self->close_requested || g_bytes_get_size (bytes) == 0)
+  if (subagent_pipe_writer_is_closed (self) || self->close_requested || g_bytes_get_size (bytes) == 0)
     return;
   g_queue_push_tail (&self->pending, g_bytes_ref (bytes));
   if (self->source == NULL)
@@ -206,7 +295,7 @@ subagent_pipe_writer_close (SubagentPipeWriter *self,
 gboolean
 subagent_pipe_writer_is_closed (SubagentPipeWriter *self)
 {
-  return self->stream == NULL;
+  return self->stream == NULL && self->fd < 0;
 }
 
 void

@@ -800,15 +800,20 @@ env_unset (EnvBuilder *env,
 static char **
 env_end (EnvBuilder *env)
 {
-  GPtrArray *result = g_ptr_array_new ();
+  GPtrArray *result = g_ptr_array_new_full (64 + env->own->len, NULL);
+  guint8 first[256] = { 0 };
 
+  /* Only an entry whose first byte starts a replaced name is compared with
+   * the replaced names (most of the host's are not: PATH, HOME, LANG...). */
+  for (guint i = 0; i < env->drop->len; i++)
+    first[*(const guchar *) g_ptr_array_index (env->drop, i)] = 1;
   for (char **p = environ; *p != NULL; p++)
     {
       const char *eq = strchr (*p, '=');
       gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
       gboolean dropped = FALSE;
 
-      for (guint i = 0; i < env->drop->len && !dropped; i++)
+      for (guint i = 0; first[*(const guchar *) *p] && i < env->drop->len && !dropped; i++)
         {
           const char *key = g_ptr_array_index (env->drop, i);
 
@@ -1060,8 +1065,13 @@ subagent_command_run_start (GTask              *task,
         }
     }
 
-  state->stdin_writer = subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
-                                                  g_task_get_context (task));
+  {
+    int stdin_fd = subagent_host_process_steal_stdin_fd (state->process);
+
+    state->stdin_writer = stdin_fd >= 0 ? subagent_pipe_writer_new_fd (stdin_fd, g_task_get_context (task))
+                                        : subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
+                                                                    g_task_get_context (task));
+  }
   subagent_pipe_writer_write (state->stdin_writer, stdin_text);
   if (!state->interactive_stdin)
     subagent_pipe_writer_close (state->stdin_writer, FALSE);

@@ -23,6 +23,7 @@ SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContex
                                                          int                        ruleset_fd,
                                                          GError                   **error);
 GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
+int                  subagent_host_process_steal_stdin_fd (SubagentHostProcess     *self);
 int                  subagent_host_process_get_stdout_fd (SubagentHostProcess      *self);
 int                  subagent_host_process_get_stderr_fd (SubagentHostProcess      *self);
 GPid                 subagent_host_process_get_pid      (SubagentHostProcess       *self);

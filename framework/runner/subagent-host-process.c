@@ -54,7 +54,7 @@ struct _SubagentHostProcess
 
   /* Spawned directly: */
   GPid pid;                     /* 0 once reaped */
-  GOutputStream *stdin_pipe;
+  int stdin_fd;                  /* write end, -1 once handed over or closed */
   int stdout_fd;                 /* read ends, -1 once closed */
   int stderr_fd;
   GSource *watch;
@@ -347,6 +347,7 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
 
   g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
 
+  self->stdin_fd = -1;
   self->stdout_fd = -1;
   self->stderr_fd = -1;
   self->pidfd = -1;
@@ -400,9 +401,9 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
                argv[0], self->cgroup->path);
       _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
     }
-  self->stdin_pipe = g_unix_output_stream_new (ends[0], TRUE);
-  /* The output is read from the descriptors (no GUnixInputStream: GLib
-   * probes each one's pollability with an epoll instance of its own). */
+  /* The descriptors themselves, no GUnixInputStream or GUnixOutputStream:
+   * GLib probes each one's pollability with an epoll instance of its own. */
+  self->stdin_fd = ends[0];
   self->stdout_fd = ends[1];
   self->stderr_fd = ends[2];
   return g_steal_pointer (&self);
@@ -424,10 +425,24 @@ subagent_host_process_get_cgroup (SubagentHostProcess *self)
   return self->cgroup != NULL ? self->cgroup->path : NULL;
 }
 
+/* The stdin of a backend's own process (a GSubprocess); NULL for a child
+ * spawned directly, whose descriptor subagent_host_process_steal_stdin_fd()
+ * hands over. */
 GOutputStream *
 subagent_host_process_get_stdin (SubagentHostProcess *self)
 {
-  return self->subprocess ? g_subprocess_get_stdin_pipe (self->subprocess) : self->stdin_pipe;
+  return self->subprocess ? g_subprocess_get_stdin_pipe (self->subprocess) : NULL;
+}
+
+/* The write end of a directly spawned child's stdin, now the caller's to
+ * close; -1 for a GSubprocess (or once handed over). */
+int
+subagent_host_process_steal_stdin_fd (SubagentHostProcess *self)
+{
+  int fd = self->stdin_fd;
+
+  self->stdin_fd = -1;
+  return fd;
 }
 
 /* The read end of the child's stdout; the process owns it. */
@@ -656,7 +671,8 @@ subagent_host_process_free (SubagentHostProcess *self)
     self->destroy (self->user_data);
   g_clear_object (&self->wait_cancellable);
   g_clear_object (&self->subprocess);
-  g_clear_object (&self->stdin_pipe);
+  if (self->stdin_fd >= 0)
+    close (self->stdin_fd);
   if (self->pidfd >= 0)
     close (self->pidfd);
   if (self->stdout_fd >= 0)

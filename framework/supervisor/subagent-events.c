@@ -7,10 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <string.h>
 #include <glib/gstdio.h>
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-json-line-private.h"
 
 G_DEFINE_ENUM_TYPE (SubagentEventKind, subagent_event_kind,
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_ACCEPTED, "accepted"),
@@ -419,37 +421,6 @@ subagent_event_get_details (SubagentEvent *self)
   return self->details;
 }
 
-/* A JSON string as json-glib's generator writes it. */
-static void
-append_json_string (GString    *out,
-                    const char *text)
-{
-  if (text == NULL)
-    {
-      g_string_append (out, "null");
-      return;
-    }
-  g_string_append_c (out, '"');
-  for (const guchar *p = (const guchar *) text; *p != '\0'; p++)
-    switch (*p)
-      {
-      case '"': g_string_append (out, "\\\""); break;
-      case '\\': g_string_append (out, "\\\\"); break;
-      case '\b': g_string_append (out, "\\b"); break;
-      case '\f': g_string_append (out, "\\f"); break;
-      case '\n': g_string_append (out, "\\n"); break;
-      case '\r': g_string_append (out, "\\r"); break;
-      case '\t': g_string_append (out, "\\t"); break;
-      default:
-        /* json-glib 1.6 escapes below 0x1f only; the same bytes either way. */
-        if (*p < 0x1f)
-          g_string_append_printf (out, "\\u%04x", *p);
-        else
-          g_string_append_c (out, (char) *p);
-      }
-  g_string_append_c (out, '"');
-}
-
 /* The members every event has, ahead of its details (which cannot
  * override them). */
 static gboolean
@@ -468,11 +439,9 @@ is_fixed_member (const char *key)
 /* The event's time as both forms write it, microseconds, UTC. */
 static void
 format_time (GDateTime *time,
-             char       text[40])
+             char       text[SUBAGENT_TIME_TEXT_SIZE])
 {
-  g_snprintf (text, 40, "%d-%02d-%02dT%02d:%02d:%02d.%06dZ", g_date_time_get_year (time),
-              g_date_time_get_month (time), g_date_time_get_day_of_month (time), g_date_time_get_hour (time),
-              g_date_time_get_minute (time), g_date_time_get_second (time), g_date_time_get_microsecond (time));
+  _subagent_time_format_micro (time, text);
 }
 
 /**
@@ -489,7 +458,7 @@ JsonObject *
 subagent_event_to_json (SubagentEvent *self)
 {
   JsonObject *object;
-  char time[40];
+  char time[SUBAGENT_TIME_TEXT_SIZE];
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -531,7 +500,7 @@ char *
 subagent_event_to_line (SubagentEvent *self)
 {
   GString *out;
-  char time[40];
+  char time[SUBAGENT_TIME_TEXT_SIZE];
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -544,16 +513,16 @@ subagent_event_to_line (SubagentEvent *self)
    * with a supervisor (tests/test-supervisor.c compares the two). */
   out = g_string_sized_new (256);
   g_string_append (out, "{\"event\":");
-  append_json_string (out, subagent_event_kind_to_string (self->kind));
+  _subagent_json_line_append_string (out, subagent_event_kind_to_string (self->kind));
   format_time (self->time, time);
   g_string_append (out, ",\"time\":");
-  append_json_string (out, time);
+  _subagent_json_line_append_string (out, time);
   g_string_append (out, ",\"run_id\":");
-  append_json_string (out, self->run_id);
+  _subagent_json_line_append_string (out, self->run_id);
   g_string_append (out, ",\"parent_run_id\":");
-  append_json_string (out, self->parent_run_id);
+  _subagent_json_line_append_string (out, self->parent_run_id);
   g_string_append (out, ",\"def_name\":");
-  append_json_string (out, self->def_name);
+  _subagent_json_line_append_string (out, self->def_name);
   g_string_append_printf (out, ",\"depth\":%u", self->depth);
   if (self->batch_index < 0)
     g_string_append (out, ",\"batch_index\":null");
@@ -565,24 +534,8 @@ subagent_event_to_line (SubagentEvent *self)
     {
       if (is_fixed_member (key))
         continue;
-      g_string_append_c (out, ',');
-      append_json_string (out, key);
-      g_string_append_c (out, ':');
-      if (JSON_NODE_HOLDS_NULL (value))
-        g_string_append (out, "null");
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_STRING)
-        append_json_string (out, json_node_get_string (value));
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_INT64)
-        g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (value));
-      else if (JSON_NODE_HOLDS_VALUE (value) && json_node_get_value_type (value) == G_TYPE_BOOLEAN)
-        g_string_append (out, json_node_get_boolean (value) ? "true" : "false");
-      else
-        {
-          /* Objects, arrays, doubles: as the generator writes them. */
-          g_autofree char *text = json_to_string (value, FALSE);
-
-          g_string_append (out, text);
-        }
+      _subagent_json_line_append_key (out, key, FALSE);
+      _subagent_json_line_append_node (out, value);
     }
   g_string_append (out, "}\n");
   return g_string_free (out, FALSE);
@@ -592,26 +545,21 @@ subagent_event_to_line (SubagentEvent *self)
  * SubagentEventsWriter:
  *
  * Appends events, one JSON object per line, to a file such as
- * `<root>/.subagent/events.jsonl`. Writing happens in a thread of the
- * writer, so subagent_events_writer_write() never blocks on the disk; lines
- * are appended with `O_APPEND` in the order they were given and are never
- * interleaved with other writers' lines. Lines given while the thread
- * writes go out together in its next write, without waking it. The file
- * and its directory are made on the first write. subagent_events_writer_flush() waits until
- * everything given so far is written; finalizing the writer flushes too.
+ * `<root>/.subagent/events.jsonl`. Each line is appended with one `write()`
+ * (`O_APPEND`) in the caller's thread, in the order given, never
+ * interleaved with other writers' lines: once subagent_events_writer_write()
+ * returns the line is in the file (the page cache), so a host that exits or
+ * is killed right after loses none. The file and its directory are made on
+ * the first write. A write error is kept until subagent_events_writer_flush()
+ * reports it.
  */
 struct _SubagentEventsWriter
 {
   GObject parent_instance;
 
   char *path;
-  GThread *thread;
   GMutex lock;
-  GCond cond;
-  GQueue lines;        /* char*, waiting for the thread */
-  gboolean writing;    /* the thread holds lines it has not written yet */
-  gboolean idle;       /* the thread waits for a first line */
-  gboolean quit;
+  int fd;              /* -1 until the first write */
   GError *error;       /* the first write error, until flush reports it */
 };
 
@@ -643,61 +591,32 @@ write_all (int          fd,
   return TRUE;
 }
 
-static gpointer
-writer_thread (gpointer data)
+/* Appends @len bytes of lines; with the lock held. */
+static void
+append_locked (SubagentEventsWriter *self,
+               const char           *data,
+               gsize                 len)
 {
-  SubagentEventsWriter *self = data;
-  int fd = -1;
+  g_autoptr(GError) error = NULL;
 
-  g_mutex_lock (&self->lock);
-  for (;;)
+  if (len == 0)
+    return;
+  if (self->fd < 0)
     {
-      g_autoptr(GString) chunk = NULL;
-      g_autoptr(GError) error = NULL;
-      char *line;
+      g_autofree char *dir = g_path_get_dirname (self->path);
 
-      self->idle = TRUE;
-      while (self->lines.length == 0 && !self->quit)
-        g_cond_wait (&self->cond, &self->lock);
-      self->idle = FALSE;
-      if (self->lines.length == 0 && self->quit)
-        break;
-
-      /* Everything waiting goes out in one write. */
-      chunk = g_string_new (NULL);
-      while ((line = g_queue_pop_head (&self->lines)) != NULL)
+      if (g_mkdir_with_parents (dir, 0755) != 0 ||
+          (self->fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
         {
-          g_string_append (chunk, line);
-          g_free (line);
+          int saved = errno;
+          g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "Cannot open the events file %s: %s", self->path, g_strerror (saved));
         }
-      self->writing = TRUE;
-      g_mutex_unlock (&self->lock);
-
-      if (fd < 0)
-        {
-          g_autofree char *dir = g_path_get_dirname (self->path);
-
-          if (g_mkdir_with_parents (dir, 0755) != 0 ||
-              (fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
-            {
-              int saved = errno;
-              g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
-                           "Cannot open the events file %s: %s", self->path, g_strerror (saved));
-            }
-        }
-      if (fd >= 0)
-        write_all (fd, chunk->str, chunk->len, self->path, &error);
-
-      g_mutex_lock (&self->lock);
-      if (error != NULL && self->error == NULL)
-        self->error = g_steal_pointer (&error);
-      self->writing = FALSE;
-      g_cond_broadcast (&self->cond);
     }
-  g_mutex_unlock (&self->lock);
-  if (fd >= 0)
-    close (fd);
-  return NULL;
+  if (self->fd >= 0)
+    write_all (self->fd, data, len, self->path, &error);
+  if (error != NULL && self->error == NULL)
+    self->error = g_steal_pointer (&error);
 }
 
 static void
@@ -705,19 +624,13 @@ subagent_events_writer_finalize (GObject *object)
 {
   SubagentEventsWriter *self = SUBAGENT_EVENTS_WRITER (object);
 
-  g_mutex_lock (&self->lock);
-  self->quit = TRUE;
-  g_cond_broadcast (&self->cond);
-  g_mutex_unlock (&self->lock);
-  g_thread_join (self->thread);
-
   if (self->error != NULL)
     g_debug ("%s", self->error->message);
   g_clear_error (&self->error);
-  g_queue_clear_full (&self->lines, g_free);
+  if (self->fd >= 0)
+    close (self->fd);
   g_free (self->path);
   g_mutex_clear (&self->lock);
-  g_cond_clear (&self->cond);
   G_OBJECT_CLASS (subagent_events_writer_parent_class)->finalize (object);
 }
 
@@ -731,8 +644,7 @@ static void
 subagent_events_writer_init (SubagentEventsWriter *self)
 {
   g_mutex_init (&self->lock);
-  g_cond_init (&self->cond);
-  g_queue_init (&self->lines);
+  self->fd = -1;
 }
 
 /**
@@ -754,7 +666,6 @@ subagent_events_writer_new (const char *path)
 
   self = g_object_new (SUBAGENT_TYPE_EVENTS_WRITER, NULL);
   self->path = g_strdup (path);
-  self->thread = g_thread_new ("subagent-events", writer_thread, self);
   return self;
 }
 
@@ -780,24 +691,21 @@ subagent_events_writer_get_path (SubagentEventsWriter *self)
  * @self: a #SubagentEventsWriter
  * @event: the event to append
  *
- * Queues @event for the writer's thread; returns at once. Safe to call from
- * any thread.
+ * Appends @event's line to the file with one `write()` (a page-cache write:
+ * no `fsync`). Safe to call from any thread.
  */
 void
 subagent_events_writer_write (SubagentEventsWriter *self,
                               SubagentEvent        *event)
 {
-  char *line;
+  g_autofree char *line = NULL;
 
   g_return_if_fail (SUBAGENT_IS_EVENTS_WRITER (self));
   g_return_if_fail (SUBAGENT_IS_EVENT (event));
 
   line = subagent_event_to_line (event);
   g_mutex_lock (&self->lock);
-  g_queue_push_tail (&self->lines, line);
-  /* While it writes, it takes this line with the next write. */
-  if (self->idle)
-    g_cond_signal (&self->cond);
+  append_locked (self, line, strlen (line));
   g_mutex_unlock (&self->lock);
 }
 
@@ -806,8 +714,9 @@ subagent_events_writer_write (SubagentEventsWriter *self,
  * @self: a #SubagentEventsWriter
  * @error: return location for a #GError
  *
- * Waits until every event given so far is in the file. Blocks: not for a
- * main context that must stay responsive.
+ * Reports the first write error since the last flush. Every line given is
+ * already in the file (subagent_events_writer_write() appends at once); a
+ * flush used to wait for the writer's thread, which is gone.
  *
  * Returns: %FALSE, with @error set, when a write failed since the last flush
  */
@@ -820,8 +729,6 @@ subagent_events_writer_flush (SubagentEventsWriter  *self,
   g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
 
   g_mutex_lock (&self->lock);
-  while (self->lines.length > 0 || self->writing)
-    g_cond_wait (&self->cond, &self->lock);
   failure = g_steal_pointer (&self->error);
   g_mutex_unlock (&self->lock);
 

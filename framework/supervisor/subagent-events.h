@@ -86,7 +86,7 @@ JsonObject        *subagent_event_to_json           (SubagentEvent *self);
 SUBAGENT_AVAILABLE_IN_ALL
 char              *subagent_event_to_line           (SubagentEvent *self);
 
-/* SubagentEventsWriter: appends events to a JSON-lines file off the caller's thread. */
+/* SubagentEventsWriter: appends events to a JSON-lines file, one write() per line or burst. */
 #define SUBAGENT_TYPE_EVENTS_WRITER (subagent_events_writer_get_type ())
 SUBAGENT_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (SubagentEventsWriter, subagent_events_writer, SUBAGENT, EVENTS_WRITER, GObject)

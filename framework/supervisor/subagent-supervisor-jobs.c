@@ -14,6 +14,7 @@
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-json-line-private.h"
 #include "subagent-supervisor-private.h"
 
 SubagentJob *
@@ -87,11 +88,6 @@ _subagent_run_options_copy (SubagentRunOptions *options)
   return copy;
 }
 
-static char *
-iso8601 (GDateTime *time)
-{
-  return g_date_time_format (time, "%Y-%m-%dT%H:%M:%S.%fZ");
-}
 
 SubagentEvent *
 _subagent_job_event (SubagentJob       *job,
@@ -100,9 +96,9 @@ _subagent_job_event (SubagentJob       *job,
 {
   g_autoptr(JsonObject) details = details_in ? json_object_ref (details_in) : json_object_new ();
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
-  g_autofree char *accepted = iso8601 (job->accepted_at);
+  char accepted[SUBAGENT_TIME_TEXT_SIZE];
 
-  json_object_set_string_member (details, "accepted_at", accepted);
+  json_object_set_string_member (details, "accepted_at", _subagent_time_format_micro (job->accepted_at, accepted));
   if (job->follow_up > 0)
     json_object_set_int_member (details, "follow_up", job->follow_up);
   return subagent_event_new (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
@@ -174,9 +170,9 @@ push_terminal_event_locked (SubagentSupervisor *self,
     json_object_set_string_member (details, "session_id", subagent_run_result_get_session_id (result));
   if (job->started_at != NULL)
     {
-      g_autofree char *started = iso8601 (job->started_at);
+      char started[SUBAGENT_TIME_TEXT_SIZE];
 
-      json_object_set_string_member (details, "started_at", started);
+      json_object_set_string_member (details, "started_at", _subagent_time_format_micro (job->started_at, started));
       json_object_set_int_member (details, "duration_ms", g_date_time_difference (now, job->started_at) / 1000);
     }
   if (job->cancel_requested)

@@ -1,0 +1,43 @@
+/* subagent-json-line-private.h: JSON lines written directly, byte for byte
+ * what json-glib's generator writes, and record times formatted without
+ * GDateTime's format machinery.
+ *
+ * The records a command child leaves (audit line, session record, events)
+ * were a JsonObject, copies of their members and a JsonGenerator each: a
+ * large share of the host's CPU per child. These write the same bytes into
+ * a GString (tests/test-json-line.c compares them with the generator).
+ * Not installed, not introspected.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <json-glib/json-glib.h>
+
+G_BEGIN_DECLS
+
+/* Room for any time the two formatters below write. */
+#define SUBAGENT_TIME_TEXT_SIZE 48
+
+/* A JSON string ("null" for NULL) as json-glib 1.6's generator writes it. */
+void _subagent_json_line_append_string (GString    *out,
+                                        const char *text) G_GNUC_INTERNAL;
+/* @node as json_to_string (@node, FALSE) writes it. */
+void _subagent_json_line_append_node   (GString    *out,
+                                        JsonNode   *node) G_GNUC_INTERNAL;
+/* A double member's value as the generator writes it. */
+void _subagent_json_line_append_double (GString    *out,
+                                        double      value) G_GNUC_INTERNAL;
+/* `,"key":` (no comma with @first). */
+void _subagent_json_line_append_key    (GString    *out,
+                                        const char *key,
+                                        gboolean    first) G_GNUC_INTERNAL;
+
+/* g_date_time_format (@time, "%Y-%m-%dT%H:%M:%S.%fZ") into @text. */
+const char *_subagent_time_format_micro   (GDateTime *time,
+                                           char       text[SUBAGENT_TIME_TEXT_SIZE]) G_GNUC_INTERNAL;
+/* g_date_time_format_iso8601 (@time) into @text. */
+const char *_subagent_time_format_iso8601 (GDateTime *time,
+                                           char       text[SUBAGENT_TIME_TEXT_SIZE]) G_GNUC_INTERNAL;
+
+G_END_DECLS

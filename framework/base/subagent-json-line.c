@@ -1,0 +1,226 @@
+/* subagent-json-line.c: JSON lines written directly, as json-glib's
+ * generator writes them; record times.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "subagent-json-line-private.h"
+
+void
+_subagent_json_line_append_string (GString    *out,
+                                   const char *text)
+{
+  const guchar *p, *run;
+
+  if (text == NULL)
+    {
+      g_string_append_len (out, "null", 4);
+      return;
+    }
+  g_string_append_c (out, '"');
+  /* Runs of bytes that need no escape go in one append. */
+  for (p = run = (const guchar *) text; *p != '\0'; p++)
+    {
+      const char *escape;
+      char unicode[8];
+
+      switch (*p)
+        {
+        case '"': escape = "\\\""; break;
+        case '\\': escape = "\\\\"; break;
+        case '\b': escape = "\\b"; break;
+        case '\f': escape = "\\f"; break;
+        case '\n': escape = "\\n"; break;
+        case '\r': escape = "\\r"; break;
+        case '\t': escape = "\\t"; break;
+        default:
+          /* json-glib 1.6 escapes below 0x1f (0x1f itself goes out raw)
+           * and DEL. */
+          if (*p >= 0x1f && *p != 0x7f)
+            continue;
+          g_snprintf (unicode, sizeof unicode, "\\u%04x", *p);
+          escape = unicode;
+        }
+      g_string_append_len (out, (const char *) run, p - run);
+      g_string_append (out, escape);
+      run = p + 1;
+    }
+  g_string_append_len (out, (const char *) run, p - run);
+  g_string_append_c (out, '"');
+}
+
+void
+_subagent_json_line_append_double (GString *out,
+                                   double   value)
+{
+  char buffer[G_ASCII_DTOSTR_BUF_SIZE];
+
+  g_ascii_dtostr (buffer, sizeof buffer, value);
+  g_string_append (out, buffer);
+  /* The generator keeps a double a double when read back. */
+  if (strchr (buffer, '.') == NULL)
+    g_string_append_len (out, ".0", 2);
+}
+
+void
+_subagent_json_line_append_key (GString    *out,
+                                const char *key,
+                                gboolean    first)
+{
+  if (!first)
+    g_string_append_c (out, ',');
+  _subagent_json_line_append_string (out, key);
+  g_string_append_c (out, ':');
+}
+
+void
+_subagent_json_line_append_node (GString  *out,
+                                 JsonNode *node)
+{
+  switch (JSON_NODE_TYPE (node))
+    {
+    case JSON_NODE_NULL:
+      g_string_append_len (out, "null", 4);
+      return;
+    case JSON_NODE_OBJECT:
+      {
+        JsonObjectIter iter;
+        const char *name;
+        JsonNode *member;
+        gboolean first = TRUE;
+
+        /* The generator writes members in their insertion order. */
+        g_string_append_c (out, '{');
+        json_object_iter_init_ordered (&iter, json_node_get_object (node));
+        while (json_object_iter_next_ordered (&iter, &name, &member))
+          {
+            _subagent_json_line_append_key (out, name, first);
+            _subagent_json_line_append_node (out, member);
+            first = FALSE;
+          }
+        g_string_append_c (out, '}');
+        return;
+      }
+    case JSON_NODE_ARRAY:
+      {
+        JsonArray *array = json_node_get_array (node);
+        guint n = json_array_get_length (array);
+
+        g_string_append_c (out, '[');
+        for (guint i = 0; i < n; i++)
+          {
+            if (i > 0)
+              g_string_append_c (out, ',');
+            _subagent_json_line_append_node (out, json_array_get_element (array, i));
+          }
+        g_string_append_c (out, ']');
+        return;
+      }
+    case JSON_NODE_VALUE:
+      switch (json_node_get_value_type (node))
+        {
+        case G_TYPE_STRING:
+          _subagent_json_line_append_string (out, json_node_get_string (node));
+          return;
+        case G_TYPE_INT64:
+          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          return;
+        case G_TYPE_BOOLEAN:
+          if (json_node_get_boolean (node))
+            g_string_append_len (out, "true", 4);
+          else
+            g_string_append_len (out, "false", 5);
+          return;
+        case G_TYPE_DOUBLE:
+          _subagent_json_line_append_double (out, json_node_get_double (node));
+          return;
+        default:
+          break;
+        }
+      break;
+    }
+
+  /* Anything else (no such node in our records): the generator itself. */
+  {
+    g_autofree char *text = json_to_string (node, FALSE);
+
+    g_string_append (out, text);
+  }
+}
+
+/* @width decimal digits of @value (0 <= @value < 10^@width) at @out;
+ * returns the end. snprintf() took a microsecond a time. */
+static char *
+put_digits (char     *out,
+            unsigned  value,
+            int       width)
+{
+  for (int i = width - 1; i >= 0; i--)
+    {
+      out[i] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  return out + width;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS", the year on @year_width digits (GDateTime years
+ * are 1 to 9999); @micro: ".ffffff" after it; then "Z" and the NUL. */
+static const char *
+format_utc (GDateTime *time,
+            int        year_width,
+            gboolean   micro,
+            char       text[SUBAGENT_TIME_TEXT_SIZE])
+{
+  int year, month, day;
+  char *p = text;
+
+  g_date_time_get_ymd (time, &year, &month, &day);
+  p = put_digits (p, (unsigned) year, year_width);
+  *p++ = '-';
+  p = put_digits (p, (unsigned) month, 2);
+  *p++ = '-';
+  p = put_digits (p, (unsigned) day, 2);
+  *p++ = 'T';
+  p = put_digits (p, (unsigned) g_date_time_get_hour (time), 2);
+  *p++ = ':';
+  p = put_digits (p, (unsigned) g_date_time_get_minute (time), 2);
+  *p++ = ':';
+  p = put_digits (p, (unsigned) g_date_time_get_second (time), 2);
+  if (micro)
+    {
+      *p++ = '.';
+      p = put_digits (p, (unsigned) g_date_time_get_microsecond (time), 6);
+    }
+  *p++ = 'Z';
+  *p = '\0';
+  return text;
+}
+
+const char *
+_subagent_time_format_micro (GDateTime *time,
+                             char       text[SUBAGENT_TIME_TEXT_SIZE])
+{
+  int year = g_date_time_get_year (time);
+
+  /* %Y is not padded: "999-...", "2026-...". */
+  return format_utc (time, year >= 1000 ? 4 : year >= 100 ? 3 : year >= 10 ? 2 : 1, TRUE, text);
+}
+
+const char *
+_subagent_time_format_iso8601 (GDateTime *time,
+                               char       text[SUBAGENT_TIME_TEXT_SIZE])
+{
+  if (g_date_time_get_utc_offset (time) != 0)
+    {
+      /* Offsets are rare in records: GLib writes them. */
+      g_autofree char *glib = g_date_time_format_iso8601 (time);
+
+      g_strlcpy (text, glib, SUBAGENT_TIME_TEXT_SIZE);
+      return text;
+    }
+  /* "%C%y": the year on four digits; microseconds only when not zero. */
+  return format_utc (time, 4, g_date_time_get_microsecond (time) != 0, text);
+}
