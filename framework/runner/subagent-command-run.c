@@ -50,6 +50,7 @@ typedef struct {
    * @processes is NULL), else found in /proc by parentage and run token. */
   const char *cgroup;            /* owned by @process */
   SubagentRunProcesses *processes;
+  GBytes *stdin_text;            /* until the child is started */
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
@@ -116,6 +117,7 @@ run_state_free (RunState *state)
   g_free (state->stop_message);
   g_free (state->label);
   g_clear_pointer (&state->processes, subagent_run_processes_free);
+  g_clear_pointer (&state->stdin_text, g_bytes_unref);
   g_free (state->token);
   g_free (state);
 }
@@ -965,6 +967,8 @@ build_stdin_text (SubagentRunContext *context)
   return g_string_free_to_bytes (text);
 }
 
+static void on_spawned (SubagentHostProcess *process, GError *error, gpointer user_data);
+
 void
 subagent_command_run_start (GTask              *task,
                             SubagentRunContext *context,
@@ -975,13 +979,11 @@ subagent_command_run_start (GTask              *task,
 {
   g_auto(GStrv) argv = argv_owned;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) stdin_text = NULL;
   g_auto(GStrv) envp = NULL;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   RunState *state;
   const char *prompt;
-  guint timeout;
 
   state = g_new0 (RunState, 1);
   g_task_set_task_data (task, state, (GDestroyNotify) run_state_free);
@@ -1016,17 +1018,36 @@ subagent_command_run_start (GTask              *task,
       return;
     }
 
-  stdin_text = build_stdin_text (context);
+  state->stdin_text = build_stdin_text (context);
   prompt = subagent_def_get_system_prompt (def);
-  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
+  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (state->stdin_text),
                             prompt != NULL ? strlen (prompt) : 0);
   /* With a cgroup of its own the child's leftovers are found there: the
    * /proc counters that a sweep needs are then not read. */
   if (!subagent_host_process_expects_cgroup (isolation))
     state->processes = subagent_run_processes_new (state->token);
-  state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
-                                                (const char * const *) envp, state->confinement.ruleset_fd,
-                                                &error);
+  /* The rest in on_spawned(): a host child is started by the spawning
+   * thread, while this one goes on with other runs. The task is held
+   * until then. */
+  subagent_host_process_spawn_async (isolation, g_steal_pointer (&argv), g_steal_pointer (&envp),
+                                     state->confinement.ruleset_fd, g_task_get_context (task),
+                                     on_spawned, g_object_ref (task));
+}
+
+static void
+on_spawned (SubagentHostProcess *process,
+            GError              *error,
+            gpointer             user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  SubagentRunContext *context = state->context;
+  SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr(GBytes) stdin_text = g_steal_pointer (&state->stdin_text);
+  guint timeout;
+
+  state->process = process;
   /* The child holds its domain now; the temp dir goes with the run. */
   _subagent_child_confinement_clear (&state->confinement, FALSE);
   if (state->process == NULL)
