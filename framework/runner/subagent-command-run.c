@@ -18,6 +18,7 @@
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
+#include "subagent-fd-watch-private.h"
 #include "subagent-confinement-private.h"
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
@@ -55,7 +56,11 @@ typedef struct {
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GSource *output_source;       /* reads stdout and stderr until both end */
+  /* Reading stdout and stderr until both end; @output_hold is a reference
+   * to the run's task meanwhile. */
+  SubagentFdWatch *stdout_watch;
+  SubagentFdWatch *stderr_watch;
+  GTask *output_hold;
   guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes */
   GByteArray *line;              /* the stdout line being read */
   gboolean line_cut;             /* dropping the rest of an over-long line */
@@ -105,7 +110,8 @@ run_state_free (RunState *state)
   clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
-  clear_source (&state->output_source);
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stdout_watch));
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stderr_watch));
   g_free (state->read_buffer);
   g_clear_pointer (&state->process, subagent_host_process_free);
   _subagent_child_confinement_clear (&state->confinement, TRUE);
@@ -555,21 +561,14 @@ take_chunk (GTask        *task,
     }
 }
 
-/* The child's stdout and stderr, read from their descriptors by one
- * source in the run's context: a read() whenever one is readable, no
- * GInputStream, GTask or source per read (a trivial child's output took
- * three of each). The pipes are the host's; GSubprocess's (a backend's
- * spawnv()) are GUnixInputStreams whose descriptors are read the same way.
- * Whether a descriptor blocks does not matter: it is read only when the
- * poll said it is readable, once per dispatch. */
-typedef struct {
-  GSource source;
-  gpointer stdout_tag;           /* NULL once stdout ended */
-  gpointer stderr_tag;
-  int stdout_fd;
-  int stderr_fd;
-} OutputSource;
-
+/* The child's stdout and stderr, read from their descriptors in the run's
+ * context (subagent-fd-watch.c: one epoll source for all runs of the
+ * context): a read() whenever one is readable, no GInputStream, GTask or
+ * source per read (a trivial child's output took three of each). The pipes
+ * are the host's; GSubprocess's (a backend's spawnv()) are
+ * GUnixInputStreams whose descriptors are read the same way. Whether a
+ * descriptor blocks does not matter: it is read only when the poll said it
+ * is readable, once per dispatch. */
 static void
 stdout_ended (GTask    *task,
               RunState *state,
@@ -621,63 +620,70 @@ read_stream (GTask    *task,
   return TRUE;
 }
 
-static gboolean
-output_source_dispatch (GSource     *source,
-                        GSourceFunc  callback,
-                        gpointer     user_data)
+/* One stream ended: when both have, the run may complete. */
+static void
+output_ended (GTask            *task,
+              RunState         *state,
+              SubagentFdWatch **watch)
 {
-  OutputSource *self = (OutputSource *) source;
+  GTask *hold;
+
+  _subagent_fd_watch_remove (g_steal_pointer (watch));
+  if (state->stdout_watch != NULL || state->stderr_watch != NULL)
+    return;
+  hold = g_steal_pointer (&state->output_hold);
+  maybe_complete (task);
+  g_clear_object (&hold);
+}
+
+static void
+on_stdout_ready (int          fd,
+                 GIOCondition condition,
+                 gpointer     user_data)
+{
   GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
 
-  if (self->stdout_tag != NULL && g_source_query_unix_fd (source, self->stdout_tag) != 0 &&
-      !read_stream (task, state, self->stdout_fd, TRUE))
-    {
-      g_source_remove_unix_fd (source, self->stdout_tag);
-      self->stdout_tag = NULL;
-    }
-  if (self->stderr_tag != NULL && g_source_query_unix_fd (source, self->stderr_tag) != 0 &&
-      !read_stream (task, state, self->stderr_fd, FALSE))
-    {
-      g_source_remove_unix_fd (source, self->stderr_tag);
-      self->stderr_tag = NULL;
-    }
-  if (self->stdout_tag != NULL || self->stderr_tag != NULL)
-    return G_SOURCE_CONTINUE;
-  /* Both ended: the run may complete (the task is ours until we return). */
-  g_clear_pointer (&state->output_source, g_source_unref);
-  maybe_complete (task);
-  return G_SOURCE_REMOVE;
+  if (!read_stream (task, state, fd, TRUE))
+    output_ended (task, state, &state->stdout_watch);
 }
 
-static GSourceFuncs output_source_funcs = {
-  NULL, NULL, output_source_dispatch, NULL, NULL, NULL,
-};
+static void
+on_stderr_ready (int          fd,
+                 GIOCondition condition,
+                 gpointer     user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  if (!read_stream (task, state, fd, FALSE))
+    output_ended (task, state, &state->stderr_watch);
+}
 
 static void
 start_reading (GTask    *task,
                RunState *state)
 {
-  OutputSource *self = (OutputSource *) g_source_new (&output_source_funcs, sizeof (OutputSource));
+  GMainContext *context = g_task_get_context (task);
 
-  self->stdout_fd = subagent_host_process_get_stdout_fd (state->process);
-  self->stderr_fd = subagent_host_process_get_stderr_fd (state->process);
-  self->stdout_tag = g_source_add_unix_fd (&self->source, self->stdout_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  self->stderr_tag = g_source_add_unix_fd (&self->source, self->stderr_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_static_name (&self->source, "[libsubagent] command child output");
-  g_source_set_callback (&self->source, NULL, g_object_ref (task), g_object_unref);
-  state->output_source = &self->source;
-  g_source_attach (&self->source, g_task_get_context (task));
+  state->output_hold = g_object_ref (task);
+  state->stdout_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stdout_fd (state->process),
+                                                G_IO_IN, on_stdout_ready, task);
+  state->stderr_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stderr_fd (state->process),
+                                                G_IO_IN, on_stderr_ready, task);
 }
 
-/* Stops reading what a leftover process holds open: both streams end here. */
+/* Stops reading what a leftover process holds open: both streams end here.
+ * The caller holds a reference to @task. */
 static void
 stop_reading (GTask    *task,
               RunState *state)
 {
-  if (state->output_source == NULL)
+  if (state->output_hold == NULL)
     return;
-  clear_source (&state->output_source);
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stdout_watch));
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stderr_watch));
+  g_clear_object (&state->output_hold);
   if (!state->stdout_done)
     stdout_ended (task, state, TRUE);
   state->stderr_done = TRUE;

@@ -44,6 +44,7 @@
 #include "subagent-host-process-private.h"
 #include "subagent-landlock-private.h"
 #include "subagent-cgroup-private.h"
+#include "subagent-fd-watch-private.h"
 
 extern char **environ;
 
@@ -57,7 +58,8 @@ struct _SubagentHostProcess
   int stdin_fd;                  /* write end, -1 once handed over or closed */
   int stdout_fd;                 /* read ends, -1 once closed */
   int stderr_fd;
-  GSource *watch;
+  GSource *watch;                /* GLib's child watch (kernels before 5.3) */
+  SubagentFdWatch *pidfd_watch;
   int pidfd;                     /* -1 unless the exit is watched through it */
   int wait_status;
   gboolean exited;
@@ -654,7 +656,7 @@ on_child_watch (GPid     pid,
   notify_exited (self);
 }
 
-static gboolean
+static void
 on_pidfd_readable (int           fd,
                    GIOCondition  condition,
                    gpointer      user_data)
@@ -667,22 +669,15 @@ on_pidfd_readable (int           fd,
     reaped = waitpid (self->pid, &status, WNOHANG);
   while (reaped < 0 && errno == EINTR);
   if (reaped == 0)
-    return G_SOURCE_CONTINUE;   /* not yet (cannot happen once readable) */
+    return;   /* not yet (cannot happen once readable) */
   if (reaped < 0)
     {
       /* Reaped elsewhere (a host calling waitpid(-1)): no status to tell. */
       g_debug ("Could not reap child %d: %s", (int) self->pid, g_strerror (errno));
       status = W_EXITCODE (255, 0);
     }
-  /* on_child_watch() drops the source (our reference) and notifies. */
-  g_source_ref (self->watch);
-  {
-    GSource *watch = self->watch;
-
-    on_child_watch (self->pid, status, self);
-    g_source_unref (watch);
-  }
-  return G_SOURCE_REMOVE;
+  _subagent_fd_watch_remove (g_steal_pointer (&self->pidfd_watch));
+  on_child_watch (self->pid, status, self);
 }
 
 static void
@@ -708,7 +703,7 @@ subagent_host_process_wait (SubagentHostProcess       *self,
                             gpointer                   user_data,
                             GDestroyNotify             destroy)
 {
-  g_return_if_fail (self->callback == NULL && self->watch == NULL);
+  g_return_if_fail (self->callback == NULL && self->watch == NULL && self->pidfd_watch == NULL);
 
   self->callback = callback;
   self->user_data = user_data;
@@ -728,15 +723,13 @@ subagent_host_process_wait (SubagentHostProcess       *self,
   self->pidfd = (int) syscall (SYS_pidfd_open, self->pid, 0);
   if (self->pidfd >= 0)
     {
-      self->watch = g_unix_fd_source_new (self->pidfd, G_IO_IN);
-      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_pidfd_readable), self, NULL);
+      /* With the run's output, in the context's one epoll source. */
+      self->pidfd_watch = _subagent_fd_watch_add (context, self->pidfd, G_IO_IN, on_pidfd_readable, self);
+      return;
     }
-  else
-    {
-      /* Kernels before 5.3. */
-      self->watch = g_child_watch_source_new (self->pid);
-      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
-    }
+  /* Kernels before 5.3. */
+  self->watch = g_child_watch_source_new (self->pid);
+  g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
   g_source_set_static_name (self->watch, "[libsubagent] command child exit");
   g_source_attach (self->watch, context);
 }
@@ -785,6 +778,7 @@ subagent_host_process_free (SubagentHostProcess *self)
       g_source_destroy (self->watch);
       g_clear_pointer (&self->watch, g_source_unref);
     }
+  _subagent_fd_watch_remove (g_steal_pointer (&self->pidfd_watch));
   if (self->subprocess == NULL && !self->exited && self->pid > 0)
     {
       if (!self->own_group || kill (-self->pid, SIGKILL) != 0)
