@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-json-line-private.h"
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-run-context-private.h"
@@ -20,13 +21,7 @@
 char *
 _subagent_manager_new_run_id (void)
 {
-  g_autofree char *uuid = g_uuid_string_random ();
-  GString *id = g_string_new (NULL);
-
-  for (const char *p = uuid; *p; p++)
-    if (*p != '-')
-      g_string_append_c (id, *p);
-  return g_string_free (id, FALSE);
+  return _subagent_uuid_string_random (FALSE);
 }
 
 static gboolean

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-json-line-private.h"
 #include "subagent-cgroup-private.h"
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
@@ -996,7 +997,7 @@ subagent_command_run_start (GTask              *task,
   state->context = g_object_ref (context);
   state->label = g_strdup_printf ("“%s” (%s, run %s)", subagent_def_get_name (def), argv[0],
                                   subagent_run_context_get_run_id (context));
-  state->token = g_uuid_string_random ();
+  state->token = _subagent_uuid_string_random (TRUE);
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
   state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
