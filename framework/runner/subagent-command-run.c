@@ -1076,8 +1076,12 @@ on_spawned (SubagentHostProcess *process,
   if (state->processes != NULL)
     subagent_run_processes_set_root (state->processes, state->pid);
   /* Prune stops what a killed host leaves running in the workspace. Shared
-   * isolation makes no workspace, hence no owner record. */
-  if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
+   * isolation makes no workspace, hence no owner record: nothing to look
+   * up (the lookup failed every time, with a path built, a stat, a GError
+   * and a debug message per child), and its cgroup may serve a later child. */
+  if (SUBAGENT_IS_SHARED_ISOLATION (subagent_isolation_context_get_provider (isolation)))
+    subagent_host_process_set_cgroup_reusable (state->process, TRUE);
+  else if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
     {
       g_autoptr(GError) record_error = NULL;
 

@@ -19,7 +19,8 @@
  * glibc's two reserved signals, 32 and 33, which glibc leaves ignored); it
  * leads its own session and process group (signals go to the group); it is
  * SIGKILLed when the host dies (PR_SET_PDEATHSIG; the "parent" is the
- * spawning thread, which is the run's main-context thread).
+ * spawning thread, one thread that lives as long as the host: see
+ * spawner_main()).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -371,7 +372,8 @@ spawn_job_done (gpointer data)
  * was time no other child's exit or start could be handled. This thread
  * lives as long as the process: PR_SET_PDEATHSIG's "parent" is the thread
  * that spawned the child, so a thread that ends would take its children
- * with it. A process that forks gets its own thread at its first spawn. */
+ * with it. A process that forks gets its own thread at its first spawn
+ * (pthread_atfork). */
 static GAsyncQueue *spawner_queue;
 static pid_t spawner_pid;
 G_LOCK_DEFINE_STATIC (spawner);
@@ -397,21 +399,37 @@ spawner_main (gpointer data)
   return NULL;
 }
 
-static GAsyncQueue *
-spawner (void)
+static void
+spawner_forget (void)
 {
-  GAsyncQueue *queue;
-  pid_t pid = getpid ();
+  /* The child of a fork() has no spawning thread: its first spawn makes
+   * one. (The old queue is the parent's; it stays allocated.) */
+  spawner_queue = NULL;
+  spawner_pid = 0;
+}
 
-  G_LOCK (spawner);
-  if (spawner_queue == NULL || spawner_pid != pid)
+/* The spawning thread's queue, and the host's pid (cached: getpid() is a
+ * system call). */
+static GAsyncQueue *
+spawner (pid_t *host_pid)
+{
+  static gsize atfork_once;
+  GAsyncQueue *queue;
+
+  if (g_once_init_enter (&atfork_once))
     {
-      /* After a fork the old queue's thread does not exist here. */
+      pthread_atfork (NULL, NULL, spawner_forget);
+      g_once_init_leave (&atfork_once, 1);
+    }
+  G_LOCK (spawner);
+  if (spawner_queue == NULL)
+    {
       spawner_queue = g_async_queue_new ();
-      spawner_pid = pid;
+      spawner_pid = getpid ();
       g_thread_unref (g_thread_new ("subagent-spawn", spawner_main, g_async_queue_ref (spawner_queue)));
     }
   queue = spawner_queue;
+  *host_pid = spawner_pid;
   G_UNLOCK (spawner);
   return queue;
 }
@@ -537,9 +555,8 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
       spawn_job_free (job);
       return;
     }
-  job->host_pid = getpid ();
   job->context = g_main_context_ref (context);
-  g_async_queue_push (spawner (), job);
+  g_async_queue_push (spawner (&job->host_pid), job);
 }
 
 /* Lets the child's cgroup serve a later child once this one is done:
