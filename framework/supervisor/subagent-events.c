@@ -313,9 +313,13 @@ _subagent_event_new_take (SubagentEventKind  kind,
 {
   SubagentEvent *self = g_object_new (SUBAGENT_TYPE_EVENT, NULL);
 
+  /* Construction gave the construct-only strings their defaults. */
   self->kind = kind;
+  g_free (self->run_id);
   self->run_id = g_strdup (run_id ? run_id : "");
+  g_free (self->parent_run_id);
   self->parent_run_id = g_strdup (parent_run_id ? parent_run_id : "");
+  g_free (self->def_name);
   self->def_name = g_strdup (def_name ? def_name : "");
   self->depth = depth;
   self->batch_index = batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index;
