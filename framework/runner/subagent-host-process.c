@@ -399,6 +399,18 @@ spawner_main (gpointer data)
   return NULL;
 }
 
+/* SUBAGENT_SPAWN_THREAD=0 spawns in the run's own thread (for comparing,
+ * bench/supervisor; its children then die with that thread). */
+static gboolean
+spawn_in_thread (void)
+{
+  static gsize answer;   /* 1: thread, 2: not */
+
+  if (g_once_init_enter (&answer))
+    g_once_init_leave (&answer, g_strcmp0 (g_getenv ("SUBAGENT_SPAWN_THREAD"), "0") == 0 ? 2 : 1);
+  return answer == 1;
+}
+
 static void
 spawner_forget (void)
 {
@@ -552,6 +564,15 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
                                              "Cannot start “%s” in %s: %s", argv[0], cwd, local_error->message);
 
       callback (NULL, error, user_data);
+      spawn_job_free (job);
+      return;
+    }
+  if (!spawn_in_thread ())
+    {
+      /* In this thread, as before the spawning thread. */
+      job->host_pid = getpid ();
+      spawn_job_run (job);
+      spawn_job_finish (job);
       spawn_job_free (job);
       return;
     }
