@@ -403,7 +403,7 @@ subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
   /* Read in place: the arguments are sealed and shared, and taking a
    * reference on them is not thread-safe (json-glib's counts are not
    * atomic). */
-  _subagent_json_line_append_object (out, subagent_approval_request_get_tool_arguments (self));
+  _subagent_json_line_append_object (out, _subagent_approval_request_peek_tool_arguments (self));
   _subagent_json_line_append_key (out, "permission_mode", FALSE);
   _subagent_json_line_append_string (out, subagent_approval_request_get_permission_mode (self));
   _subagent_json_line_append_key (out, "isolation", FALSE);

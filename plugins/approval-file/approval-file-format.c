@@ -459,8 +459,11 @@ parse_one (const char  *text,
   SubagentApprovalRequest *request;
 
   /* Bounded: a text the bracket scan took for one request may hold two
-   * values, after which json-glib 1.6 leaks the first. */
-  if (!subagent_json_parser_load_bounded (parser, text, (gssize) length, NULL)
+   * values, after which json-glib 1.6 leaks the first. Two levels less
+   * deep than a document may be: in one, it sits in the root object's
+   * "requests" array. */
+  if (!subagent_json_check_depth (text, (gssize) length, SUBAGENT_JSON_MAX_DEPTH - 2, NULL)
+      || !subagent_json_parser_load_bounded (parser, text, (gssize) length, NULL)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   request = subagent_approval_request_new_from_json (json_node_get_object (json_parser_get_root (parser)), NULL);
@@ -485,9 +488,9 @@ parse_reusing (const char *run_id,
   const char *run, *updated_at, *signature = NULL;
   gsize run_length, updated_at_length, signature_length = 0;
 
-  /* The same depth bound the full parse puts on the whole document. */
-  if (!subagent_json_check_depth (data, (gssize) length, SUBAGENT_JSON_MAX_DEPTH, NULL))
-    return NULL;
+  /* The depth bound the full parse puts on the whole document holds for
+   * each request parsed here (parse_one()); a reused request's text is
+   * one that held it before, in the same place. */
   if (!scan_literal (&s, "{\"version\":1,\"parent_run_id\":") || !scan_plain_string (&s, &run, &run_length)
       || run_length != strlen (run_id) || memcmp (run, run_id, run_length) != 0
       || !scan_literal (&s, ",\"updated_at\":") || !scan_plain_string (&s, &updated_at, &updated_at_length)
