@@ -442,6 +442,50 @@ test_copy_is_independent (void)
                    subagent_approval_request_get_request_id (request));
 }
 
+static gpointer
+get_arguments_thread (gpointer data)
+{
+  return subagent_approval_request_get_tool_arguments (data);
+}
+
+/* A copy makes its own arguments the first time they are asked for, once,
+ * however many threads ask at the same moment; until then (and after) its
+ * JSON is the original's. */
+static void
+test_copy_arguments_made_once (void)
+{
+  g_autoptr(SubagentApprovalRequest) request = make_request ("rm", "{\"path\": \"x\", \"n\": [1, {\"d\": 2.5}]}");
+  g_autoptr(JsonObject) original_json = subagent_approval_request_to_json (request);
+  g_autofree char *original = object_to_string (original_json);
+
+  for (guint round = 0; round < 50; round++)
+    {
+      g_autoptr(SubagentApprovalRequest) copy = subagent_approval_request_copy (request);
+      g_autoptr(SubagentApprovalRequest) copy_of_copy = subagent_approval_request_copy (copy);
+      g_autofree char *before = subagent_approval_request_to_json_string (copy);
+      g_autofree char *after = NULL;
+      GThread *threads[8];
+      JsonObject *first;
+
+      g_assert_cmpstr (before, ==, original);
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        threads[i] = g_thread_new ("arguments", get_arguments_thread, copy);
+      first = g_thread_join (threads[0]);
+      g_assert_nonnull (first);
+      g_assert_true (first != subagent_approval_request_get_tool_arguments (request));
+      for (guint i = 1; i < G_N_ELEMENTS (threads); i++)
+        g_assert_true (g_thread_join (threads[i]) == first);
+      g_assert_true (json_object_is_immutable (first));
+      after = subagent_approval_request_to_json_string (copy);
+      g_assert_cmpstr (after, ==, original);
+      /* The copy of a copy still reads the same arguments. */
+      g_clear_object (&copy);
+      g_clear_pointer (&after, g_free);
+      after = subagent_approval_request_to_json_string (copy_of_copy);
+      g_assert_cmpstr (after, ==, original);
+    }
+}
+
 /* Sets one member of a valid request's JSON and expects new_from_json to refuse it. */
 static void
 assert_rejected (const char *member,
@@ -509,6 +553,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/approval/request/json/round-trip", test_json_round_trip);
   g_test_add_func ("/approval/request/json/string-matches-generator", test_json_string_matches_generator);
   g_test_add_func ("/approval/request/copy/independent", test_copy_is_independent);
+  g_test_add_func ("/approval/request/copy/arguments-made-once", test_copy_arguments_made_once);
   g_test_add_func ("/approval/request/json/rejects-bad-input", test_json_rejects_bad_input);
   return g_test_run ();
 }
