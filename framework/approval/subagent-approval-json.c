@@ -358,16 +358,6 @@ subagent_approval_request_to_json (SubagentApprovalRequest *self)
   return object;
 }
 
-/* `,"key":"value"` (null for NULL), as the generator writes it. */
-static void
-append_string_member (GString    *out,
-                      const char *key,
-                      const char *value)
-{
-  _subagent_json_line_append_key (out, key, FALSE);
-  _subagent_json_line_append_string (out, value);
-}
-
 /**
  * subagent_approval_request_to_json_string:
  * @self: a request
@@ -401,32 +391,32 @@ subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
   g_string_append_c (out, '{');
   _subagent_json_line_append_key (out, "request_id", TRUE);
   _subagent_json_line_append_string (out, subagent_approval_request_get_request_id (self));
-  append_string_member (out, "subagent_id", subagent_approval_request_get_subagent_id (self));
-  append_string_member (out, "parent_run_id", subagent_approval_request_get_parent_run_id (self));
-  append_string_member (out, "subagent_name", subagent_approval_request_get_subagent_name (self));
-  append_string_member (out, "tool_name", subagent_approval_request_get_tool_name (self));
+  _subagent_json_line_append_string_member (out, "subagent_id", subagent_approval_request_get_subagent_id (self));
+  _subagent_json_line_append_string_member (out, "parent_run_id", subagent_approval_request_get_parent_run_id (self));
+  _subagent_json_line_append_string_member (out, "subagent_name", subagent_approval_request_get_subagent_name (self));
+  _subagent_json_line_append_string_member (out, "tool_name", subagent_approval_request_get_tool_name (self));
   _subagent_json_line_append_key (out, "tool_arguments", FALSE);
   /* Read in place: the arguments are sealed and shared, and taking a
    * reference on them is not thread-safe (json-glib's counts are not
    * atomic). */
   _subagent_json_line_append_object (out, _subagent_approval_request_peek_tool_arguments (self));
-  append_string_member (out, "permission_mode", subagent_approval_request_get_permission_mode (self));
-  append_string_member (out, "isolation", subagent_approval_request_get_isolation (self));
+  _subagent_json_line_append_string_member (out, "permission_mode", subagent_approval_request_get_permission_mode (self));
+  _subagent_json_line_append_string_member (out, "isolation", subagent_approval_request_get_isolation (self));
   _subagent_json_line_append_key (out, "batch_index", FALSE);
   if (batch_index >= 0)
     g_string_append_printf (out, "%d", batch_index);
   else
     g_string_append_len (out, "null", 4);
-  append_string_member (out, "worktree_path", subagent_approval_request_get_worktree_path (self));
-  append_string_member (out, "created_at", subagent_approval_request_get_created_at (self));
-  append_string_member (out, "status", subagent_approval_status_to_string (status));
-  append_string_member (out, "approved_at", approved_at);
-  append_string_member (out, "denied_at", denied_at);
-  append_string_member (out, "denial_reason", denial_reason);
+  _subagent_json_line_append_string_member (out, "worktree_path", subagent_approval_request_get_worktree_path (self));
+  _subagent_json_line_append_string_member (out, "created_at", subagent_approval_request_get_created_at (self));
+  _subagent_json_line_append_string_member (out, "status", subagent_approval_status_to_string (status));
+  _subagent_json_line_append_string_member (out, "approved_at", approved_at);
+  _subagent_json_line_append_string_member (out, "denied_at", denied_at);
+  _subagent_json_line_append_string_member (out, "denial_reason", denial_reason);
   _subagent_json_line_append_key (out, "timeout_seconds", FALSE);
   g_string_append_printf (out, "%u", subagent_approval_request_get_timeout_seconds (self));
-  append_string_member (out, "approved_by", approved_by);
-  append_string_member (out, "action_digest", subagent_approval_request_get_action_digest (self));
+  _subagent_json_line_append_string_member (out, "approved_by", approved_by);
+  _subagent_json_line_append_string_member (out, "action_digest", subagent_approval_request_get_action_digest (self));
   if (subagent_approval_request_get_host (self, &pid, &start, &boot_id, &host_name))
     {
       _subagent_json_line_append_key (out, "host", FALSE);
@@ -434,7 +424,7 @@ subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
                               (gint64) start);
       _subagent_json_line_append_key (out, "boot_id", TRUE);
       _subagent_json_line_append_string (out, boot_id);
-      append_string_member (out, "hostname", host_name);
+      _subagent_json_line_append_string_member (out, "hostname", host_name);
       g_string_append_c (out, '}');
     }
   g_string_append_c (out, '}');

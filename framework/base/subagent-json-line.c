@@ -77,6 +77,15 @@ _subagent_json_line_append_key (GString    *out,
 }
 
 void
+_subagent_json_line_append_string_member (GString    *out,
+                                          const char *key,
+                                          const char *value)
+{
+  _subagent_json_line_append_key (out, key, FALSE);
+  _subagent_json_line_append_string (out, value);
+}
+
+void
 _subagent_json_line_append_object (GString    *out,
                                    JsonObject *object)
 {
