@@ -143,6 +143,71 @@ test_reuses_unchanged (gconstpointer data)
   }
 }
 
+/* A new request nested so that the document is SUBAGENT_JSON_MAX_DEPTH
+ * deep is taken on the reusing path (the others come back as the previous
+ * objects); one level deeper is refused there with the full parse's
+ * error, although the request's own text is well within the bound. */
+static void
+test_depth_bound_as_full_parse (void)
+{
+  /* Root object, "requests" array, the request, its tool_arguments: the
+   * arrays under "a" start at depth 5. */
+  const guint envelope = 4;
+
+  for (guint extra = 0; extra <= 1; extra++)
+    {
+      guint arrays = SUBAGENT_JSON_MAX_DEPTH - envelope + extra;
+      g_autoptr(GPtrArray) made = make_requests ();
+      g_autoptr(GBytes) first_text = afs_document_serialize (RUN, made, NULL);
+      g_autoptr(GPtrArray) first = NULL;
+      g_autoptr(GPtrArray) second = NULL;
+      g_autoptr(GBytes) second_text = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GPtrArray) grown = g_ptr_array_new_with_free_func (g_object_unref);
+      g_autoptr(JsonObject) args = NULL;
+      g_autoptr(JsonNode) deep = NULL;
+      GString *nested = g_string_new (NULL);
+
+      for (guint i = 0; i < arrays; i++)
+        g_string_append_c (nested, '[');
+      for (guint i = 0; i < arrays; i++)
+        g_string_append_c (nested, ']');
+      /* json-glib recurses, but 512 levels are fine on a test's stack. */
+      deep = json_from_string (nested->str, &error);
+      g_string_free (nested, TRUE);
+      g_assert_no_error (error);
+      args = json_object_new ();
+      json_object_set_member (args, "a", g_steal_pointer (&deep));
+
+      first = parse_both (first_text, NULL, NULL, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < first->len; i++)
+        g_ptr_array_add (grown, g_object_ref (first->pdata[i]));
+      g_ptr_array_add (grown, subagent_approval_request_new ("child-2", RUN, "writer", "delete_file", args,
+                                                             "prompt", "shared", SUBAGENT_NO_BATCH_INDEX, NULL, 0));
+      second_text = afs_document_serialize (RUN, grown, NULL);
+      g_assert_true (subagent_json_check_depth (g_bytes_get_data (second_text, NULL), g_bytes_get_size (second_text),
+                                                SUBAGENT_JSON_MAX_DEPTH + extra, NULL));
+      g_assert_false (subagent_json_check_depth (g_bytes_get_data (second_text, NULL),
+                                                 g_bytes_get_size (second_text),
+                                                 SUBAGENT_JSON_MAX_DEPTH + extra - 1, NULL));
+
+      second = parse_both (second_text, NULL, first, &error);
+      if (extra == 0)
+        {
+          g_assert_no_error (error);
+          g_assert_cmpuint (second->len, ==, N_REQUESTS + 1);
+          for (guint i = 0; i < N_REQUESTS; i++)
+            g_assert_true (second->pdata[i] == first->pdata[i]);
+        }
+      else
+        {
+          g_assert_null (second);
+          g_assert_error (error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY);
+        }
+    }
+}
+
 /* Every alteration of a signed version is refused when the unchanged
  * requests are reused, with the full parse's error. */
 static void
@@ -227,5 +292,6 @@ main (int   argc,
   g_test_add_data_func ("/approval-file/format/reparse-reuses-unchanged-requests-signed", GINT_TO_POINTER (TRUE),
                         test_reuses_unchanged);
   g_test_add_func ("/approval-file/format/reparse-detects-tampering", test_tampering_still_detected);
+  g_test_add_func ("/approval-file/format/reparse-depth-bound-as-full-parse", test_depth_bound_as_full_parse);
   return g_test_run ();
 }

@@ -377,6 +377,59 @@ test_json_round_trip (void)
     }
 }
 
+/* The direct writer gives the generator's bytes: every state, escapes in
+ * every free-text field, arguments of every JSON type, no batch index, no
+ * worktree, no host (a document from before hosts were recorded). */
+static void
+assert_string_matches_generator (SubagentApprovalRequest *request)
+{
+  g_autoptr(JsonObject) object = subagent_approval_request_to_json (request);
+  g_autofree char *expected = object_to_string (object);
+  g_autofree char *text = subagent_approval_request_to_json_string (request);
+
+  g_assert_cmpstr (text, ==, expected);
+}
+
+static void
+test_json_string_matches_generator (void)
+{
+  static const char *arguments[] = {
+    "{}",
+    "{\"path\": \"a \\\"quoted\\\" \\\\ back\\tslash\\nnew\\u0001\\u001f\\u007f é ✓\"}",
+    "{\"n\": -9223372036854775808, \"m\": 9223372036854775807, \"d\": 0.1, \"e\": 1e300, \"f\": -2.5e-310, "
+    "\"i\": 3.0, \"t\": true, \"u\": false, \"z\": null}",
+    "{\"deep\": {\"a\": [1, [2, [3, {}]], {\"b\": []}], \"c\": {\"d\": {\"e\": \"f\"}}}, \"\\u00e9\\\"k\": 1}",
+  };
+
+  for (guint a = 0; a < G_N_ELEMENTS (arguments); a++)
+    for (int state = SUBAGENT_APPROVAL_STATUS_PENDING; state <= SUBAGENT_APPROVAL_STATUS_CANCELLED; state++)
+      {
+        g_autoptr(JsonObject) args = parse_object (arguments[a]);
+        g_autoptr(SubagentApprovalRequest) request =
+          subagent_approval_request_new ("child-1", "run-1", "wri\"ter \\ ✓\tname", "tool\nname", args,
+                                         a % 2 ? "workspace-write" : NULL, a % 2 ? NULL : "docker", a % 2 ? SUBAGENT_NO_BATCH_INDEX : 7,
+                                         a % 2 ? NULL : "/tmp/w\"t\\é", a == 3 ? 0 : 600);
+        g_autoptr(JsonObject) hostless = NULL;
+        g_autoptr(SubagentApprovalRequest) old = NULL;
+        g_autoptr(GError) error = NULL;
+        g_autofree char *old_text = NULL;
+
+        if (state != SUBAGENT_APPROVAL_STATUS_PENDING)
+          g_assert_true (subagent_approval_request_transition (request, state, "why \"not\"\\\n\té ✓",
+                                                               a % 2 ? NULL : "bob \"the\" approver"));
+        assert_string_matches_generator (request);
+
+        hostless = subagent_approval_request_to_json (request);
+        g_assert_true (json_object_has_member (hostless, "host"));
+        json_object_remove_member (hostless, "host");
+        old = subagent_approval_request_new_from_json (hostless, &error);
+        g_assert_no_error (error);
+        assert_string_matches_generator (old);
+        old_text = subagent_approval_request_to_json_string (old);
+        g_assert_null (strstr (old_text, "\"host\""));
+      }
+}
+
 static void
 test_copy_is_independent (void)
 {
@@ -387,6 +440,50 @@ test_copy_is_independent (void)
   g_assert_cmpint (subagent_approval_request_get_status (request), ==, SUBAGENT_APPROVAL_STATUS_PENDING);
   g_assert_cmpstr (subagent_approval_request_get_request_id (copy), ==,
                    subagent_approval_request_get_request_id (request));
+}
+
+static gpointer
+get_arguments_thread (gpointer data)
+{
+  return subagent_approval_request_get_tool_arguments (data);
+}
+
+/* A copy makes its own arguments the first time they are asked for, once,
+ * however many threads ask at the same moment; until then (and after) its
+ * JSON is the original's. */
+static void
+test_copy_arguments_made_once (void)
+{
+  g_autoptr(SubagentApprovalRequest) request = make_request ("rm", "{\"path\": \"x\", \"n\": [1, {\"d\": 2.5}]}");
+  g_autoptr(JsonObject) original_json = subagent_approval_request_to_json (request);
+  g_autofree char *original = object_to_string (original_json);
+
+  for (guint round = 0; round < 50; round++)
+    {
+      g_autoptr(SubagentApprovalRequest) copy = subagent_approval_request_copy (request);
+      g_autoptr(SubagentApprovalRequest) copy_of_copy = subagent_approval_request_copy (copy);
+      g_autofree char *before = subagent_approval_request_to_json_string (copy);
+      g_autofree char *after = NULL;
+      GThread *threads[8];
+      JsonObject *first;
+
+      g_assert_cmpstr (before, ==, original);
+      for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+        threads[i] = g_thread_new ("arguments", get_arguments_thread, copy);
+      first = g_thread_join (threads[0]);
+      g_assert_nonnull (first);
+      g_assert_true (first != subagent_approval_request_get_tool_arguments (request));
+      for (guint i = 1; i < G_N_ELEMENTS (threads); i++)
+        g_assert_true (g_thread_join (threads[i]) == first);
+      g_assert_true (json_object_is_immutable (first));
+      after = subagent_approval_request_to_json_string (copy);
+      g_assert_cmpstr (after, ==, original);
+      /* The copy of a copy still reads the same arguments. */
+      g_clear_object (&copy);
+      g_clear_pointer (&after, g_free);
+      after = subagent_approval_request_to_json_string (copy_of_copy);
+      g_assert_cmpstr (after, ==, original);
+    }
 }
 
 /* Sets one member of a valid request's JSON and expects new_from_json to refuse it. */
@@ -454,7 +551,9 @@ main (int argc, char *argv[])
   g_test_add_func ("/approval/request/arguments/sealed-copy", test_arguments_sealed_copy);
   g_test_add_func ("/approval/request/json/key-order", test_json_key_order);
   g_test_add_func ("/approval/request/json/round-trip", test_json_round_trip);
+  g_test_add_func ("/approval/request/json/string-matches-generator", test_json_string_matches_generator);
   g_test_add_func ("/approval/request/copy/independent", test_copy_is_independent);
+  g_test_add_func ("/approval/request/copy/arguments-made-once", test_copy_arguments_made_once);
   g_test_add_func ("/approval/request/json/rejects-bad-input", test_json_rejects_bad_input);
   return g_test_run ();
 }

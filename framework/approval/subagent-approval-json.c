@@ -8,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-approval-private.h"
+#include "subagent-json-line-private.h"
 
 /* Everything here reads or writes text that crosses a trust boundary: the
  * queue files of another process, the arguments of a child's tool call. */
@@ -355,6 +356,79 @@ subagent_approval_request_to_json (SubagentApprovalRequest *self)
       }
   }
   return object;
+}
+
+/**
+ * subagent_approval_request_to_json_string:
+ * @self: a request
+ *
+ * Serializes the request as compact JSON text: byte for byte what
+ * `json_to_string()` writes for the object of
+ * subagent_approval_request_to_json() (same keys, same order, same
+ * escapes), without building that object or copying the arguments. Stores
+ * write one request's text for every request they change.
+ *
+ * Returns: (transfer full): the request as JSON text
+ *
+ * Since: 0.2
+ */
+char *
+subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
+{
+  SubagentApprovalStatus status;
+  const char *approved_at, *denied_at, *denial_reason, *approved_by, *boot_id, *host_name;
+  gint batch_index;
+  gint64 pid;
+  guint64 start;
+  GString *out;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), NULL);
+
+  subagent_approval_request_get_verdict (self, &status, &approved_at, &denied_at, &denial_reason, &approved_by);
+  batch_index = subagent_approval_request_get_batch_index (self);
+  out = g_string_sized_new (512);
+
+  g_string_append_c (out, '{');
+  _subagent_json_line_append_key (out, "request_id", TRUE);
+  _subagent_json_line_append_string (out, subagent_approval_request_get_request_id (self));
+  _subagent_json_line_append_string_member (out, "subagent_id", subagent_approval_request_get_subagent_id (self));
+  _subagent_json_line_append_string_member (out, "parent_run_id", subagent_approval_request_get_parent_run_id (self));
+  _subagent_json_line_append_string_member (out, "subagent_name", subagent_approval_request_get_subagent_name (self));
+  _subagent_json_line_append_string_member (out, "tool_name", subagent_approval_request_get_tool_name (self));
+  _subagent_json_line_append_key (out, "tool_arguments", FALSE);
+  /* Read in place: the arguments are sealed and shared, and taking a
+   * reference on them is not thread-safe (json-glib's counts are not
+   * atomic). */
+  _subagent_json_line_append_object (out, _subagent_approval_request_peek_tool_arguments (self));
+  _subagent_json_line_append_string_member (out, "permission_mode", subagent_approval_request_get_permission_mode (self));
+  _subagent_json_line_append_string_member (out, "isolation", subagent_approval_request_get_isolation (self));
+  _subagent_json_line_append_key (out, "batch_index", FALSE);
+  if (batch_index >= 0)
+    g_string_append_printf (out, "%d", batch_index);
+  else
+    g_string_append_len (out, "null", 4);
+  _subagent_json_line_append_string_member (out, "worktree_path", subagent_approval_request_get_worktree_path (self));
+  _subagent_json_line_append_string_member (out, "created_at", subagent_approval_request_get_created_at (self));
+  _subagent_json_line_append_string_member (out, "status", subagent_approval_status_to_string (status));
+  _subagent_json_line_append_string_member (out, "approved_at", approved_at);
+  _subagent_json_line_append_string_member (out, "denied_at", denied_at);
+  _subagent_json_line_append_string_member (out, "denial_reason", denial_reason);
+  _subagent_json_line_append_key (out, "timeout_seconds", FALSE);
+  g_string_append_printf (out, "%u", subagent_approval_request_get_timeout_seconds (self));
+  _subagent_json_line_append_string_member (out, "approved_by", approved_by);
+  _subagent_json_line_append_string_member (out, "action_digest", subagent_approval_request_get_action_digest (self));
+  if (subagent_approval_request_get_host (self, &pid, &start, &boot_id, &host_name))
+    {
+      _subagent_json_line_append_key (out, "host", FALSE);
+      g_string_append_printf (out, "{\"pid\":%" G_GINT64_FORMAT ",\"start_time\":%" G_GINT64_FORMAT ",", pid,
+                              (gint64) start);
+      _subagent_json_line_append_key (out, "boot_id", TRUE);
+      _subagent_json_line_append_string (out, boot_id);
+      _subagent_json_line_append_string_member (out, "hostname", host_name);
+      g_string_append_c (out, '}');
+    }
+  g_string_append_c (out, '}');
+  return g_string_free (out, FALSE);
 }
 
 /* For new_from_json: a string member, or NULL when absent or null;

@@ -25,6 +25,11 @@ void     _subagent_approval_request_set_host (SubagentApprovalRequest *self,
                                               const char              *boot_id,
                                               const char              *host_name);
 
+/* The arguments to read (sealed, not to be referenced): a copy's own once
+ * its getter made them, else those of the request it was copied from. */
+G_GNUC_INTERNAL
+JsonObject *_subagent_approval_request_peek_tool_arguments (SubagentApprovalRequest *self);
+
 /* Free text from callers or files: valid UTF-8, 1..max_length bytes, no
  * control characters but tab and newline. */
 G_GNUC_INTERNAL

@@ -45,7 +45,10 @@ struct _SubagentApprovalRequest
   char *parent_run_id;
   char *subagent_name;
   char *tool_name;
+  /* NULL in a copy until its getter is called: the copy reads the
+   * arguments of @arguments_owner (kept alive, never changed) until then. */
   JsonObject *tool_arguments;
+  SubagentApprovalRequest *arguments_owner;
   char *permission_mode;
   char *isolation;
   gint batch_index;
@@ -178,6 +181,7 @@ subagent_approval_request_finalize (GObject *object)
   g_free (self->subagent_name);
   g_free (self->tool_name);
   g_clear_pointer (&self->tool_arguments, json_object_unref);
+  g_clear_object (&self->arguments_owner);
   g_free (self->permission_mode);
   g_free (self->isolation);
   g_free (self->worktree_path);
@@ -209,7 +213,7 @@ subagent_approval_request_get_property (GObject    *object,
     case PROP_PARENT_RUN_ID: g_value_set_string (value, self->parent_run_id); break;
     case PROP_SUBAGENT_NAME: g_value_set_string (value, self->subagent_name); break;
     case PROP_TOOL_NAME: g_value_set_string (value, self->tool_name); break;
-    case PROP_TOOL_ARGUMENTS: g_value_set_boxed (value, self->tool_arguments); break;
+    case PROP_TOOL_ARGUMENTS: g_value_set_boxed (value, subagent_approval_request_get_tool_arguments (self)); break;
     case PROP_PERMISSION_MODE: g_value_set_string (value, self->permission_mode); break;
     case PROP_ISOLATION: g_value_set_string (value, self->isolation); break;
     case PROP_BATCH_INDEX: g_value_set_int (value, self->batch_index); break;
@@ -557,10 +561,12 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
   copy->worktree_path = g_strdup (self->worktree_path);
   copy->created_at = g_strdup (self->created_at);
   copy->timeout_seconds = self->timeout_seconds;
-  /* Not through the property: a boxed GValue would take a reference to the
-   * shared arguments, and json-glib's counts are not atomic. Same tool,
-   * same arguments: same digest. */
-  copy->tool_arguments = sealed_copy (self->tool_arguments);
+  /* The arguments are not copied until the copy's getter asks for them
+   * (loads copy every request, and few callers look at the arguments):
+   * until then the copy reads the original's, which never change. Not a
+   * shared reference: json-glib's counts are not atomic. Same tool, same
+   * arguments: same digest. */
+  copy->arguments_owner = g_object_ref (self->arguments_owner != NULL ? self->arguments_owner : self);
   copy->action_digest = g_strdup (self->action_digest);
   copy->host_pid = self->host_pid;
   copy->host_start_time = self->host_start_time;
@@ -831,7 +837,32 @@ GETTER (const char *, tool_name, self->tool_name)
  *
  * Since: 0.2
  */
-GETTER (JsonObject *, tool_arguments, self->tool_arguments)
+JsonObject *
+subagent_approval_request_get_tool_arguments (SubagentApprovalRequest *self)
+{
+  JsonObject *arguments;
+
+  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), NULL);
+
+  arguments = g_atomic_pointer_get (&self->tool_arguments);
+  if (arguments != NULL)
+    return arguments;
+  /* A copy: its own arguments now, made once, kept while it lives. */
+  g_mutex_lock (&self->lock);
+  if (self->tool_arguments == NULL)
+    g_atomic_pointer_set (&self->tool_arguments, sealed_copy (self->arguments_owner->tool_arguments));
+  arguments = self->tool_arguments;
+  g_mutex_unlock (&self->lock);
+  return arguments;
+}
+
+JsonObject *
+_subagent_approval_request_peek_tool_arguments (SubagentApprovalRequest *self)
+{
+  JsonObject *arguments = g_atomic_pointer_get (&self->tool_arguments);
+
+  return arguments != NULL ? arguments : self->arguments_owner->tool_arguments;
+}
 /**
  * subagent_approval_request_get_permission_mode:
  * @self: a request

@@ -60,6 +60,8 @@ SUBAGENT_AVAILABLE_IN_ALL
 SubagentApprovalRequest *subagent_approval_request_copy          (SubagentApprovalRequest *self);
 SUBAGENT_AVAILABLE_IN_ALL
 JsonObject              *subagent_approval_request_to_json       (SubagentApprovalRequest *self);
+SUBAGENT_AVAILABLE_IN_0_2
+char                    *subagent_approval_request_to_json_string (SubagentApprovalRequest *self);
 
 SUBAGENT_AVAILABLE_IN_ALL
 gboolean subagent_approval_request_transition (SubagentApprovalRequest *self,

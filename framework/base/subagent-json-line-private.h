@@ -25,6 +25,14 @@ void _subagent_json_line_append_string (GString    *out,
 /* @node as json_to_string (@node, FALSE) writes it. */
 void _subagent_json_line_append_node   (GString    *out,
                                         JsonNode   *node) G_GNUC_INTERNAL;
+/* `,"key":` and a JSON string (null for NULL): a member after the first. */
+void _subagent_json_line_append_string_member (GString    *out,
+                                               const char *key,
+                                               const char *value) G_GNUC_INTERNAL;
+/* @object as json_to_string() writes it, read in place (no reference
+ * taken: safe on a sealed object shared between threads). */
+void _subagent_json_line_append_object (GString    *out,
+                                        JsonObject *object) G_GNUC_INTERNAL;
 /* A double member's value as the generator writes it. */
 void _subagent_json_line_append_double (GString    *out,
                                         double      value) G_GNUC_INTERNAL;

@@ -77,6 +77,36 @@ _subagent_json_line_append_key (GString    *out,
 }
 
 void
+_subagent_json_line_append_string_member (GString    *out,
+                                          const char *key,
+                                          const char *value)
+{
+  _subagent_json_line_append_key (out, key, FALSE);
+  _subagent_json_line_append_string (out, value);
+}
+
+void
+_subagent_json_line_append_object (GString    *out,
+                                   JsonObject *object)
+{
+  JsonObjectIter iter;
+  const char *name;
+  JsonNode *member;
+  gboolean first = TRUE;
+
+  /* The generator writes members in their insertion order. */
+  g_string_append_c (out, '{');
+  json_object_iter_init_ordered (&iter, object);
+  while (json_object_iter_next_ordered (&iter, &name, &member))
+    {
+      _subagent_json_line_append_key (out, name, first);
+      _subagent_json_line_append_node (out, member);
+      first = FALSE;
+    }
+  g_string_append_c (out, '}');
+}
+
+void
 _subagent_json_line_append_node (GString  *out,
                                  JsonNode *node)
 {
@@ -86,24 +116,8 @@ _subagent_json_line_append_node (GString  *out,
       g_string_append_len (out, "null", 4);
       return;
     case JSON_NODE_OBJECT:
-      {
-        JsonObjectIter iter;
-        const char *name;
-        JsonNode *member;
-        gboolean first = TRUE;
-
-        /* The generator writes members in their insertion order. */
-        g_string_append_c (out, '{');
-        json_object_iter_init_ordered (&iter, json_node_get_object (node));
-        while (json_object_iter_next_ordered (&iter, &name, &member))
-          {
-            _subagent_json_line_append_key (out, name, first);
-            _subagent_json_line_append_node (out, member);
-            first = FALSE;
-          }
-        g_string_append_c (out, '}');
-        return;
-      }
+      _subagent_json_line_append_object (out, json_node_get_object (node));
+      return;
     case JSON_NODE_ARRAY:
       {
         JsonArray *array = json_node_get_array (node);

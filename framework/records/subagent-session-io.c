@@ -254,15 +254,6 @@ subagent_session_to_json (SubagentSession *self)
 }
 
 static void
-append_string_member (GString    *out,
-                      const char *key,
-                      const char *value)
-{
-  _subagent_json_line_append_key (out, key, FALSE);
-  _subagent_json_line_append_string (out, value);
-}
-
-static void
 append_int_member (GString    *out,
                    const char *key,
                    gint64      value)
@@ -278,7 +269,7 @@ append_time_member (GString    *out,
 {
   char text[SUBAGENT_TIME_TEXT_SIZE];
 
-  append_string_member (out, key, time ? _subagent_time_format_iso8601 (time, text) : NULL);
+  _subagent_json_line_append_string_member (out, key, time ? _subagent_time_format_iso8601 (time, text) : NULL);
 }
 
 /* Member for member what subagent_session_to_json() builds, in its order
@@ -291,18 +282,18 @@ _subagent_session_append_line (SubagentSession *self,
 
   g_string_append_len (out, "{\"session_id\":", 14);
   _subagent_json_line_append_string (out, subagent_session_get_session_id (self));
-  append_string_member (out, "def_name", subagent_session_get_def_name (self));
-  append_string_member (out, "parent_run_id", subagent_session_get_parent_run_id (self));
-  append_string_member (out, "status", subagent_run_status_to_string (subagent_session_get_status (self)));
+  _subagent_json_line_append_string_member (out, "def_name", subagent_session_get_def_name (self));
+  _subagent_json_line_append_string_member (out, "parent_run_id", subagent_session_get_parent_run_id (self));
+  _subagent_json_line_append_string_member (out, "status", subagent_run_status_to_string (subagent_session_get_status (self)));
   append_time_member (out, "started_at", subagent_session_get_started_at (self));
   append_int_member (out, "depth", subagent_session_get_depth (self));
   if (subagent_session_get_batch_index (self) == SUBAGENT_NO_BATCH_INDEX)
     g_string_append (out, ",\"batch_index\":null");
   else
     append_int_member (out, "batch_index", subagent_session_get_batch_index (self));
-  append_string_member (out, "isolation", subagent_session_get_isolation (self));
-  append_string_member (out, "worktree_path", subagent_session_get_worktree_path (self));
-  append_string_member (out, "container_path", subagent_session_get_container_path (self));
+  _subagent_json_line_append_string_member (out, "isolation", subagent_session_get_isolation (self));
+  _subagent_json_line_append_string_member (out, "worktree_path", subagent_session_get_worktree_path (self));
+  _subagent_json_line_append_string_member (out, "container_path", subagent_session_get_container_path (self));
   append_time_member (out, "completed_at", subagent_session_get_completed_at (self));
   append_int_member (out, "iterations", subagent_session_get_iterations (self));
   append_int_member (out, "tool_calls", subagent_session_get_tool_calls (self));
@@ -311,7 +302,7 @@ _subagent_session_append_line (SubagentSession *self,
     cost = cost > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (cost < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
   _subagent_json_line_append_key (out, "cost_cents", FALSE);
   _subagent_json_line_append_double (out, CLAMP (cost, -SUBAGENT_JSON_MAX_AMOUNT, SUBAGENT_JSON_MAX_AMOUNT));
-  append_string_member (out, "final_answer", subagent_session_get_final_answer (self));
+  _subagent_json_line_append_string_member (out, "final_answer", subagent_session_get_final_answer (self));
   _subagent_json_line_append_key (out, "review", FALSE);
   if (subagent_session_get_review (self) != NULL)
     {
@@ -321,11 +312,11 @@ _subagent_session_append_line (SubagentSession *self,
     }
   else
     g_string_append_len (out, "null", 4);
-  append_string_member (out, "task", subagent_session_get_task (self));
+  _subagent_json_line_append_string_member (out, "task", subagent_session_get_task (self));
   append_int_member (out, "follow_ups", subagent_session_get_follow_ups (self));
   _subagent_json_line_append_key (out, "workspace_kept", FALSE);
   g_string_append (out, subagent_session_get_workspace_kept (self) ? "true" : "false");
-  append_string_member (out, "child_root", subagent_session_get_child_root (self));
+  _subagent_json_line_append_string_member (out, "child_root", subagent_session_get_child_root (self));
   if (subagent_session_get_transcript (self) != NULL)
     {
       g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), subagent_session_get_transcript (self));

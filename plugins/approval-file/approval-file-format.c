@@ -86,11 +86,17 @@ afs_request_text (SubagentApprovalRequest *request,
   text = g_object_get_qdata (G_OBJECT (request), quark);
   if (text == NULL)
     {
-      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
       char *mine;
 
-      json_node_take_object (node, subagent_approval_request_to_json (request));
-      mine = canonical ? subagent_json_to_canonical_string (node) : json_to_string (node, FALSE);
+      if (canonical)
+        {
+          g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+          json_node_take_object (node, subagent_approval_request_to_json (request));
+          mine = subagent_json_to_canonical_string (node);
+        }
+      else
+        mine = subagent_approval_request_to_json_string (request);
       /* Readers on several threads may get here at once for a shared
        * request: the first text set stays, so a pointer handed out is
        * never freed while the request lives. */
@@ -440,9 +446,10 @@ find_unchanged (GPtrArray   *previous,
          ? candidate : NULL;
 }
 
-/* A request parsed alone; *canonical gets the canonical text of the JSON
- * as written (not as the request would write it again), so that a member
- * the request does not keep still counts against the signature. */
+/* A request parsed alone; *canonical (when asked for: a signed store)
+ * gets the canonical text of the JSON as written (not as the request would
+ * write it again), so that a member the request does not keep still
+ * counts against the signature. */
 static SubagentApprovalRequest *
 parse_one (const char  *text,
            gsize        length,
@@ -452,12 +459,15 @@ parse_one (const char  *text,
   SubagentApprovalRequest *request;
 
   /* Bounded: a text the bracket scan took for one request may hold two
-   * values, after which json-glib 1.6 leaks the first. */
-  if (!subagent_json_parser_load_bounded (parser, text, (gssize) length, NULL)
+   * values, after which json-glib 1.6 leaks the first. Two levels less
+   * deep than a document may be: in one, it sits in the root object's
+   * "requests" array. */
+  if (!subagent_json_check_depth (text, (gssize) length, SUBAGENT_JSON_MAX_DEPTH - 2, NULL)
+      || !subagent_json_parser_load_bounded (parser, text, (gssize) length, NULL)
       || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     return NULL;
   request = subagent_approval_request_new_from_json (json_node_get_object (json_parser_get_root (parser)), NULL);
-  if (request != NULL)
+  if (request != NULL && canonical != NULL)
     *canonical = subagent_json_to_canonical_string (json_parser_get_root (parser));
   return request;
 }
@@ -478,9 +488,9 @@ parse_reusing (const char *run_id,
   const char *run, *updated_at, *signature = NULL;
   gsize run_length, updated_at_length, signature_length = 0;
 
-  /* The same depth bound the full parse puts on the whole document. */
-  if (!subagent_json_check_depth (data, (gssize) length, SUBAGENT_JSON_MAX_DEPTH, NULL))
-    return NULL;
+  /* The depth bound the full parse puts on the whole document holds for
+   * each request parsed here (parse_one()); a reused request's text is
+   * one that held it before, in the same place. */
   if (!scan_literal (&s, "{\"version\":1,\"parent_run_id\":") || !scan_plain_string (&s, &run, &run_length)
       || run_length != strlen (run_id) || memcmp (run, run_id, run_length) != 0
       || !scan_literal (&s, ",\"updated_at\":") || !scan_plain_string (&s, &updated_at, &updated_at_length)
@@ -500,17 +510,21 @@ parse_reusing (const char *run_id,
         if (unchanged != NULL)
           {
             request = g_object_ref (unchanged);
-            g_ptr_array_add (canonical_texts, (gpointer) afs_request_text (unchanged, TRUE));
+            if (key != NULL)
+              g_ptr_array_add (canonical_texts, (gpointer) afs_request_text (unchanged, TRUE));
           }
         else
           {
             char *canonical = NULL;
 
-            request = parse_one (text, text_length, &canonical);
+            request = parse_one (text, text_length, key != NULL ? &canonical : NULL);
             if (request == NULL)
               return NULL;
-            g_ptr_array_add (fresh_canonical, canonical);
-            g_ptr_array_add (canonical_texts, canonical);
+            if (key != NULL)
+              {
+                g_ptr_array_add (fresh_canonical, canonical);
+                g_ptr_array_add (canonical_texts, canonical);
+              }
           }
         if (g_strcmp0 (subagent_approval_request_get_parent_run_id (request), run_id) != 0
             || !g_hash_table_add (seen, (gpointer) subagent_approval_request_get_request_id (request)))
