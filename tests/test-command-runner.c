@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test-support.h"
@@ -819,6 +820,192 @@ test_concurrent_runs (Fixture       *f,
   g_ptr_array_unref (batch.outcomes);
 }
 
+/* Many children started at once, through the one spawning thread: each
+ * run gets its own child's output and exit status. */
+static void
+test_many_runs_keep_their_outcomes (Fixture       *f,
+                                    gconstpointer  data)
+{
+  g_autoptr(SubagentDef) answer = new_def ("answer", "answer-task.sh", NULL, NULL);
+  g_autoptr(SubagentDef) failing = new_def ("failing", "fail.sh", NULL, NULL);
+  g_autoptr(GPtrArray) contexts = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Batch batch = { 64, g_ptr_array_new_with_free_func (g_object_unref), f };
+  guint failed = 0;
+
+  for (guint i = 0; i < 64; i++)
+    {
+      g_autofree char *task = g_strdup_printf ("task-%u", i);
+      SubagentRunContext *context = new_context (f, i % 4 == 3 ? failing : answer, task, 60, 0);
+
+      g_ptr_array_add (contexts, context);
+      subagent_runner_run_async (SUBAGENT_RUNNER (f->runner), context, NULL, on_batch_done, &batch);
+    }
+  while (batch.pending > 0)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_cmpuint (batch.outcomes->len, ==, 64);
+  for (guint i = 0; i < batch.outcomes->len; i++)
+    {
+      SubagentRunOutcome *outcome = batch.outcomes->pdata[i];
+
+      if (g_str_equal (subagent_run_outcome_get_stop_reason (outcome), SUBAGENT_STOP_REASON_ERROR))
+        {
+          g_assert_nonnull (strstr (subagent_run_outcome_get_message (outcome), "exited with status 3"));
+          g_assert_cmpstr (subagent_run_outcome_get_output (outcome), ==, "partial output");
+          failed++;
+          continue;
+        }
+      g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_COMPLETE);
+      g_hash_table_add (seen, g_strdup (subagent_run_outcome_get_final_answer (outcome)));
+    }
+  g_assert_cmpuint (failed, ==, 16);
+  g_assert_cmpuint (g_hash_table_size (seen), ==, 48);
+  for (guint i = 0; i < 64; i++)
+    if (i % 4 != 3)
+      {
+        g_autofree char *expected = g_strdup_printf ("answer to: task-%u", i);
+
+        g_assert_true (g_hash_table_contains (seen, expected));
+      }
+  g_ptr_array_unref (batch.outcomes);
+}
+
+/* Cancelled while its child is being started (the spawning thread has it,
+ * the run's context has not heard back yet): the child is stopped once it
+ * exists and the run says cancelled. */
+static void
+test_cancel_while_spawning (Fixture       *f,
+                            gconstpointer  data)
+{
+  g_autoptr(SubagentDef) def = new_def ("cancelme", "hang.sh", NULL, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, "t", 0, 0);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = NULL;
+  g_autofree char *pids = NULL;
+  GAsyncResult *result = NULL;
+
+  subagent_runner_run_async (SUBAGENT_RUNNER (f->runner), context, cancellable, store_result, &result);
+  g_cancellable_cancel (cancellable);
+  outcome = wait_outcome (f, &result, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_CANCELLED);
+  g_assert_cmpint (subagent_run_outcome_get_status (outcome), ==, SUBAGENT_RUN_STATUS_CANCELLED);
+  /* If it got as far as recording its grandchild, that one is gone too
+   * (the file may also be there but empty: stopped between the shell's
+   * redirection and its echo). */
+  pids = sat_read_file (f->root, "pids");
+  if (pids != NULL && *pids != '\0')
+    {
+      int shell, grandchild;
+
+      g_assert_cmpint (sscanf (pids, "%d %d", &shell, &grandchild), ==, 2);
+      assert_process_ends (shell);
+      assert_process_ends (grandchild);
+    }
+}
+
+typedef struct {
+  Fixture *f;
+  SubagentRunContext *context;
+  GMainContext *main_context;
+  GCancellable *cancellable;
+  GAsyncResult *result;
+} ThreadRun;
+
+static gpointer
+start_run_and_leave (gpointer data)
+{
+  ThreadRun *run = data;
+
+  g_main_context_push_thread_default (run->main_context);
+  subagent_runner_run_async (SUBAGENT_RUNNER (run->f->runner), run->context, run->cancellable, store_result,
+                             &run->result);
+  g_main_context_pop_thread_default (run->main_context);
+  wait_child_ready (run->f);
+  return NULL;   /* this thread ends here, its child must not */
+}
+
+/* PR_SET_PDEATHSIG kills a child when the *thread* that spawned it ends.
+ * A run started from a short-lived thread (a worker that hands its
+ * context on) keeps its child: children are spawned by a thread that
+ * lasts as long as the host. */
+static void
+test_child_outlives_requesting_thread (Fixture       *f,
+                                       gconstpointer  data)
+{
+  g_autoptr(SubagentDef) def = new_def ("outlive", "hang.sh", NULL, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, "t", 0, 0);
+  g_autoptr(GMainContext) main_context = g_main_context_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = NULL;
+  ThreadRun run = { f, context, main_context, cancellable, NULL };
+  struct pollfd pfd;
+  int shell, grandchild;
+
+  make_ready_fifo (f);
+  g_thread_join (g_thread_new ("short-lived", start_run_and_leave, &run));
+  read_pids (f, &shell, &grandchild);
+  /* A death signal would have been sent as the thread ended: give it time. */
+  pfd.fd = (int) syscall (SYS_pidfd_open, shell, 0);
+  g_assert_cmpint (pfd.fd, >=, 0);
+  pfd.events = POLLIN;
+  pfd.revents = 0;
+  g_assert_cmpint (poll (&pfd, 1, 300), ==, 0);
+  close (pfd.fd);
+  g_assert_true (pid_is_running (shell));
+
+  g_cancellable_cancel (cancellable);
+  while (run.result == NULL)
+    g_main_context_iteration (main_context, TRUE);
+  outcome = subagent_runner_run_finish (SUBAGENT_RUNNER (f->runner), run.result, &error);
+  g_clear_object (&run.result);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_CANCELLED);
+  assert_process_ends (shell);
+  assert_process_ends (grandchild);
+}
+
+/* The spawning thread is the process's: the child of a fork() has none
+ * (threads do not survive fork()) and makes its own at its first spawn. */
+static void
+test_spawn_after_fork (Fixture       *f,
+                       gconstpointer  data)
+{
+  g_autoptr(SubagentDef) def = new_def ("forked", "answer-task.sh", NULL, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, "before the fork", 30, 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = run_and_wait (f, context, NULL, &error);
+  int status = 0;
+  pid_t pid;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, "answer to: before the fork");
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      g_autoptr(SubagentRunContext) again = new_context (f, def, "after the fork", 30, 0);
+      g_autoptr(GMainContext) main_context = g_main_context_new ();
+      g_autoptr(SubagentRunOutcome) second = NULL;
+      GAsyncResult *result = NULL;
+
+      alarm (30);   /* a spawn that never comes back fails, not hangs */
+      g_main_context_push_thread_default (main_context);
+      subagent_runner_run_async (SUBAGENT_RUNNER (f->runner), again, NULL, store_result, &result);
+      while (result == NULL)
+        g_main_context_iteration (main_context, TRUE);
+      second = subagent_runner_run_finish (SUBAGENT_RUNNER (f->runner), result, NULL);
+      _exit (second != NULL && g_strcmp0 (subagent_run_outcome_get_final_answer (second), "answer to: after the fork") == 0
+             ? 0 : 1);
+    }
+  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
+  g_assert_true (WIFEXITED (status));
+  g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+}
+
 static gboolean
 set_flag (gpointer user_data)
 {
@@ -875,6 +1062,10 @@ main (int argc, char *argv[])
   ADD ("/command-runner/command/default-command-and-missing", test_default_command);
   ADD ("/command-runner/command/spawn-failure-is-error", test_spawn_failure_is_error);
   ADD ("/command-runner/concurrency/ten-runs-at-once", test_concurrent_runs);
+  ADD ("/command-runner/concurrency/many-runs-keep-their-outcomes", test_many_runs_keep_their_outcomes);
+  ADD ("/command-runner/cancel/while-spawning", test_cancel_while_spawning);
+  ADD ("/command-runner/spawn/child-outlives-requesting-thread", test_child_outlives_requesting_thread);
+  ADD ("/command-runner/spawn/after-fork", test_spawn_after_fork);
   ADD ("/command-runner/sync/does-not-iterate-caller-context", test_sync_run_keeps_caller_context_still);
 #undef ADD
 

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 #include <json-glib/json-glib.h>
 
 #include "subagent-json-line-private.h"
@@ -161,6 +162,50 @@ test_times (void)
     }
 }
 
+/* Integers written without printf: the same digits as printf's. */
+static void
+test_ints (void)
+{
+  const gint64 edges[] = { 0, 1, -1, 9, 10, -10, 99, 100, G_MAXINT32, G_MININT32, G_MAXINT64, G_MININT64,
+                           G_MAXINT64 - 1, G_MININT64 + 1, 1000000007, -999999999999 };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (edges) + 5000; i++)
+    {
+      gint64 value = i < G_N_ELEMENTS (edges) ? edges[i]
+                                              : (gint64) (((guint64) g_test_rand_int () << 32) | (guint32) g_test_rand_int ())
+                                                >> g_test_rand_int_range (0, 63);
+      g_autofree char *expected = g_strdup_printf ("%" G_GINT64_FORMAT, value);
+      g_autoptr(GString) line = g_string_new ("x");
+
+      _subagent_json_line_append_int (line, value);
+      g_assert_cmpstr (line->str + 1, ==, expected);
+    }
+}
+
+/* Version 4 UUIDs as g_uuid_string_random() writes them, and without dashes. */
+static void
+test_uuids (void)
+{
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint i = 0; i < 2000; i++)
+    {
+      g_autofree char *uuid = _subagent_uuid_string_random (TRUE);
+      char *plain = _subagent_uuid_string_random (FALSE);
+
+      g_assert_true (g_uuid_string_is_valid (uuid));
+      g_assert_cmpuint (strlen (uuid), ==, 36);
+      g_assert_cmpint (uuid[14], ==, '4');
+      g_assert_nonnull (strchr ("89ab", uuid[19]));
+      g_assert_cmpuint (strspn (uuid, "0123456789abcdef-"), ==, 36);   /* lower case, as GLib's */
+      g_assert_cmpuint (strlen (plain), ==, 32);
+      g_assert_cmpuint (strspn (plain, "0123456789abcdef"), ==, 32);
+      g_assert_cmpint (plain[12], ==, '4');
+      g_assert_false (g_hash_table_contains (seen, plain));
+      g_hash_table_add (seen, plain);
+    }
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -169,5 +214,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/json-line/numbers", test_numbers);
   g_test_add_func ("/json-line/nesting-and-order", test_nesting);
   g_test_add_func ("/json-line/times", test_times);
+  g_test_add_func ("/json-line/ints-without-printf", test_ints);
+  g_test_add_func ("/json-line/uuids", test_uuids);
   return g_test_run ();
 }

@@ -36,10 +36,18 @@ void _subagent_json_line_append_object (GString    *out,
 /* A double member's value as the generator writes it. */
 void _subagent_json_line_append_double (GString    *out,
                                         double      value) G_GNUC_INTERNAL;
+/* An integer as the generator (and printf's %" G_GINT64_FORMAT ") writes it. */
+void _subagent_json_line_append_int    (GString    *out,
+                                        gint64      value) G_GNUC_INTERNAL;
 /* `,"key":` (no comma with @first). */
 void _subagent_json_line_append_key    (GString    *out,
                                         const char *key,
                                         gboolean    first) G_GNUC_INTERNAL;
+
+/* What g_uuid_string_random() returns (a version 4 UUID from the same
+ * g_random_int()s), written without printf; with @dashes FALSE, its 32
+ * hex digits only. */
+char *_subagent_uuid_string_random (gboolean dashes) G_GNUC_INTERNAL;
 
 /* g_date_time_format (@time, "%Y-%m-%dT%H:%M:%S.%fZ") into @text. */
 const char *_subagent_time_format_micro   (GDateTime *time,

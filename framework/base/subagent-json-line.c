@@ -140,7 +140,7 @@ _subagent_json_line_append_node (GString  *out,
           _subagent_json_line_append_string (out, json_node_get_string (node));
           return;
         case G_TYPE_INT64:
-          g_string_append_printf (out, "%" G_GINT64_FORMAT, json_node_get_int (node));
+          _subagent_json_line_append_int (out, json_node_get_int (node));
           return;
         case G_TYPE_BOOLEAN:
           if (json_node_get_boolean (node))
@@ -237,4 +237,58 @@ _subagent_time_format_iso8601 (GDateTime *time,
     }
   /* "%C%y": the year on four digits; microseconds only when not zero. */
   return format_utc (time, 4, g_date_time_get_microsecond (time) != 0, text);
+}
+
+/* Digits from the end, no printf: g_string_append_printf() costs about a
+ * thousand instructions a number, and a child's records hold about twenty. */
+void
+_subagent_json_line_append_int (GString *out,
+                                gint64   value)
+{
+  char digits[24];
+  char *p = digits + sizeof digits;
+  /* The magnitude as unsigned: -G_MININT64 does not fit a gint64. */
+  guint64 magnitude = value < 0 ? (guint64) 0 - (guint64) value : (guint64) value;
+
+  do
+    {
+      *--p = (char) ('0' + magnitude % 10);
+      magnitude /= 10;
+    }
+  while (magnitude != 0);
+  if (value < 0)
+    *--p = '-';
+  g_string_append_len (out, p, digits + sizeof digits - p);
+}
+
+char *
+_subagent_uuid_string_random (gboolean dashes)
+{
+  static const char hex[] = "0123456789abcdef";
+  guint8 bytes[16];
+  char *text = g_malloc (37);
+  char *p = text;
+
+  /* As GLib 2.74's generate_uuid_v4(): four g_random_int()s, then the
+   * version and variant bits (RFC 4122, 4.4). */
+  for (guint i = 0; i < 4; i++)
+    {
+      guint32 r = g_random_int ();
+
+      bytes[4 * i] = r & 0xff;
+      bytes[4 * i + 1] = (r >> 8) & 0xff;
+      bytes[4 * i + 2] = (r >> 16) & 0xff;
+      bytes[4 * i + 3] = (r >> 24) & 0xff;
+    }
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  for (guint i = 0; i < 16; i++)
+    {
+      if (dashes && (i == 4 || i == 6 || i == 8 || i == 10))
+        *p++ = '-';
+      *p++ = hex[bytes[i] >> 4];
+      *p++ = hex[bytes[i] & 0xf];
+    }
+  *p = '\0';
+  return text;
 }

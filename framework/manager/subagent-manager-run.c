@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-json-line-private.h"
 #include "subagent-json-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-run-context-private.h"
@@ -20,13 +21,7 @@
 char *
 _subagent_manager_new_run_id (void)
 {
-  g_autofree char *uuid = g_uuid_string_random ();
-  GString *id = g_string_new (NULL);
-
-  for (const char *p = uuid; *p; p++)
-    if (*p != '-')
-      g_string_append_c (id, *p);
-  return g_string_free (id, FALSE);
+  return _subagent_uuid_string_random (FALSE);
 }
 
 static gboolean
@@ -424,6 +419,7 @@ select_runner (RunState            *state,
 }
 
 static void run_prepared (GObject *source, GAsyncResult *result, gpointer user_data);
+static void run_isolation_ready (GTask *task, GError *error);
 static void run_with_isolation (GTask *task);
 static void run_routed (GObject *source, GAsyncResult *result, gpointer user_data);
 static void run_route_approvals (GTask *task);
@@ -687,6 +683,15 @@ run_with_isolation (GTask *task_in)
                           /* Config `exclude:` reaches the provider with the request. */
                           "exclude", self->config != NULL ? subagent_config_get_exclude (self->config) : NULL,
                           NULL);
+  /* The built-in shared backend resolves a path (no blocking work): done
+   * here, the child's start goes on in this dispatch rather than waiting
+   * for the async result's idle source (behind whatever else is ready). */
+  if (SUBAGENT_IS_SHARED_ISOLATION (provider))
+    {
+      state->context = subagent_isolation_provider_prepare (provider, request, cancellable, &error);
+      run_isolation_ready (g_steal_pointer (&task), error);
+      return;
+    }
   subagent_isolation_provider_prepare_async (provider, request, cancellable, run_prepared, g_steal_pointer (&task));
 }
 
@@ -695,11 +700,22 @@ run_prepared (GObject      *source,
               GAsyncResult *result,
               gpointer      user_data)
 {
-  g_autoptr(GTask) task = user_data;
+  GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
   g_autoptr(GError) error = NULL;
 
   state->context = subagent_isolation_provider_prepare_finish (SUBAGENT_ISOLATION_PROVIDER (source), result, &error);
+  run_isolation_ready (task, error);
+}
+
+/* @state->context is the prepared workspace, or NULL and @error says why. */
+static void
+run_isolation_ready (GTask  *task_in,
+                     GError *error)
+{
+  g_autoptr(GTask) task = task_in;
+  RunState *state = g_task_get_task_data (task);
+
   if (state->context == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     {
       /* Cancelled while its workspace was being made: the child never ran. */

@@ -259,7 +259,7 @@ append_int_member (GString    *out,
                    gint64      value)
 {
   _subagent_json_line_append_key (out, key, FALSE);
-  g_string_append_printf (out, "%" G_GINT64_FORMAT, value);
+  _subagent_json_line_append_int (out, value);
 }
 
 static void

@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-json-line-private.h"
 #include "subagent-cgroup-private.h"
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-command-run-private.h"
+#include "subagent-fd-watch-private.h"
 #include "subagent-confinement-private.h"
 #include "subagent-host-process-private.h"
 #include "subagent-json-private.h"
@@ -50,11 +52,16 @@ typedef struct {
    * @processes is NULL), else found in /proc by parentage and run token. */
   const char *cgroup;            /* owned by @process */
   SubagentRunProcesses *processes;
+  GBytes *stdin_text;            /* until the child is started */
   SubagentPipeWriter *stdin_writer;
   gboolean interactive_stdin;
   gboolean warned_eof_approval;
   SubagentCommandApprovals *approvals;  /* approval_request messages */
-  GSource *output_source;       /* reads stdout and stderr until both end */
+  /* Reading stdout and stderr until both end; @output_hold is a reference
+   * to the run's task meanwhile. */
+  SubagentFdWatch *stdout_watch;
+  SubagentFdWatch *stderr_watch;
+  GTask *output_hold;
   guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes */
   GByteArray *line;              /* the stdout line being read */
   gboolean line_cut;             /* dropping the rest of an over-long line */
@@ -104,7 +111,8 @@ run_state_free (RunState *state)
   clear_source (&state->final_grace_source);
   g_clear_pointer (&state->stdin_writer, subagent_pipe_writer_free);
   g_clear_pointer (&state->approvals, subagent_command_approvals_free);
-  clear_source (&state->output_source);
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stdout_watch));
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stderr_watch));
   g_free (state->read_buffer);
   g_clear_pointer (&state->process, subagent_host_process_free);
   _subagent_child_confinement_clear (&state->confinement, TRUE);
@@ -116,6 +124,7 @@ run_state_free (RunState *state)
   g_free (state->stop_message);
   g_free (state->label);
   g_clear_pointer (&state->processes, subagent_run_processes_free);
+  g_clear_pointer (&state->stdin_text, g_bytes_unref);
   g_free (state->token);
   g_free (state);
 }
@@ -553,21 +562,14 @@ take_chunk (GTask        *task,
     }
 }
 
-/* The child's stdout and stderr, read from their descriptors by one
- * source in the run's context: a read() whenever one is readable, no
- * GInputStream, GTask or source per read (a trivial child's output took
- * three of each). The pipes are the host's; GSubprocess's (a backend's
- * spawnv()) are GUnixInputStreams whose descriptors are read the same way.
- * Whether a descriptor blocks does not matter: it is read only when the
- * poll said it is readable, once per dispatch. */
-typedef struct {
-  GSource source;
-  gpointer stdout_tag;           /* NULL once stdout ended */
-  gpointer stderr_tag;
-  int stdout_fd;
-  int stderr_fd;
-} OutputSource;
-
+/* The child's stdout and stderr, read from their descriptors in the run's
+ * context (subagent-fd-watch.c: one epoll source for all runs of the
+ * context): a read() whenever one is readable, no GInputStream, GTask or
+ * source per read (a trivial child's output took three of each). The pipes
+ * are the host's; GSubprocess's (a backend's spawnv()) are
+ * GUnixInputStreams whose descriptors are read the same way. Whether a
+ * descriptor blocks does not matter: it is read only when the poll said it
+ * is readable, once per dispatch. */
 static void
 stdout_ended (GTask    *task,
               RunState *state,
@@ -619,63 +621,70 @@ read_stream (GTask    *task,
   return TRUE;
 }
 
-static gboolean
-output_source_dispatch (GSource     *source,
-                        GSourceFunc  callback,
-                        gpointer     user_data)
+/* One stream ended: when both have, the run may complete. */
+static void
+output_ended (GTask            *task,
+              RunState         *state,
+              SubagentFdWatch **watch)
 {
-  OutputSource *self = (OutputSource *) source;
+  GTask *hold;
+
+  _subagent_fd_watch_remove (g_steal_pointer (watch));
+  if (state->stdout_watch != NULL || state->stderr_watch != NULL)
+    return;
+  hold = g_steal_pointer (&state->output_hold);
+  maybe_complete (task);
+  g_clear_object (&hold);
+}
+
+static void
+on_stdout_ready (int          fd,
+                 GIOCondition condition,
+                 gpointer     user_data)
+{
   GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
 
-  if (self->stdout_tag != NULL && g_source_query_unix_fd (source, self->stdout_tag) != 0 &&
-      !read_stream (task, state, self->stdout_fd, TRUE))
-    {
-      g_source_remove_unix_fd (source, self->stdout_tag);
-      self->stdout_tag = NULL;
-    }
-  if (self->stderr_tag != NULL && g_source_query_unix_fd (source, self->stderr_tag) != 0 &&
-      !read_stream (task, state, self->stderr_fd, FALSE))
-    {
-      g_source_remove_unix_fd (source, self->stderr_tag);
-      self->stderr_tag = NULL;
-    }
-  if (self->stdout_tag != NULL || self->stderr_tag != NULL)
-    return G_SOURCE_CONTINUE;
-  /* Both ended: the run may complete (the task is ours until we return). */
-  g_clear_pointer (&state->output_source, g_source_unref);
-  maybe_complete (task);
-  return G_SOURCE_REMOVE;
+  if (!read_stream (task, state, fd, TRUE))
+    output_ended (task, state, &state->stdout_watch);
 }
 
-static GSourceFuncs output_source_funcs = {
-  NULL, NULL, output_source_dispatch, NULL, NULL, NULL,
-};
+static void
+on_stderr_ready (int          fd,
+                 GIOCondition condition,
+                 gpointer     user_data)
+{
+  GTask *task = user_data;
+  RunState *state = g_task_get_task_data (task);
+
+  if (!read_stream (task, state, fd, FALSE))
+    output_ended (task, state, &state->stderr_watch);
+}
 
 static void
 start_reading (GTask    *task,
                RunState *state)
 {
-  OutputSource *self = (OutputSource *) g_source_new (&output_source_funcs, sizeof (OutputSource));
+  GMainContext *context = g_task_get_context (task);
 
-  self->stdout_fd = subagent_host_process_get_stdout_fd (state->process);
-  self->stderr_fd = subagent_host_process_get_stderr_fd (state->process);
-  self->stdout_tag = g_source_add_unix_fd (&self->source, self->stdout_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  self->stderr_tag = g_source_add_unix_fd (&self->source, self->stderr_fd, G_IO_IN | G_IO_HUP | G_IO_ERR);
-  g_source_set_static_name (&self->source, "[libsubagent] command child output");
-  g_source_set_callback (&self->source, NULL, g_object_ref (task), g_object_unref);
-  state->output_source = &self->source;
-  g_source_attach (&self->source, g_task_get_context (task));
+  state->output_hold = g_object_ref (task);
+  state->stdout_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stdout_fd (state->process),
+                                                G_IO_IN, on_stdout_ready, task);
+  state->stderr_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stderr_fd (state->process),
+                                                G_IO_IN, on_stderr_ready, task);
 }
 
-/* Stops reading what a leftover process holds open: both streams end here. */
+/* Stops reading what a leftover process holds open: both streams end here.
+ * The caller holds a reference to @task. */
 static void
 stop_reading (GTask    *task,
               RunState *state)
 {
-  if (state->output_source == NULL)
+  if (state->output_hold == NULL)
     return;
-  clear_source (&state->output_source);
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stdout_watch));
+  _subagent_fd_watch_remove (g_steal_pointer (&state->stderr_watch));
+  g_clear_object (&state->output_hold);
   if (!state->stdout_done)
     stdout_ended (task, state, TRUE);
   state->stderr_done = TRUE;
@@ -965,6 +974,8 @@ build_stdin_text (SubagentRunContext *context)
   return g_string_free_to_bytes (text);
 }
 
+static void on_spawned (SubagentHostProcess *process, GError *error, gpointer user_data);
+
 void
 subagent_command_run_start (GTask              *task,
                             SubagentRunContext *context,
@@ -975,20 +986,18 @@ subagent_command_run_start (GTask              *task,
 {
   g_auto(GStrv) argv = argv_owned;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) stdin_text = NULL;
   g_auto(GStrv) envp = NULL;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   RunState *state;
   const char *prompt;
-  guint timeout;
 
   state = g_new0 (RunState, 1);
   g_task_set_task_data (task, state, (GDestroyNotify) run_state_free);
   state->context = g_object_ref (context);
   state->label = g_strdup_printf ("“%s” (%s, run %s)", subagent_def_get_name (def), argv[0],
                                   subagent_run_context_get_run_id (context));
-  state->token = g_uuid_string_random ();
+  state->token = _subagent_uuid_string_random (TRUE);
   state->output = g_string_new (NULL);
   state->stderr_tail = g_byte_array_new ();
   state->confinement = (SubagentChildConfinement) SUBAGENT_CHILD_CONFINEMENT_INIT;
@@ -1016,17 +1025,36 @@ subagent_command_run_start (GTask              *task,
       return;
     }
 
-  stdin_text = build_stdin_text (context);
+  state->stdin_text = build_stdin_text (context);
   prompt = subagent_def_get_system_prompt (def);
-  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (stdin_text),
+  envp = build_environment (state, state->interactive_stdin, g_bytes_get_size (state->stdin_text),
                             prompt != NULL ? strlen (prompt) : 0);
   /* With a cgroup of its own the child's leftovers are found there: the
    * /proc counters that a sweep needs are then not read. */
   if (!subagent_host_process_expects_cgroup (isolation))
     state->processes = subagent_run_processes_new (state->token);
-  state->process = subagent_host_process_spawn (isolation, (const char * const *) argv,
-                                                (const char * const *) envp, state->confinement.ruleset_fd,
-                                                &error);
+  /* The rest in on_spawned(): a host child is started by the spawning
+   * thread, while this one goes on with other runs. The task is held
+   * until then. */
+  subagent_host_process_spawn_async (isolation, g_steal_pointer (&argv), g_steal_pointer (&envp),
+                                     state->confinement.ruleset_fd, g_task_get_context (task),
+                                     on_spawned, g_object_ref (task));
+}
+
+static void
+on_spawned (SubagentHostProcess *process,
+            GError              *error,
+            gpointer             user_data)
+{
+  g_autoptr(GTask) task = user_data;
+  RunState *state = g_task_get_task_data (task);
+  SubagentRunContext *context = state->context;
+  SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
+  GCancellable *cancellable = g_task_get_cancellable (task);
+  g_autoptr(GBytes) stdin_text = g_steal_pointer (&state->stdin_text);
+  guint timeout;
+
+  state->process = process;
   /* The child holds its domain now; the temp dir goes with the run. */
   _subagent_child_confinement_clear (&state->confinement, FALSE);
   if (state->process == NULL)
@@ -1048,8 +1076,12 @@ subagent_command_run_start (GTask              *task,
   if (state->processes != NULL)
     subagent_run_processes_set_root (state->processes, state->pid);
   /* Prune stops what a killed host leaves running in the workspace. Shared
-   * isolation makes no workspace, hence no owner record. */
-  if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
+   * isolation makes no workspace, hence no owner record: nothing to look
+   * up (the lookup failed every time, with a path built, a stat, a GError
+   * and a debug message per child), and its cgroup may serve a later child. */
+  if (SUBAGENT_IS_SHARED_ISOLATION (subagent_isolation_context_get_provider (isolation)))
+    subagent_host_process_set_cgroup_reusable (state->process, TRUE);
+  else if (_subagent_isolation_context_spawns_on_host (isolation) && state->pid > 0)
     {
       g_autoptr(GError) record_error = NULL;
 

@@ -16,12 +16,19 @@ typedef struct _SubagentHostProcess SubagentHostProcess;
  * after the process has exited and been reaped. */
 typedef void (*SubagentHostProcessExited) (gpointer user_data);
 
+/* Called once with the started process (transfer full), or NULL and why. */
+typedef void (*SubagentHostProcessSpawned) (SubagentHostProcess *process,
+                                            GError              *error,
+                                            gpointer             user_data);
+
 gboolean             subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation);
-SubagentHostProcess *subagent_host_process_spawn        (SubagentIsolationContext  *isolation,
-                                                         const char * const        *argv,
-                                                         const char * const        *envp,
-                                                         int                        ruleset_fd,
-                                                         GError                   **error);
+void                 subagent_host_process_spawn_async  (SubagentIsolationContext   *isolation,
+                                                         char                      **argv,
+                                                         char                      **envp,
+                                                         int                         ruleset_fd,
+                                                         GMainContext               *context,
+                                                         SubagentHostProcessSpawned  callback,
+                                                         gpointer                    user_data);
 GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
 int                  subagent_host_process_steal_stdin_fd (SubagentHostProcess     *self);
 int                  subagent_host_process_get_stdout_fd (SubagentHostProcess      *self);

@@ -19,7 +19,8 @@
  * glibc's two reserved signals, 32 and 33, which glibc leaves ignored); it
  * leads its own session and process group (signals go to the group); it is
  * SIGKILLed when the host dies (PR_SET_PDEATHSIG; the "parent" is the
- * spawning thread, which is the run's main-context thread).
+ * spawning thread, one thread that lives as long as the host: see
+ * spawner_main()).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -44,6 +45,7 @@
 #include "subagent-host-process-private.h"
 #include "subagent-landlock-private.h"
 #include "subagent-cgroup-private.h"
+#include "subagent-fd-watch-private.h"
 
 extern char **environ;
 
@@ -57,7 +59,8 @@ struct _SubagentHostProcess
   int stdin_fd;                  /* write end, -1 once handed over or closed */
   int stdout_fd;                 /* read ends, -1 once closed */
   int stderr_fd;
-  GSource *watch;
+  GSource *watch;                /* GLib's child watch (kernels before 5.3) */
+  SubagentFdWatch *pidfd_watch;
   int pidfd;                     /* -1 unless the exit is watched through it */
   int wait_status;
   gboolean exited;
@@ -223,84 +226,224 @@ vfork_shares_memory (void)
   return answer == 1;
 }
 
-/* Starts @path with the three pipes on 0, 1, 2, @cwd as working directory,
- * in its own session, and in @ruleset_fd's Landlock domain unless it is -1.
- * vfork() rather than fork(): no copy of the host's page tables (see
- * above). On success the host's ends are in @host_ends (stdin's write end,
- * stdout's and stderr's read ends). */
-static GPid
-spawn_with_pipes (const char         *cwd,
-                  const char         *path,
-                  const char * const *argv,
-                  const char * const *envp,
-                  int                 ruleset_fd,
-                  int                 cgroup_fd,
-                  volatile int       *cgroup_joined,
-                  int                 host_ends[3],
-                  GError            **error)
-{
-  int fds[6] = { -1, -1, -1, -1, -1, -1 };  /* stdin r/w, stdout r/w, stderr r/w */
-  int err_pipe[2] = { -1, -1 };              /* only where vfork() is a fork() */
-  volatile int exec_errno = 0;
-  sigset_t all, old;
-  pid_t host_pid = getpid ();
+/* One spawn: what the child needs (the host's memory, shared with it until
+ * exec, so nothing here may change or be freed before the spawn is done),
+ * and what it left. */
+typedef struct {
+  SubagentHostProcess *process;
+  char *path;
+  char *cwd;
+  char **argv;
+  char **envp;                  /* NULL: the host's environ */
+  int ruleset_fd;
+  int cgroup_fd;
+  int fds[6];                   /* stdin r/w, stdout r/w, stderr r/w */
+  int err_pipe[2];              /* only where vfork() is a fork() */
+  volatile int cgroup_joined;
+  volatile int exec_errno;
+  pid_t host_pid;
   pid_t pid;
-  int child_errno = 0;
+  int child_errno;
 
+  GMainContext *context;
+  SubagentHostProcessSpawned callback;
+  gpointer user_data;
+} SpawnJob;
+
+static void
+spawn_job_free (SpawnJob *job)
+{
+  close_fds (job->fds, G_N_ELEMENTS (job->fds));
+  close_fds (job->err_pipe, G_N_ELEMENTS (job->err_pipe));
+  g_clear_pointer (&job->process, subagent_host_process_free);
+  g_free (job->path);
+  g_free (job->cwd);
+  g_strfreev (job->argv);
+  g_strfreev (job->envp);
+  g_clear_pointer (&job->context, g_main_context_unref);
+  g_free (job);
+}
+
+/* The pipes, made by the thread that asked for the spawn. */
+static gboolean
+spawn_job_make_pipes (SpawnJob  *job,
+                      GError   **error)
+{
   for (guint i = 0; i < 3; i++)
-    if (!make_pipe (fds + 2 * i, error))
-      {
-        close_fds (fds, G_N_ELEMENTS (fds));
-        return 0;
-      }
-  if (!vfork_shares_memory () && !make_pipe (err_pipe, error))
-    {
-      close_fds (fds, G_N_ELEMENTS (fds));
-      return 0;
-    }
+    if (!make_pipe (job->fds + 2 * i, error))
+      return FALSE;
+  if (!vfork_shares_memory () && !make_pipe (job->err_pipe, error))
+    return FALSE;
+  return TRUE;
+}
+
+/* vfork() and exec: only this thread waits for the child to exec; the
+ * child's ends are closed here. Leaves the pid in @job->pid (0 on failure,
+ * with @job->child_errno). */
+static void
+spawn_job_run (SpawnJob *job)
+{
+  sigset_t all, old;
+  pid_t pid;
+  int child_errno;
 
   /* No handler of the host may run in the child before it resets them. */
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
   pid = vfork ();
   if (pid == 0)
-    child_exec (path, cwd, argv, envp, fds, ruleset_fd, cgroup_fd, cgroup_joined, host_pid, &exec_errno, err_pipe[1]);
-  pthread_sigmask (SIG_SETMASK, &old, NULL);
+    child_exec (job->path, job->cwd, (const char * const *) job->argv,
+                job->envp != NULL ? (const char * const *) job->envp : (const char * const *) environ,
+                job->fds, job->ruleset_fd, job->cgroup_fd, &job->cgroup_joined, job->host_pid,
+                &job->exec_errno, job->err_pipe[1]);
   child_errno = errno;
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
 
   /* The child's ends, whatever happened. */
-  close (fds[0]);
-  close (fds[3]);
-  close (fds[5]);
-  if (err_pipe[0] >= 0)
+  close (job->fds[0]);
+  close (job->fds[3]);
+  close (job->fds[5]);
+  job->fds[0] = job->fds[3] = job->fds[5] = -1;
+  if (job->err_pipe[0] >= 0)
     {
       ssize_t n;
 
-      close (err_pipe[1]);
+      close (job->err_pipe[1]);
+      job->err_pipe[1] = -1;
       /* EOF: the exec happened (the pipe is close-on-exec). */
       do
-        n = read (err_pipe[0], (int *) &exec_errno, sizeof exec_errno);
+        n = read (job->err_pipe[0], (int *) &job->exec_errno, sizeof job->exec_errno);
       while (n < 0 && errno == EINTR);
       if (n <= 0)
-        exec_errno = 0;
-      close (err_pipe[0]);
+        job->exec_errno = 0;
+      close (job->err_pipe[0]);
+      job->err_pipe[0] = -1;
     }
-  if (pid > 0 && (child_errno = exec_errno) != 0)
+  if (pid > 0 && (child_errno = job->exec_errno) != 0)
     while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
       ;
-  if (pid < 0 || child_errno != 0)
+  job->pid = pid > 0 && child_errno == 0 ? pid : 0;
+  job->child_errno = child_errno;
+}
+
+/* Back in the thread of @job->context: the process, or why not. */
+static void
+spawn_job_finish (SpawnJob *job)
+{
+  SubagentHostProcess *self = job->process;
+  g_autoptr(GError) error = NULL;
+
+  if (job->pid == 0)
     {
-      close (fds[1]);
-      close (fds[2]);
-      close (fds[4]);
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (child_errno), "Failed to execute child process “%s” (%s)",
-                   argv[0], g_strerror (child_errno));
-      return 0;
+      g_set_error (&error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                   "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)", job->argv[0], job->cwd,
+                   job->argv[0], g_strerror (job->child_errno));
+      job->callback (NULL, error, job->user_data);
+      return;
     }
-  host_ends[0] = fds[1];
-  host_ends[1] = fds[2];
-  host_ends[2] = fds[4];
-  return pid;
+  self->pid = job->pid;
+  self->own_group = TRUE;
+  if (self->cgroup != NULL && !job->cgroup_joined)
+    {
+      g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
+               job->argv[0], self->cgroup->path);
+      _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
+    }
+  /* The descriptors themselves, no GUnixInputStream or GUnixOutputStream:
+   * GLib probes each one's pollability with an epoll instance of its own. */
+  self->stdin_fd = job->fds[1];
+  self->stdout_fd = job->fds[2];
+  self->stderr_fd = job->fds[4];
+  job->fds[1] = job->fds[2] = job->fds[4] = -1;
+  job->process = NULL;
+  job->callback (self, NULL, job->user_data);
+}
+
+static gboolean
+spawn_job_done (gpointer data)
+{
+  spawn_job_finish (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The spawning thread. vfork() suspends the thread that calls it until
+ * the child execs (its pre-exec work and the first half of execve(), about
+ * a quarter of a millisecond for `true` here): in the run's own thread that
+ * was time no other child's exit or start could be handled. This thread
+ * lives as long as the process: PR_SET_PDEATHSIG's "parent" is the thread
+ * that spawned the child, so a thread that ends would take its children
+ * with it. A process that forks gets its own thread at its first spawn
+ * (pthread_atfork). */
+static GAsyncQueue *spawner_queue;
+static pid_t spawner_pid;
+G_LOCK_DEFINE_STATIC (spawner);
+
+static gpointer
+spawner_main (gpointer data)
+{
+  GAsyncQueue *queue = data;
+
+  for (;;)
+    {
+      SpawnJob *job = g_async_queue_pop (queue);
+      GSource *idle;
+
+      spawn_job_run (job);
+      idle = g_idle_source_new ();
+      g_source_set_priority (idle, G_PRIORITY_DEFAULT);
+      g_source_set_callback (idle, spawn_job_done, job, (GDestroyNotify) spawn_job_free);
+      g_source_set_static_name (idle, "[libsubagent] command child spawned");
+      g_source_attach (idle, job->context);
+      g_source_unref (idle);
+    }
+  return NULL;
+}
+
+/* SUBAGENT_SPAWN_THREAD=0 spawns in the run's own thread (for comparing,
+ * bench/supervisor; its children then die with that thread). */
+static gboolean
+spawn_in_thread (void)
+{
+  static gsize answer;   /* 1: thread, 2: not */
+
+  if (g_once_init_enter (&answer))
+    g_once_init_leave (&answer, g_strcmp0 (g_getenv ("SUBAGENT_SPAWN_THREAD"), "0") == 0 ? 2 : 1);
+  return answer == 1;
+}
+
+static void
+spawner_forget (void)
+{
+  /* The child of a fork() has no spawning thread: its first spawn makes
+   * one. (The old queue is the parent's; it stays allocated.) */
+  spawner_queue = NULL;
+  spawner_pid = 0;
+}
+
+/* The spawning thread's queue, and the host's pid (cached: getpid() is a
+ * system call). */
+static GAsyncQueue *
+spawner (pid_t *host_pid)
+{
+  static gsize atfork_once;
+  GAsyncQueue *queue;
+
+  if (g_once_init_enter (&atfork_once))
+    {
+      pthread_atfork (NULL, NULL, spawner_forget);
+      g_once_init_leave (&atfork_once, 1);
+    }
+  G_LOCK (spawner);
+  if (spawner_queue == NULL)
+    {
+      spawner_queue = g_async_queue_new ();
+      spawner_pid = getpid ();
+      g_thread_unref (g_thread_new ("subagent-spawn", spawner_main, g_async_queue_ref (spawner_queue)));
+    }
+  queue = spawner_queue;
+  *host_pid = spawner_pid;
+  G_UNLOCK (spawner);
+  return queue;
 }
 
 /* Whether a child spawned in @isolation will get a cgroup of its own (so
@@ -315,65 +458,94 @@ subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation)
 }
 
 /**
- * subagent_host_process_spawn: (skip)
+ * subagent_host_process_spawn_async: (skip)
  * @isolation: the run's isolation
- * @argv: the command line
- * @envp: (nullable): its environment; %NULL to inherit
- * @ruleset_fd: a Landlock ruleset the child enters before exec, or -1
- * @error: return location for a #GError
+ * @argv: (transfer full): the command line
+ * @envp: (transfer full) (nullable): its environment; %NULL to inherit
+ * @ruleset_fd: a Landlock ruleset the child enters before exec, or -1; it
+ *   must stay open until @callback is called
+ * @context: where @callback is called
+ * @callback: called once with the process (transfer full) or an error
+ * @user_data: for @callback
  *
  * Starts @argv in @isolation with its standard streams on pipes: directly
  * when the isolation runs its processes on the host (in its own session,
  * killed with the host, confined by @ruleset_fd), else through the
  * backend's subagent_isolation_context_spawnv().
  *
- * Returns: the process, or %NULL with @error set
- *   (%SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED)
+ * A host child is started by the spawning thread (see spawner_main()) and
+ * @callback comes from an idle source in @context; a backend's process,
+ * and any failure before the spawn, calls @callback before this returns.
+ * The error is %SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED.
  */
-SubagentHostProcess *
-subagent_host_process_spawn (SubagentIsolationContext  *isolation,
-                             const char * const        *argv,
-                             const char * const        *envp,
-                             int                        ruleset_fd,
-                             GError                   **error)
+void
+subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
+                                   char                      **argv,
+                                   char                      **envp,
+                                   int                         ruleset_fd,
+                                   GMainContext               *context,
+                                   SubagentHostProcessSpawned  callback,
+                                   gpointer                    user_data)
 {
-  g_autoptr(SubagentHostProcess) self = g_new0 (SubagentHostProcess, 1);
+  SpawnJob *job;
+  SubagentHostProcess *self;
   g_autoptr(GError) local_error = NULL;
-  g_autofree char *path = NULL;
   const char *cwd = subagent_isolation_context_get_child_root (isolation);
-  int cgroup_fd = -1;
-  volatile int cgroup_joined = 0;
-  int ends[3];
 
-  g_return_val_if_fail (argv != NULL && argv[0] != NULL, NULL);
+  g_return_if_fail (argv != NULL && argv[0] != NULL);
 
+  job = g_new0 (SpawnJob, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (job->fds); i++)
+    job->fds[i] = -1;
+  job->err_pipe[0] = job->err_pipe[1] = -1;
+  job->argv = argv;
+  job->envp = envp;
+  job->cwd = g_strdup (cwd);
+  job->ruleset_fd = ruleset_fd;
+  job->cgroup_fd = -1;
+  job->callback = callback;
+  job->user_data = user_data;
+  job->process = self = g_new0 (SubagentHostProcess, 1);
   self->stdin_fd = -1;
   self->stdout_fd = -1;
   self->stderr_fd = -1;
   self->pidfd = -1;
+
   if (!_subagent_isolation_context_spawns_on_host (isolation))
     {
-      self->subprocess = subagent_isolation_context_spawnv (isolation, argv, envp,
+      g_autoptr(GError) error = NULL;
+
+      self->subprocess = subagent_isolation_context_spawnv (isolation, (const char * const *) argv,
+                                                            (const char * const *) envp,
                                                             G_SUBPROCESS_FLAGS_STDIN_PIPE |
                                                             G_SUBPROCESS_FLAGS_STDOUT_PIPE |
                                                             G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                                                            error);
+                                                            &error);
       if (self->subprocess == NULL)
-        return NULL;
-      if (g_subprocess_get_identifier (self->subprocess) != NULL)
-        self->pid = (GPid) g_ascii_strtoll (g_subprocess_get_identifier (self->subprocess), NULL, 10);
-      return g_steal_pointer (&self);
+        callback (NULL, error, user_data);
+      else
+        {
+          if (g_subprocess_get_identifier (self->subprocess) != NULL)
+            self->pid = (GPid) g_ascii_strtoll (g_subprocess_get_identifier (self->subprocess), NULL, 10);
+          job->process = NULL;
+          callback (self, NULL, user_data);
+        }
+      spawn_job_free (job);
+      return;
     }
 
   /* Looked up in the host's PATH, as posix_spawnp() would, before the child
    * exists: the child only calls execve(). */
-  path = strchr (argv[0], '/') != NULL ? g_strdup (argv[0]) : g_find_program_in_path (argv[0]);
-  if (path == NULL)
+  job->path = strchr (argv[0], '/') != NULL ? g_strdup (argv[0]) : g_find_program_in_path (argv[0]);
+  if (job->path == NULL)
     {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)", argv[0], cwd, argv[0],
-                   g_strerror (ENOENT));
-      return NULL;
+      g_autoptr(GError) error = g_error_new (SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                                             "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)",
+                                             argv[0], cwd, argv[0], g_strerror (ENOENT));
+
+      callback (NULL, error, user_data);
+      spawn_job_free (job);
+      return;
     }
   if (subagent_host_process_expects_cgroup (isolation))
     {
@@ -381,32 +553,31 @@ subagent_host_process_spawn (SubagentIsolationContext  *isolation,
 
       self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
       if (self->cgroup != NULL)
-        cgroup_fd = self->cgroup->procs_fd;
+        job->cgroup_fd = self->cgroup->procs_fd;
       else
         g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
                  argv[0], cgroup_error->message);
     }
-  self->pid = spawn_with_pipes (cwd, path, argv, envp != NULL ? envp : (const char * const *) environ,
-                                ruleset_fd, cgroup_fd, &cgroup_joined, ends, &local_error);
-  if (self->pid == 0)
+  if (!spawn_job_make_pipes (job, &local_error))
     {
-      g_set_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot start “%s” in %s: %s", argv[0], cwd, local_error->message);
-      return NULL;
+      g_autoptr(GError) error = g_error_new (SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                                             "Cannot start “%s” in %s: %s", argv[0], cwd, local_error->message);
+
+      callback (NULL, error, user_data);
+      spawn_job_free (job);
+      return;
     }
-  self->own_group = TRUE;
-  if (self->cgroup != NULL && !cgroup_joined)
+  if (!spawn_in_thread ())
     {
-      g_debug ("Child “%s” could not join the cgroup %s; prune stops its process group and run token only",
-               argv[0], self->cgroup->path);
-      _subagent_child_cgroup_release (g_steal_pointer (&self->cgroup), FALSE, FALSE);
+      /* In this thread, as before the spawning thread. */
+      job->host_pid = getpid ();
+      spawn_job_run (job);
+      spawn_job_finish (job);
+      spawn_job_free (job);
+      return;
     }
-  /* The descriptors themselves, no GUnixInputStream or GUnixOutputStream:
-   * GLib probes each one's pollability with an epoll instance of its own. */
-  self->stdin_fd = ends[0];
-  self->stdout_fd = ends[1];
-  self->stderr_fd = ends[2];
-  return g_steal_pointer (&self);
+  job->context = g_main_context_ref (context);
+  g_async_queue_push (spawner (&job->host_pid), job);
 }
 
 /* Lets the child's cgroup serve a later child once this one is done:
@@ -523,7 +694,7 @@ on_child_watch (GPid     pid,
   notify_exited (self);
 }
 
-static gboolean
+static void
 on_pidfd_readable (int           fd,
                    GIOCondition  condition,
                    gpointer      user_data)
@@ -536,22 +707,15 @@ on_pidfd_readable (int           fd,
     reaped = waitpid (self->pid, &status, WNOHANG);
   while (reaped < 0 && errno == EINTR);
   if (reaped == 0)
-    return G_SOURCE_CONTINUE;   /* not yet (cannot happen once readable) */
+    return;   /* not yet (cannot happen once readable) */
   if (reaped < 0)
     {
       /* Reaped elsewhere (a host calling waitpid(-1)): no status to tell. */
       g_debug ("Could not reap child %d: %s", (int) self->pid, g_strerror (errno));
       status = W_EXITCODE (255, 0);
     }
-  /* on_child_watch() drops the source (our reference) and notifies. */
-  g_source_ref (self->watch);
-  {
-    GSource *watch = self->watch;
-
-    on_child_watch (self->pid, status, self);
-    g_source_unref (watch);
-  }
-  return G_SOURCE_REMOVE;
+  _subagent_fd_watch_remove (g_steal_pointer (&self->pidfd_watch));
+  on_child_watch (self->pid, status, self);
 }
 
 static void
@@ -577,7 +741,7 @@ subagent_host_process_wait (SubagentHostProcess       *self,
                             gpointer                   user_data,
                             GDestroyNotify             destroy)
 {
-  g_return_if_fail (self->callback == NULL && self->watch == NULL);
+  g_return_if_fail (self->callback == NULL && self->watch == NULL && self->pidfd_watch == NULL);
 
   self->callback = callback;
   self->user_data = user_data;
@@ -597,15 +761,13 @@ subagent_host_process_wait (SubagentHostProcess       *self,
   self->pidfd = (int) syscall (SYS_pidfd_open, self->pid, 0);
   if (self->pidfd >= 0)
     {
-      self->watch = g_unix_fd_source_new (self->pidfd, G_IO_IN);
-      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_pidfd_readable), self, NULL);
+      /* With the run's output, in the context's one epoll source. */
+      self->pidfd_watch = _subagent_fd_watch_add (context, self->pidfd, G_IO_IN, on_pidfd_readable, self);
+      return;
     }
-  else
-    {
-      /* Kernels before 5.3. */
-      self->watch = g_child_watch_source_new (self->pid);
-      g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
-    }
+  /* Kernels before 5.3. */
+  self->watch = g_child_watch_source_new (self->pid);
+  g_source_set_callback (self->watch, (GSourceFunc) G_CALLBACK (on_child_watch), self, NULL);
   g_source_set_static_name (self->watch, "[libsubagent] command child exit");
   g_source_attach (self->watch, context);
 }
@@ -654,6 +816,7 @@ subagent_host_process_free (SubagentHostProcess *self)
       g_source_destroy (self->watch);
       g_clear_pointer (&self->watch, g_source_unref);
     }
+  _subagent_fd_watch_remove (g_steal_pointer (&self->pidfd_watch));
   if (self->subprocess == NULL && !self->exited && self->pid > 0)
     {
       if (!self->own_group || kill (-self->pid, SIGKILL) != 0)

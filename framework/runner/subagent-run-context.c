@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-json-line-private.h"
 #include "subagent-run-context-private.h"
 
 /**
@@ -134,13 +135,7 @@ _subagent_run_context_get_confinement_cache (SubagentRunContext *self)
 static char *
 new_run_id (void)
 {
-  g_autofree char *uuid = g_uuid_string_random ();
-  GString *id = g_string_sized_new (32);
-
-  for (const char *p = uuid; *p; p++)
-    if (*p != '-')
-      g_string_append_c (id, *p);
-  return g_string_free (id, FALSE);
+  return _subagent_uuid_string_random (FALSE);
 }
 
 static void

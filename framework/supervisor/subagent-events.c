@@ -158,6 +158,21 @@ subagent_event_set_property (GObject      *object,
     }
 }
 
+/* One sealed empty object serves every event without details. */
+static JsonObject *
+empty_details (void)
+{
+  static gsize empty;
+
+  if (g_once_init_enter (&empty))
+    {
+      g_autoptr(JsonObject) object = json_object_new ();
+
+      g_once_init_leave (&empty, (gsize) subagent_json_object_sealed_copy (object));
+    }
+  return json_object_ref ((JsonObject *) empty);
+}
+
 static void
 subagent_event_constructed (GObject *object)
 {
@@ -167,10 +182,7 @@ subagent_event_constructed (GObject *object)
   if (self->time == NULL)
     self->time = g_date_time_new_now_utc ();
   if (self->details == NULL)
-    {
-      g_autoptr(JsonObject) empty = json_object_new ();
-      self->details = subagent_json_object_sealed_copy (empty);
-    }
+    self->details = empty_details ();
 }
 
 static void
@@ -283,6 +295,41 @@ subagent_event_new (SubagentEventKind  kind,
                        "time", time,
                        "details", details,
                        NULL);
+}
+
+/* The supervisor's own constructor: no property machinery (eight
+ * construct properties, each collected into a GValue and set through the
+ * class's switch), and @details is sealed in place instead of copied: it is
+ * the caller's fresh object, which nobody changes afterwards. @time is now.
+ * The event is the one subagent_event_new() would make. */
+SubagentEvent *
+_subagent_event_new_take (SubagentEventKind  kind,
+                          const char        *run_id,
+                          const char        *parent_run_id,
+                          const char        *def_name,
+                          guint              depth,
+                          gint               batch_index,
+                          JsonObject        *details)
+{
+  SubagentEvent *self = g_object_new (SUBAGENT_TYPE_EVENT, NULL);
+
+  /* Construction gave the construct-only strings their defaults. */
+  self->kind = kind;
+  g_free (self->run_id);
+  self->run_id = g_strdup (run_id ? run_id : "");
+  g_free (self->parent_run_id);
+  self->parent_run_id = g_strdup (parent_run_id ? parent_run_id : "");
+  g_free (self->def_name);
+  self->def_name = g_strdup (def_name ? def_name : "");
+  self->depth = depth;
+  self->batch_index = batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index;
+  if (details != NULL)
+    {
+      json_object_seal (details);
+      g_clear_pointer (&self->details, json_object_unref);
+      self->details = details;
+    }
+  return self;
 }
 
 /**
@@ -523,11 +570,15 @@ subagent_event_to_line (SubagentEvent *self)
   _subagent_json_line_append_string (out, self->parent_run_id);
   g_string_append (out, ",\"def_name\":");
   _subagent_json_line_append_string (out, self->def_name);
-  g_string_append_printf (out, ",\"depth\":%u", self->depth);
+  g_string_append (out, ",\"depth\":");
+  _subagent_json_line_append_int (out, self->depth);
   if (self->batch_index < 0)
     g_string_append (out, ",\"batch_index\":null");
   else
-    g_string_append_printf (out, ",\"batch_index\":%d", self->batch_index);
+    {
+      g_string_append (out, ",\"batch_index\":");
+      _subagent_json_line_append_int (out, self->batch_index);
+    }
 
   json_object_iter_init (&iter, self->details);
   while (json_object_iter_next (&iter, &key, &value))

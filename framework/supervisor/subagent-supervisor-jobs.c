@@ -89,20 +89,20 @@ _subagent_run_options_copy (SubagentRunOptions *options)
 }
 
 
+/* @details_in: the caller's fresh object (or NULL); the event seals it. */
 SubagentEvent *
 _subagent_job_event (SubagentJob       *job,
                      SubagentEventKind  kind,
                      JsonObject        *details_in)
 {
-  g_autoptr(JsonObject) details = details_in ? json_object_ref (details_in) : json_object_new ();
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  JsonObject *details = details_in ? json_object_ref (details_in) : json_object_new ();
   char accepted[SUBAGENT_TIME_TEXT_SIZE];
 
   json_object_set_string_member (details, "accepted_at", _subagent_time_format_micro (job->accepted_at, accepted));
   if (job->follow_up > 0)
     json_object_set_int_member (details, "follow_up", job->follow_up);
-  return subagent_event_new (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
-                             job->batch_index, now, details);
+  return _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
+                                   job->batch_index, details);
 }
 
 void

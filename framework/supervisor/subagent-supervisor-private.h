@@ -147,6 +147,13 @@ void _subagent_supervisor_push_locked (SubagentSupervisor *self,
                                        SubagentJob        *job,
                                        SubagentEvent      *event) G_GNUC_INTERNAL;
 void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
+SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
+                                         const char        *run_id,
+                                         const char        *parent_run_id,
+                                         const char        *def_name,
+                                         guint              depth,
+                                         gint               batch_index,
+                                         JsonObject        *details);
 SubagentEvent *_subagent_job_event    (SubagentJob        *job,
                                        SubagentEventKind   kind,
                                        JsonObject         *details) G_GNUC_INTERNAL;
