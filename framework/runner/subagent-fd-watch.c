@@ -70,14 +70,17 @@ to_condition (guint32 events)
          (events & EPOLLHUP ? G_IO_HUP : 0);
 }
 
+/* In or out of the epoll set. Out rather than no events: a hung-up pipe
+ * reports EPOLLHUP whatever the events asked for. */
 static void
-set_events (SubagentFdWatch *watch,
-            guint32          events)
+set_listening (SubagentFdWatch *watch,
+               gboolean         listening)
 {
-  struct epoll_event event = { .events = events, .data.ptr = watch };
+  struct epoll_event event = { .events = watch->events, .data.ptr = watch };
 
-  if (epoll_ctl (watch->owner->epfd, EPOLL_CTL_MOD, watch->fd, &event) != 0)
-    g_debug ("Cannot change the epoll events of descriptor %d: %s", watch->fd, g_strerror (errno));
+  if (epoll_ctl (watch->owner->epfd, listening ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, watch->fd, &event) != 0)
+    g_debug ("Cannot %s descriptor %d in the epoll set: %s", listening ? "put back" : "leave out", watch->fd,
+             g_strerror (errno));
 }
 
 static void
@@ -90,7 +93,7 @@ call_watch (SubagentFdWatch *watch,
   if (!watch->removed && watch->suspended)
     {
       watch->suspended = FALSE;
-      set_events (watch, watch->events);
+      set_listening (watch, TRUE);
     }
 }
 
@@ -120,7 +123,7 @@ epoll_source_dispatch (GSource     *source,
           if (!watch->suspended)
             {
               watch->suspended = TRUE;
-              set_events (watch, 0);
+              set_listening (watch, FALSE);
             }
           continue;
         }
@@ -241,7 +244,7 @@ _subagent_fd_watch_remove (SubagentFdWatch *watch)
       return;
     }
   owner = watch->owner;
-  if (epoll_ctl (owner->epfd, EPOLL_CTL_DEL, watch->fd, NULL) != 0)
+  if (!watch->suspended && epoll_ctl (owner->epfd, EPOLL_CTL_DEL, watch->fd, NULL) != 0)
     g_debug ("Cannot stop watching descriptor %d: %s", watch->fd, g_strerror (errno));
   watch->removed = TRUE;
   if (owner->dispatching > 0 || watch->running)
