@@ -158,21 +158,6 @@ subagent_event_set_property (GObject      *object,
     }
 }
 
-/* One sealed empty object serves every event without details. */
-static JsonObject *
-empty_details (void)
-{
-  static gsize empty;
-
-  if (g_once_init_enter (&empty))
-    {
-      g_autoptr(JsonObject) object = json_object_new ();
-
-      g_once_init_leave (&empty, (gsize) subagent_json_object_sealed_copy (object));
-    }
-  return json_object_ref ((JsonObject *) empty);
-}
-
 static void
 subagent_event_constructed (GObject *object)
 {
@@ -181,8 +166,13 @@ subagent_event_constructed (GObject *object)
   G_OBJECT_CLASS (subagent_event_parent_class)->constructed (object);
   if (self->time == NULL)
     self->time = g_date_time_new_now_utc ();
+  /* One of its own, not a shared one: json-glib's counts are not atomic,
+   * and events are made and dropped on any thread. */
   if (self->details == NULL)
-    self->details = empty_details ();
+    {
+      self->details = json_object_new ();
+      json_object_seal (self->details);
+    }
 }
 
 static void
@@ -256,6 +246,41 @@ subagent_event_init (SubagentEvent *self)
   self->depth = 1;
 }
 
+/* The constructor without the property machinery (eight construct
+ * properties, each collected into a GValue and set through the class's
+ * switch); @details is sealed in place instead of copied: it is the
+ * caller's fresh object, which nobody changes afterwards. @time is now.
+ * subagent_event_new() is this with a copy of its details. */
+SubagentEvent *
+_subagent_event_new_take (SubagentEventKind  kind,
+                          const char        *run_id,
+                          const char        *parent_run_id,
+                          const char        *def_name,
+                          guint              depth,
+                          gint               batch_index,
+                          JsonObject        *details)
+{
+  SubagentEvent *self = g_object_new (SUBAGENT_TYPE_EVENT, NULL);
+
+  /* Construction gave the construct-only strings their defaults. */
+  self->kind = kind;
+  g_free (self->run_id);
+  self->run_id = g_strdup (run_id ? run_id : "");
+  g_free (self->parent_run_id);
+  self->parent_run_id = g_strdup (parent_run_id ? parent_run_id : "");
+  g_free (self->def_name);
+  self->def_name = g_strdup (def_name ? def_name : "");
+  self->depth = depth;
+  self->batch_index = batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index;
+  if (details != NULL)
+    {
+      json_object_seal (details);
+      g_clear_pointer (&self->details, json_object_unref);
+      self->details = details;
+    }
+  return self;
+}
+
 /**
  * subagent_event_new:
  * @kind: what happened
@@ -283,51 +308,16 @@ subagent_event_new (SubagentEventKind  kind,
                     GDateTime         *time,
                     JsonObject        *details)
 {
+  SubagentEvent *self;
+
   g_return_val_if_fail (run_id != NULL, NULL);
 
-  return g_object_new (SUBAGENT_TYPE_EVENT,
-                       "kind", kind,
-                       "run-id", run_id,
-                       "parent-run-id", parent_run_id,
-                       "def-name", def_name,
-                       "depth", depth,
-                       "batch-index", batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index,
-                       "time", time,
-                       "details", details,
-                       NULL);
-}
-
-/* The supervisor's own constructor: no property machinery (eight
- * construct properties, each collected into a GValue and set through the
- * class's switch), and @details is sealed in place instead of copied: it is
- * the caller's fresh object, which nobody changes afterwards. @time is now.
- * The event is the one subagent_event_new() would make. */
-SubagentEvent *
-_subagent_event_new_take (SubagentEventKind  kind,
-                          const char        *run_id,
-                          const char        *parent_run_id,
-                          const char        *def_name,
-                          guint              depth,
-                          gint               batch_index,
-                          JsonObject        *details)
-{
-  SubagentEvent *self = g_object_new (SUBAGENT_TYPE_EVENT, NULL);
-
-  /* Construction gave the construct-only strings their defaults. */
-  self->kind = kind;
-  g_free (self->run_id);
-  self->run_id = g_strdup (run_id ? run_id : "");
-  g_free (self->parent_run_id);
-  self->parent_run_id = g_strdup (parent_run_id ? parent_run_id : "");
-  g_free (self->def_name);
-  self->def_name = g_strdup (def_name ? def_name : "");
-  self->depth = depth;
-  self->batch_index = batch_index < 0 ? SUBAGENT_NO_BATCH_INDEX : batch_index;
-  if (details != NULL)
+  self = _subagent_event_new_take (kind, run_id, parent_run_id, def_name, depth, batch_index,
+                                   details != NULL ? subagent_json_object_sealed_copy (details) : NULL);
+  if (time != NULL)
     {
-      json_object_seal (details);
-      g_clear_pointer (&self->details, json_object_unref);
-      self->details = details;
+      g_date_time_unref (self->time);
+      self->time = g_date_time_ref (time);
     }
   return self;
 }
