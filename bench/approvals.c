@@ -518,8 +518,8 @@ bare_atomic_write (const char *dir,
 /* What one request at a time could reach on this disk with no processor
  * work at all: two processes taking turns at bare atomic writes, each woken
  * (a pipe) at the other's rename, as the waiter and the approver are. The
- * partner is this program with --ping-pong DIR: a write for every byte on
- * its stdin, the wake on its stdout. */
+ * partner is this program with --ping-pong DIR PAYLOAD-FILE: a write for
+ * every byte on its stdin, the wake on its stdout. */
 typedef struct {
   GPid pid;
   int to_partner;
@@ -527,7 +527,8 @@ typedef struct {
 } PingPong;
 
 static int
-ping_pong_main (const char *dir)
+ping_pong_main (const char *dir,
+                const char *payload_file)
 {
   g_autoptr(GBytes) payload = NULL;
   g_autofree char *data = NULL;
@@ -535,7 +536,7 @@ ping_pong_main (const char *dir)
   int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   char byte;
 
-  if (dir_fd < 0 || !g_file_get_contents (g_getenv ("BENCH_PING_PONG_PAYLOAD"), &data, &length, NULL))
+  if (dir_fd < 0 || !g_file_get_contents (payload_file, &data, &length, NULL))
     die ("ping-pong partner", NULL);
   payload = g_bytes_new_take (g_steal_pointer (&data), length);
   while (read (STDIN_FILENO, &byte, 1) == 1)
@@ -550,11 +551,10 @@ ping_pong_start (PingPong   *pp,
                  const char *dir,
                  const char *payload_file)
 {
-  const char *argv[] = { self, "--ping-pong", dir, NULL };
-  g_auto(GStrv) envp = g_environ_setenv (g_get_environ (), "BENCH_PING_PONG_PAYLOAD", payload_file, TRUE);
+  const char *argv[] = { self, "--ping-pong", dir, payload_file, NULL };
   g_autoptr(GError) error = NULL;
 
-  if (!g_spawn_async_with_pipes (NULL, (char **) argv, envp, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pp->pid,
+  if (!g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pp->pid,
                                  &pp->to_partner, &pp->from_partner, NULL, &error))
     die ("starting the ping-pong partner", error);
 }
@@ -953,8 +953,8 @@ main (int   argc,
   g_setenv ("SUBAGENT_PLUGIN_PATH", BENCH_PLUGIN_PATH, FALSE);
   if (argc == 3 && g_str_equal (argv[1], "--child"))
     return child_main (argv[2]);
-  if (argc == 3 && g_str_equal (argv[1], "--ping-pong"))
-    return ping_pong_main (argv[2]);
+  if (argc == 4 && g_str_equal (argv[1], "--ping-pong"))
+    return ping_pong_main (argv[2], argv[3]);
 
   g_option_context_add_main_entries (context, entries, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))

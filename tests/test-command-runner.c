@@ -783,41 +783,63 @@ on_batch_done (GObject      *source,
   batch->pending--;
 }
 
-static void
-test_concurrent_runs (Fixture       *f,
-                      gconstpointer  data)
+/* Starts @n runs at once, task-<i> each, of @def or (every fourth, when
+ * given) of @fourth, and waits for all: their outcomes, in completion order. */
+static GPtrArray *
+run_batch (Fixture     *f,
+           guint        n,
+           SubagentDef *def,
+           SubagentDef *fourth)
 {
-  g_autoptr(SubagentDef) def = new_def ("parallel", "answer-task.sh", NULL, NULL);
   g_autoptr(GPtrArray) contexts = g_ptr_array_new_with_free_func (g_object_unref);
-  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  Batch batch = { 10, g_ptr_array_new_with_free_func (g_object_unref), f };
+  Batch batch = { n, g_ptr_array_new_with_free_func (g_object_unref), f };
 
-  for (guint i = 0; i < 10; i++)
+  for (guint i = 0; i < n; i++)
     {
       g_autofree char *task = g_strdup_printf ("task-%u", i);
-      SubagentRunContext *context = new_context (f, def, task, 30, 0);
+      SubagentRunContext *context = new_context (f, fourth != NULL && i % 4 == 3 ? fourth : def, task, 60, 0);
 
       g_ptr_array_add (contexts, context);
       subagent_runner_run_async (SUBAGENT_RUNNER (f->runner), context, NULL, on_batch_done, &batch);
     }
   while (batch.pending > 0)
     g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (batch.outcomes->len, ==, n);
+  return batch.outcomes;
+}
 
-  g_assert_cmpuint (batch.outcomes->len, ==, 10);
-  for (guint i = 0; i < batch.outcomes->len; i++)
+/* Every task-<i> but the skipped ones (every fourth, with @skip_fourth)
+ * was answered. */
+static void
+assert_answered (GHashTable *answers,
+                 guint       n,
+                 gboolean    skip_fourth)
+{
+  for (guint i = 0; i < n; i++)
+    if (!skip_fourth || i % 4 != 3)
+      {
+        g_autofree char *expected = g_strdup_printf ("answer to: task-%u", i);
+
+        g_assert_true (g_hash_table_contains (answers, expected));
+      }
+}
+
+static void
+test_concurrent_runs (Fixture       *f,
+                      gconstpointer  data)
+{
+  g_autoptr(SubagentDef) def = new_def ("parallel", "answer-task.sh", NULL, NULL);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) outcomes = run_batch (f, 10, def, NULL);
+
+  for (guint i = 0; i < outcomes->len; i++)
     {
-      SubagentRunOutcome *outcome = batch.outcomes->pdata[i];
+      SubagentRunOutcome *outcome = outcomes->pdata[i];
 
       g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
       g_hash_table_add (seen, g_strdup (subagent_run_outcome_get_final_answer (outcome)));
     }
-  for (guint i = 0; i < 10; i++)
-    {
-      g_autofree char *expected = g_strdup_printf ("answer to: task-%u", i);
-
-      g_assert_true (g_hash_table_contains (seen, expected));
-    }
-  g_ptr_array_unref (batch.outcomes);
+  assert_answered (seen, 10, FALSE);
 }
 
 /* Many children started at once, through the one spawning thread: each
@@ -828,26 +850,13 @@ test_many_runs_keep_their_outcomes (Fixture       *f,
 {
   g_autoptr(SubagentDef) answer = new_def ("answer", "answer-task.sh", NULL, NULL);
   g_autoptr(SubagentDef) failing = new_def ("failing", "fail.sh", NULL, NULL);
-  g_autoptr(GPtrArray) contexts = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  Batch batch = { 64, g_ptr_array_new_with_free_func (g_object_unref), f };
+  g_autoptr(GPtrArray) outcomes = run_batch (f, 64, answer, failing);
   guint failed = 0;
 
-  for (guint i = 0; i < 64; i++)
+  for (guint i = 0; i < outcomes->len; i++)
     {
-      g_autofree char *task = g_strdup_printf ("task-%u", i);
-      SubagentRunContext *context = new_context (f, i % 4 == 3 ? failing : answer, task, 60, 0);
-
-      g_ptr_array_add (contexts, context);
-      subagent_runner_run_async (SUBAGENT_RUNNER (f->runner), context, NULL, on_batch_done, &batch);
-    }
-  while (batch.pending > 0)
-    g_main_context_iteration (NULL, TRUE);
-
-  g_assert_cmpuint (batch.outcomes->len, ==, 64);
-  for (guint i = 0; i < batch.outcomes->len; i++)
-    {
-      SubagentRunOutcome *outcome = batch.outcomes->pdata[i];
+      SubagentRunOutcome *outcome = outcomes->pdata[i];
 
       if (g_str_equal (subagent_run_outcome_get_stop_reason (outcome), SUBAGENT_STOP_REASON_ERROR))
         {
@@ -861,14 +870,7 @@ test_many_runs_keep_their_outcomes (Fixture       *f,
     }
   g_assert_cmpuint (failed, ==, 16);
   g_assert_cmpuint (g_hash_table_size (seen), ==, 48);
-  for (guint i = 0; i < 64; i++)
-    if (i % 4 != 3)
-      {
-        g_autofree char *expected = g_strdup_printf ("answer to: task-%u", i);
-
-        g_assert_true (g_hash_table_contains (seen, expected));
-      }
-  g_ptr_array_unref (batch.outcomes);
+  assert_answered (seen, 64, TRUE);
 }
 
 /* Cancelled while its child is being started (the spawning thread has it,

@@ -402,28 +402,27 @@ subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
   _subagent_json_line_append_object (out, _subagent_approval_request_peek_tool_arguments (self));
   _subagent_json_line_append_string_member (out, "permission_mode", subagent_approval_request_get_permission_mode (self));
   _subagent_json_line_append_string_member (out, "isolation", subagent_approval_request_get_isolation (self));
-  _subagent_json_line_append_key (out, "batch_index", FALSE);
   if (batch_index >= 0)
-    g_string_append_printf (out, "%d", batch_index);
+    _subagent_json_line_append_int_member (out, "batch_index", batch_index);
   else
-    g_string_append_len (out, "null", 4);
+    g_string_append (out, ",\"batch_index\":null");
   _subagent_json_line_append_string_member (out, "worktree_path", subagent_approval_request_get_worktree_path (self));
   _subagent_json_line_append_string_member (out, "created_at", subagent_approval_request_get_created_at (self));
   _subagent_json_line_append_string_member (out, "status", subagent_approval_status_to_string (status));
   _subagent_json_line_append_string_member (out, "approved_at", approved_at);
   _subagent_json_line_append_string_member (out, "denied_at", denied_at);
   _subagent_json_line_append_string_member (out, "denial_reason", denial_reason);
-  _subagent_json_line_append_key (out, "timeout_seconds", FALSE);
-  g_string_append_printf (out, "%u", subagent_approval_request_get_timeout_seconds (self));
+  _subagent_json_line_append_int_member (out, "timeout_seconds", subagent_approval_request_get_timeout_seconds (self));
   _subagent_json_line_append_string_member (out, "approved_by", approved_by);
   _subagent_json_line_append_string_member (out, "action_digest", subagent_approval_request_get_action_digest (self));
   if (subagent_approval_request_get_host (self, &pid, &start, &boot_id, &host_name))
     {
       _subagent_json_line_append_key (out, "host", FALSE);
-      g_string_append_printf (out, "{\"pid\":%" G_GINT64_FORMAT ",\"start_time\":%" G_GINT64_FORMAT ",", pid,
-                              (gint64) start);
-      _subagent_json_line_append_key (out, "boot_id", TRUE);
-      _subagent_json_line_append_string (out, boot_id);
+      g_string_append_c (out, '{');
+      _subagent_json_line_append_key (out, "pid", TRUE);
+      _subagent_json_line_append_int (out, pid);
+      _subagent_json_line_append_int_member (out, "start_time", (gint64) start);
+      _subagent_json_line_append_string_member (out, "boot_id", boot_id);
       _subagent_json_line_append_string_member (out, "hostname", host_name);
       g_string_append_c (out, '}');
     }

@@ -9,6 +9,7 @@
 
 #include "subagent.h"
 #include "subagent-approval-private.h"
+#include "subagent-json-line-private.h"
 
 /**
  * SubagentApprovalRequest:
@@ -105,22 +106,12 @@ static char *
 now_iso8601 (void)
 {
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  char text[SUBAGENT_TIME_TEXT_SIZE];
 
   /* Fixed width (microseconds, Z) so stamps also sort as strings. */
-  return g_date_time_format (now, "%Y-%m-%dT%H:%M:%S.%fZ");
+  return g_strdup (_subagent_time_format_micro (now, text));
 }
 
-static char *
-new_request_id (void)
-{
-  g_autofree char *uuid = g_uuid_string_random ();
-  GString *hex = g_string_sized_new (32);
-
-  for (const char *p = uuid; *p; p++)
-    if (*p != '-')
-      g_string_append_c (hex, g_ascii_tolower (*p));
-  return g_string_free (hex, FALSE);
-}
 
 /* Free text from callers or files: valid UTF-8, bounded, no control characters. */
 static JsonObject *
@@ -151,7 +142,7 @@ subagent_approval_request_constructed (GObject *object)
   if (self->request_id == NULL || *self->request_id == '\0')
     {
       g_free (self->request_id);
-      self->request_id = new_request_id ();
+      self->request_id = _subagent_uuid_string_random (FALSE);
     }
   if (self->created_at == NULL || *self->created_at == '\0')
     {

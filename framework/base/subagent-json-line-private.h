@@ -29,6 +29,10 @@ void _subagent_json_line_append_node   (GString    *out,
 void _subagent_json_line_append_string_member (GString    *out,
                                                const char *key,
                                                const char *value) G_GNUC_INTERNAL;
+/* `,"key":` and an integer: a member after the first. */
+void _subagent_json_line_append_int_member (GString    *out,
+                                            const char *key,
+                                            gint64      value) G_GNUC_INTERNAL;
 /* @object as json_to_string() writes it, read in place (no reference
  * taken: safe on a sealed object shared between threads). */
 void _subagent_json_line_append_object (GString    *out,

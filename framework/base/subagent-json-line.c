@@ -86,6 +86,15 @@ _subagent_json_line_append_string_member (GString    *out,
 }
 
 void
+_subagent_json_line_append_int_member (GString    *out,
+                                       const char *key,
+                                       gint64      value)
+{
+  _subagent_json_line_append_key (out, key, FALSE);
+  _subagent_json_line_append_int (out, value);
+}
+
+void
 _subagent_json_line_append_object (GString    *out,
                                    JsonObject *object)
 {

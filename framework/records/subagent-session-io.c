@@ -254,15 +254,6 @@ subagent_session_to_json (SubagentSession *self)
 }
 
 static void
-append_int_member (GString    *out,
-                   const char *key,
-                   gint64      value)
-{
-  _subagent_json_line_append_key (out, key, FALSE);
-  _subagent_json_line_append_int (out, value);
-}
-
-static void
 append_time_member (GString    *out,
                     const char *key,
                     GDateTime  *time)
@@ -286,17 +277,17 @@ _subagent_session_append_line (SubagentSession *self,
   _subagent_json_line_append_string_member (out, "parent_run_id", subagent_session_get_parent_run_id (self));
   _subagent_json_line_append_string_member (out, "status", subagent_run_status_to_string (subagent_session_get_status (self)));
   append_time_member (out, "started_at", subagent_session_get_started_at (self));
-  append_int_member (out, "depth", subagent_session_get_depth (self));
+  _subagent_json_line_append_int_member (out, "depth", subagent_session_get_depth (self));
   if (subagent_session_get_batch_index (self) == SUBAGENT_NO_BATCH_INDEX)
     g_string_append (out, ",\"batch_index\":null");
   else
-    append_int_member (out, "batch_index", subagent_session_get_batch_index (self));
+    _subagent_json_line_append_int_member (out, "batch_index", subagent_session_get_batch_index (self));
   _subagent_json_line_append_string_member (out, "isolation", subagent_session_get_isolation (self));
   _subagent_json_line_append_string_member (out, "worktree_path", subagent_session_get_worktree_path (self));
   _subagent_json_line_append_string_member (out, "container_path", subagent_session_get_container_path (self));
   append_time_member (out, "completed_at", subagent_session_get_completed_at (self));
-  append_int_member (out, "iterations", subagent_session_get_iterations (self));
-  append_int_member (out, "tool_calls", subagent_session_get_tool_calls (self));
+  _subagent_json_line_append_int_member (out, "iterations", subagent_session_get_iterations (self));
+  _subagent_json_line_append_int_member (out, "tool_calls", subagent_session_get_tool_calls (self));
   /* As subagent_json_set_amount() stores it. */
   if (!isfinite (cost))
     cost = cost > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (cost < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
@@ -313,7 +304,7 @@ _subagent_session_append_line (SubagentSession *self,
   else
     g_string_append_len (out, "null", 4);
   _subagent_json_line_append_string_member (out, "task", subagent_session_get_task (self));
-  append_int_member (out, "follow_ups", subagent_session_get_follow_ups (self));
+  _subagent_json_line_append_int_member (out, "follow_ups", subagent_session_get_follow_ups (self));
   _subagent_json_line_append_key (out, "workspace_kept", FALSE);
   g_string_append (out, subagent_session_get_workspace_kept (self) ? "true" : "false");
   _subagent_json_line_append_string_member (out, "child_root", subagent_session_get_child_root (self));

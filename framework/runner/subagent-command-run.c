@@ -638,27 +638,16 @@ output_ended (GTask            *task,
 }
 
 static void
-on_stdout_ready (int          fd,
+on_output_ready (int          fd,
                  GIOCondition condition,
                  gpointer     user_data)
 {
   GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
+  gboolean is_stdout = fd == subagent_host_process_get_stdout_fd (state->process);
 
-  if (!read_stream (task, state, fd, TRUE))
-    output_ended (task, state, &state->stdout_watch);
-}
-
-static void
-on_stderr_ready (int          fd,
-                 GIOCondition condition,
-                 gpointer     user_data)
-{
-  GTask *task = user_data;
-  RunState *state = g_task_get_task_data (task);
-
-  if (!read_stream (task, state, fd, FALSE))
-    output_ended (task, state, &state->stderr_watch);
+  if (!read_stream (task, state, fd, is_stdout))
+    output_ended (task, state, is_stdout ? &state->stdout_watch : &state->stderr_watch);
 }
 
 static void
@@ -669,9 +658,9 @@ start_reading (GTask    *task,
 
   state->output_hold = g_object_ref (task);
   state->stdout_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stdout_fd (state->process),
-                                                G_IO_IN, on_stdout_ready, task);
+                                                G_IO_IN, on_output_ready, task);
   state->stderr_watch = _subagent_fd_watch_add (context, subagent_host_process_get_stderr_fd (state->process),
-                                                G_IO_IN, on_stderr_ready, task);
+                                                G_IO_IN, on_output_ready, task);
 }
 
 /* Stops reading what a leftover process holds open: both streams end here.

@@ -326,19 +326,37 @@ spawn_job_run (SpawnJob *job)
   job->child_errno = child_errno;
 }
 
+/* Tells the caller that @job's child could not be started, and why. */
+static void
+spawn_job_fail (SpawnJob   *job,
+                const char *why)
+{
+  g_autoptr(GError) error = g_error_new (SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
+                                         "Cannot start “%s” in %s: %s", job->argv[0], job->cwd, why);
+
+  job->callback (NULL, error, job->user_data);
+}
+
+/* The exec of @job's program failed with @errno_value (GLib's words). */
+static void
+spawn_job_fail_exec (SpawnJob *job,
+                     int       errno_value)
+{
+  g_autofree char *why = g_strdup_printf ("Failed to execute child process “%s” (%s)", job->argv[0],
+                                          g_strerror (errno_value));
+
+  spawn_job_fail (job, why);
+}
+
 /* Back in the thread of @job->context: the process, or why not. */
 static void
 spawn_job_finish (SpawnJob *job)
 {
   SubagentHostProcess *self = job->process;
-  g_autoptr(GError) error = NULL;
 
   if (job->pid == 0)
     {
-      g_set_error (&error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                   "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)", job->argv[0], job->cwd,
-                   job->argv[0], g_strerror (job->child_errno));
-      job->callback (NULL, error, job->user_data);
+      spawn_job_fail_exec (job, job->child_errno);
       return;
     }
   self->pid = job->pid;
@@ -397,18 +415,6 @@ spawner_main (gpointer data)
       g_source_unref (idle);
     }
   return NULL;
-}
-
-/* SUBAGENT_SPAWN_THREAD=0 spawns in the run's own thread (for comparing,
- * bench/supervisor; its children then die with that thread). */
-static gboolean
-spawn_in_thread (void)
-{
-  static gsize answer;   /* 1: thread, 2: not */
-
-  if (g_once_init_enter (&answer))
-    g_once_init_leave (&answer, g_strcmp0 (g_getenv ("SUBAGENT_SPAWN_THREAD"), "0") == 0 ? 2 : 1);
-  return answer == 1;
 }
 
 static void
@@ -490,7 +496,6 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   SpawnJob *job;
   SubagentHostProcess *self;
   g_autoptr(GError) local_error = NULL;
-  const char *cwd = subagent_isolation_context_get_child_root (isolation);
 
   g_return_if_fail (argv != NULL && argv[0] != NULL);
 
@@ -500,7 +505,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   job->err_pipe[0] = job->err_pipe[1] = -1;
   job->argv = argv;
   job->envp = envp;
-  job->cwd = g_strdup (cwd);
+  job->cwd = g_strdup (subagent_isolation_context_get_child_root (isolation));
   job->ruleset_fd = ruleset_fd;
   job->cgroup_fd = -1;
   job->callback = callback;
@@ -539,11 +544,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   job->path = strchr (argv[0], '/') != NULL ? g_strdup (argv[0]) : g_find_program_in_path (argv[0]);
   if (job->path == NULL)
     {
-      g_autoptr(GError) error = g_error_new (SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                                             "Cannot start “%s” in %s: Failed to execute child process “%s” (%s)",
-                                             argv[0], cwd, argv[0], g_strerror (ENOENT));
-
-      callback (NULL, error, user_data);
+      spawn_job_fail_exec (job, ENOENT);
       spawn_job_free (job);
       return;
     }
@@ -560,19 +561,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
     }
   if (!spawn_job_make_pipes (job, &local_error))
     {
-      g_autoptr(GError) error = g_error_new (SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_SPAWN_FAILED,
-                                             "Cannot start “%s” in %s: %s", argv[0], cwd, local_error->message);
-
-      callback (NULL, error, user_data);
-      spawn_job_free (job);
-      return;
-    }
-  if (!spawn_in_thread ())
-    {
-      /* In this thread, as before the spawning thread. */
-      job->host_pid = getpid ();
-      spawn_job_run (job);
-      spawn_job_finish (job);
+      spawn_job_fail (job, local_error->message);
       spawn_job_free (job);
       return;
     }

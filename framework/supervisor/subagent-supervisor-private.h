@@ -153,7 +153,7 @@ SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
                                          const char        *def_name,
                                          guint              depth,
                                          gint               batch_index,
-                                         JsonObject        *details);
+                                         JsonObject        *details) G_GNUC_INTERNAL;
 SubagentEvent *_subagent_job_event    (SubagentJob        *job,
                                        SubagentEventKind   kind,
                                        JsonObject         *details) G_GNUC_INTERNAL;

@@ -76,6 +76,15 @@ hex_decode (const char *text,
 static G_DEFINE_QUARK (afs-json-text, afs_json_text)
 static G_DEFINE_QUARK (afs-canonical-text, afs_canonical_text)
 
+char *
+afs_request_canonical (SubagentApprovalRequest *request)
+{
+  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
+
+  json_node_take_object (node, subagent_approval_request_to_json (request));
+  return subagent_json_to_canonical_string (node);
+}
+
 const char *
 afs_request_text (SubagentApprovalRequest *request,
                   gboolean                 canonical)
@@ -88,15 +97,7 @@ afs_request_text (SubagentApprovalRequest *request,
     {
       char *mine;
 
-      if (canonical)
-        {
-          g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-
-          json_node_take_object (node, subagent_approval_request_to_json (request));
-          mine = subagent_json_to_canonical_string (node);
-        }
-      else
-        mine = subagent_approval_request_to_json_string (request);
+      mine = canonical ? afs_request_canonical (request) : subagent_approval_request_to_json_string (request);
       /* Readers on several threads may get here at once for a shared
        * request: the first text set stays, so a pointer handed out is
        * never freed while the request lives. */

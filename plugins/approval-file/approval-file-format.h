@@ -18,6 +18,9 @@ char       *afs_hmac_hex           (GBytes     *key,
                                     const char *data,
                                     gsize       length);
 
+/* The canonical JSON of @request as it is now (not kept). */
+char       *afs_request_canonical  (SubagentApprovalRequest *request);
+
 /* The compact JSON (or with @canonical, the canonical JSON) of @request,
  * computed once and kept on the object: only for requests that never change
  * again, such as the sink's cached ones. */

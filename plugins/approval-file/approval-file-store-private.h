@@ -78,7 +78,6 @@ GPtrArray  *afs_requests_share         (GPtrArray    *requests);
 SubagentApprovalRequest *afs_requests_find (GPtrArray  *requests,
                                             const char *request_id,
                                             guint      *index);
-char       *afs_request_canonical      (SubagentApprovalRequest *request);
 
 /* approval-file-commit.c */
 void        afs_store_commit_init      (AfsStore     *self);

@@ -602,15 +602,6 @@ afs_requests_find (GPtrArray  *requests,
   return NULL;
 }
 
-char *
-afs_request_canonical (SubagentApprovalRequest *request)
-{
-  g_autoptr(JsonNode) node = json_node_new (JSON_NODE_OBJECT);
-
-  json_node_take_object (node, subagent_approval_request_to_json (request));
-  return subagent_json_to_canonical_string (node);
-}
-
 GPtrArray *
 afs_store_load (AfsStore    *self,
                 const char  *parent_run_id,
