@@ -14,8 +14,8 @@
  *    batch of children asking together): each waiting request has a waiter
  *    thread of its own that submits it and blocks until its verdict, then
  *    asks again; the approver process approves whatever it sees pending.
- *    The atomic writes of both processes are counted (their temp files,
- *    seen with inotify) and given per cycle. One at a time, the same blocks
+ *    The atomic writes of both processes are counted (their moves onto
+ *    the run's file, seen with inotify) and given per cycle. One at a time, the same blocks
  *    also time what this disk allows with no processor work at all: two
  *    processes taking turns at bare writes, each woken at the other's
  *    rename (the ceiling the 45 % target is measured under).
@@ -658,15 +658,15 @@ waiter_thread (gpointer data,
     }
 }
 
-/* The atomic writes of @run since the last call. Each one creates a temp
- * file of a unique name (".RUN.json.XXXXXX") and renames it onto the run's
- * file; the creations are counted, since inotify merges identical events
- * (all renames onto one name look alike) that are not read yet. */
+/* The atomic writes of @run since the last call: the renames (or
+ * exchanges) onto the run's file. inotify merges an event not read yet
+ * into an identical one just before it; every move comes as a pair
+ * (IN_MOVED_FROM, IN_MOVED_TO), so two moves onto one name never meet. */
 static guint
 count_writes (Bench      *b,
               const char *run)
 {
-  g_autofree char *prefix = g_strconcat (".", run, ".json.", NULL);
+  g_autofree char *name = g_strconcat (run, ".json", NULL);
   char buffer[16 * 1024] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
   guint count = 0;
 
@@ -686,7 +686,7 @@ count_writes (Bench      *b,
 
           if (event->mask & IN_Q_OVERFLOW)
             die ("counting writes: the inotify queue overflowed", NULL);
-          if (event->len > 0 && g_str_has_prefix (event->name, prefix))
+          if ((event->mask & IN_MOVED_TO) && event->len > 0 && g_str_equal (event->name, name))
             count++;
           p += sizeof *event + event->len;
         }
@@ -1044,7 +1044,7 @@ main (int   argc,
     payload = g_bytes_new_take (data, length);
   }
   b.inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  if (b.inotify_fd < 0 || inotify_add_watch (b.inotify_fd, approvals_dir, IN_CREATE) < 0)
+  if (b.inotify_fd < 0 || inotify_add_watch (b.inotify_fd, approvals_dir, IN_MOVED_FROM | IN_MOVED_TO) < 0)
     die ("watching the approvals directory", NULL);
   b.waiters = g_thread_pool_new (waiter_thread, &b, max_waiting, TRUE, NULL);
   ping_pong_start (&ping_pong, self, root, one_request_file);

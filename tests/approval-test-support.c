@@ -2,7 +2,11 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <string.h>
 #include <unistd.h>
 #include <libpq-fe.h>
@@ -120,6 +124,26 @@ compare_strings (const void *a,
 {
   return strcmp (*(char * const *) a, *(char * const *) b);
 }
+/* A live file store keeps the version its last write replaced, under a
+ * temp name and flock'd, for its next write: not a leftover. */
+static gboolean
+is_held_temp_file (const char *dir,
+                   const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  gboolean held;
+  int fd;
+
+  if (name[0] != '.')
+    return FALSE;
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0)
+    return FALSE;
+  held = flock (fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+  close (fd);
+  return held;
+}
+
 
 char **
 ats_dir_entries (const char *dir)
@@ -130,7 +154,8 @@ ats_dir_entries (const char *dir)
   char **names;
 
   while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    g_strv_builder_add (builder, name);
+    if (!is_held_temp_file (dir, name))
+      g_strv_builder_add (builder, name);
   names = g_strv_builder_end (builder);
   qsort (names, g_strv_length (names), sizeof (char *), compare_strings);
   return names;
@@ -564,4 +589,35 @@ ats_store_tamper (Fixture    *f,
     tamper_rows (f, run, tamper, resign_key);
   else
     tamper_file (f, run, tamper, resign_key);
+}
+
+int
+ats_watch_run_writes (const char *dir)
+{
+  int fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
+
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (inotify_add_watch (fd, dir, IN_MOVED_FROM | IN_MOVED_TO), >=, 0);
+  return fd;
+}
+
+guint
+ats_count_run_writes (int         fd,
+                      const char *run)
+{
+  g_autofree char *name = g_strconcat (run, ".json", NULL);
+  char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
+  guint writes = 0;
+  ssize_t n;
+
+  while ((n = read (fd, buf, sizeof buf)) > 0)
+    for (char *p = buf; p < buf + n;)
+      {
+        struct inotify_event *event = (struct inotify_event *) p;
+
+        if ((event->mask & IN_MOVED_TO) && event->len > 0 && g_str_equal (event->name, name))
+          writes++;
+        p += sizeof *event + event->len;
+      }
+  return writes;
 }

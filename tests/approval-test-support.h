@@ -96,8 +96,17 @@ SubagentApprovalRequest *ats_find              (GPtrArray  *requests,
 SubagentApprovalStatus   ats_stored_status     (SubagentApprovalSink    *sink,
                                                 const char              *run,
                                                 SubagentApprovalRequest *request);
-/* The names in @dir, sorted. */
+/* The names in @dir, sorted, but for the temp files a live file store
+ * holds for its next write. */
 char                   **ats_dir_entries       (const char *dir);
+/* An inotify fd on @dir for ats_count_run_writes(). */
+int                      ats_watch_run_writes  (const char *dir);
+/* The atomic writes of @run's file since @fd started watching or was last
+ * counted: its renames and exchanges onto "<run>.json". inotify merges an
+ * unread event into an identical one just before it; each move comes as a
+ * pair (IN_MOVED_FROM, IN_MOVED_TO), so two moves onto one name never meet. */
+guint                    ats_count_run_writes  (int         fd,
+                                                const char *run);
 /* Starts approval-stress-helper (from the test build dir) with the arguments.
  * Under ASan its mallocs record stacks with the fast unwinder whatever
  * $ASAN_OPTIONS says: the helpers are load, and the slow unwinder made each

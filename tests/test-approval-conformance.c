@@ -288,8 +288,7 @@ test_threads_compare_and_set (Fixture       *f,
 /* Batch verdicts */
 
 /* Counts the atomic writes of a run's file, as bench/approvals does: by
- * their temp files (".<run>.json.XXXXXX", one new name per write, so
- * inotify never merges two). For postgres: the transactions that wrote
+ * the moves onto it (ats_count_run_writes()). For postgres: the transactions that wrote
  * the run's decided rows (their distinct xmin). */
 typedef struct {
   Fixture *f;
@@ -304,17 +303,14 @@ write_counter_start (WriteCounter *c,
   c->inotify_fd = -1;
   if (f->kind != ATS_STORE_FILE)
     return;
-  c->inotify_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  g_assert_cmpint (c->inotify_fd, >=, 0);
-  g_assert_cmpint (inotify_add_watch (c->inotify_fd, f->dir, IN_CREATE), >=, 0);
+  c->inotify_fd = ats_watch_run_writes (f->dir);
 }
 
 static guint
 write_counter_finish (WriteCounter *c,
                       const char   *run)
 {
-  g_autofree char *prefix = g_strdup_printf (".%s.json.", run);
-  guint writes = 0;
+  guint writes;
 
   if (c->f->kind != ATS_STORE_FILE)
     {
@@ -323,22 +319,7 @@ write_counter_finish (WriteCounter *c,
 
       return (guint) ats_pg_query_int (sql);
     }
-  for (;;)
-    {
-      char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
-      ssize_t n = read (c->inotify_fd, buf, sizeof buf);
-
-      if (n <= 0)
-        break;
-      for (char *p = buf; p < buf + n;)
-        {
-          struct inotify_event *event = (struct inotify_event *) p;
-
-          if (event->len > 0 && g_str_has_prefix (event->name, prefix))
-            writes++;
-          p += sizeof *event + event->len;
-        }
-    }
+  writes = ats_count_run_writes (c->inotify_fd, run);
   close (c->inotify_fd);
   return writes;
 }

@@ -513,29 +513,6 @@ test_integrity_verdict_bound_to_action (Fixture       *f,
   subagent_approval_queue_release (RUN);
 }
 
-/* The temp files of the run's atomic writes since @fd started watching
- * (one new name per write, so inotify merges none). */
-static guint
-count_writes (int         fd,
-              const char *run)
-{
-  g_autofree char *prefix = g_strdup_printf (".%s.json.", run);
-  char buf[4096] __attribute__ ((aligned (__alignof__ (struct inotify_event))));
-  guint writes = 0;
-  ssize_t n;
-
-  while ((n = read (fd, buf, sizeof buf)) > 0)
-    for (char *p = buf; p < buf + n;)
-      {
-        struct inotify_event *event = (struct inotify_event *) p;
-
-        if (event->len > 0 && g_str_has_prefix (event->name, prefix))
-          writes++;
-        p += sizeof *event + event->len;
-      }
-  return writes;
-}
-
 /* approve_all_pending() and approve_batch() of a queue on the file store:
  * one atomic write for all their verdicts, each still a compare-and-set
  * (a request another process denied meanwhile keeps that verdict). */
@@ -576,17 +553,16 @@ test_queue_batch_verdicts_one_write (Fixture       *f,
   /* The other process denies request 1 behind the queue's back. */
   g_assert_true (subagent_approval_sink_update_status (other, RUN, subagent_approval_request_get_request_id (made->pdata[1]),
                                                        SUBAGENT_APPROVAL_STATUS_DENIED, "no", "bob", &error));
-  fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
-  g_assert_cmpint (inotify_add_watch (fd, f->dir, IN_CREATE), >=, 0);
+  fd = ats_watch_run_writes (f->dir);
   for (guint i = 0; i < 3; i++)
     ids[i] = subagent_approval_request_get_request_id (made->pdata[i]);
   ids[3] = NULL;
   g_assert_cmpuint (subagent_approval_queue_approve_batch (queue, ids, "amy"), ==, 2);
-  g_assert_cmpuint (count_writes (fd, RUN), ==, 1);
+  g_assert_cmpuint (ats_count_run_writes (fd, RUN), ==, 1);
   g_assert_cmpuint (count_pending (queue), ==, 5);
 
   g_assert_cmpuint (subagent_approval_queue_approve_all_pending (queue, "amy"), ==, 5);
-  g_assert_cmpuint (count_writes (fd, RUN), ==, 1);
+  g_assert_cmpuint (ats_count_run_writes (fd, RUN), ==, 1);
   g_assert_cmpuint (count_pending (queue), ==, 0);
   close (fd);
 

@@ -1,10 +1,19 @@
 /* approval-file-io.c: locking and atomic replacement of approval files.
  *
  * Writers hold an exclusive flock on a sidecar "<run>.json.lock" for the whole
- * read-modify-write, and replace "<run>.json" only by rename() of a fsync'd
- * temp file. So a file name always points at a complete document: readers
- * need no lock and never see a torn file, and a writer killed at any moment
- * leaves the old document (plus perhaps a temp file that prune removes).
+ * read-modify-write, and replace "<run>.json" only by renaming a fsync'd
+ * temp file over it. So a file name always points at a complete document,
+ * and a writer killed at any moment leaves the old document (plus perhaps a
+ * temp file that prune removes).
+ *
+ * The replaced version is not freed but written again as a later temp
+ * file: the rename is an exchange (RENAME_EXCHANGE) that leaves it under the
+ * temp name, and the writer keeps it if it can lock it exclusively at once.
+ * Readers therefore hold a shared flock on the version they read, checked
+ * to be still at the file's name once locked (afs_read()): a version being
+ * read is never taken, a version taken is never at a name readers open. On
+ * ext4 without a journal every inode allocation walks the inodes its group
+ * freed in the last minute; a store that frees none skips that walk.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -85,6 +95,52 @@ afs_unlock (int fd)
     close (fd);
 }
 
+/* Whether @fd is the inode at @path right now. */
+static gboolean
+still_at (int         fd,
+          const char *path)
+{
+  struct stat held, current;
+
+  return fstat (fd, &held) == 0 && lstat (path, &current) == 0
+         && held.st_dev == current.st_dev && held.st_ino == current.st_ino;
+}
+
+/* Opens @path for reading and holds a shared flock on the version opened,
+ * once it is sure to be the one at @path: a writer takes a version it
+ * replaced for its next temp file only if it can lock it exclusively at
+ * once, so a version locked here and still at the name stays as it is.
+ * A version locked exclusively is a writer's temp file, or the one it just
+ * put in place and is about to unlock: open the name again. Returns -1
+ * with errno set (ENOENT: no file). */
+static int
+open_locked_version (const char *path)
+{
+  for (guint attempt = 0;; attempt++)
+    {
+      int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      int locked;
+
+      if (fd < 0)
+        return -1;
+      while ((locked = flock (fd, LOCK_SH | LOCK_NB)) < 0 && errno == EINTR)
+        ;
+      if (locked < 0 && errno != EWOULDBLOCK)
+        /* No flock here (some network filesystems): then no writer can
+         * lock a replaced version either, and none is written again. */
+        return fd;
+      if (locked == 0 && still_at (fd, path))
+        return fd;
+      /* Replaced since it was opened (the next open sees the new version,
+       * or that the file was pruned), or locked by the writer that has
+       * just put it in place and unlocks it next: spin a little, then
+       * yield the processor to that writer. */
+      close (fd);
+      if (attempt >= 4)
+        g_usleep (MIN (attempt * 10, 1000));
+    }
+}
+
 gboolean
 afs_read (const char  *path,
           GBytes     **contents,
@@ -96,7 +152,7 @@ afs_read (const char  *path,
   int fd;
 
   *contents = NULL;
-  fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  fd = open_locked_version (path);
   if (fd < 0 && errno == ELOOP)
     {
       /* Planted, not written by a queue: untrusted, like invalid JSON, so
@@ -123,7 +179,8 @@ afs_read (const char  *path,
       return FALSE;
     }
 
-  /* The inode never changes after rename, so its size is final. */
+  /* Nobody writes a version that is at its name and locked: its size is
+   * final. */
   data = g_malloc ((gsize) st.st_size + 1);
   while (done < (gsize) st.st_size)
     {
@@ -199,33 +256,100 @@ link_spare (int   fd,
   return FALSE;
 }
 
+static gboolean
+pwrite_all (int           fd,
+            const guint8 *data,
+            gsize         length)
+{
+  off_t offset = 0;
+
+  while (length > 0)
+    {
+      ssize_t n = pwrite (fd, data, length, offset);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return FALSE;
+      data += n;
+      offset += n;
+      length -= (gsize) n;
+    }
+  return TRUE;
+}
+
+void
+afs_spare_clear (AfsSpare *spare)
+{
+  if (spare->path != NULL && spare->fd >= 0 && still_at (spare->fd, spare->path))
+    g_unlink (spare->path);
+  if (spare->fd >= 0)
+    close (spare->fd);
+  g_clear_pointer (&spare->path, g_free);
+  spare->fd = -1;
+  spare->held = FALSE;
+}
+
+/* Writes @contents into @spare (a replaced version, locked and still under
+ * its temp name) in place, over its own blocks, so that none is freed.
+ * Returns the fd and sets @temp_path, or -1 after dropping the spare. */
+static int
+rewrite_replaced (AfsSpare      *spare,
+                  const guint8  *data,
+                  gsize          length,
+                  char         **temp_path)
+{
+  int fd;
+
+  if (!spare->held || !still_at (spare->fd, spare->path) || !pwrite_all (spare->fd, data, length)
+      || ftruncate (spare->fd, (off_t) length) < 0)
+    {
+      afs_spare_clear (spare);
+      return -1;
+    }
+  fd = spare->fd;
+  *temp_path = g_steal_pointer (&spare->path);
+  *spare = (AfsSpare) AFS_SPARE_INIT;
+  return fd;
+}
+
 gboolean
 afs_commit (const char  *dir,
             const char  *run_id,
             GBytes      *contents,
-            int          spare_fd,
+            AfsSpare    *spare,
             gboolean    *spare_refused,
-            int         *replaced_fd,
+            AfsSpare    *replaced,
             GError     **error)
 {
   g_autofree char *template_name = g_strconcat (".", run_id, ".json.XXXXXX", NULL);
-  g_autofree char *temp_path = g_build_filename (dir, template_name, NULL);
+  g_autofree char *temp_path = NULL;
   g_autofree char *path = afs_run_file_path (dir, run_id);
   gsize length = 0;
   const guint8 *data = g_bytes_get_data (contents, &length);
+  gboolean spare_used = FALSE;     /* fd is the spare's: closed after the rename */
+  gboolean locked = FALSE;         /* fd is a replaced version, locked */
+  gboolean exchanged = FALSE;
+  gboolean writable = TRUE;
+  int replaced_fd;
   int fd = -1;
 
-  *replaced_fd = -1;
+  *replaced = (AfsSpare) AFS_SPARE_INIT;
   *spare_refused = FALSE;
-  /* A spare inode made ahead (afs_spare_new()) spares this write the inode
-   * allocation, which on ext4 without a journal walks every inode freed in
-   * the group in the last seconds: it is written, linked under the temp
-   * name and only then fsync'd, so the fsync writes the inode with its
-   * link. It is closed after the rename: its close shows up in the
-   * watchers' inotify as "#<inode>", which no reader takes for a queue,
-   * in the same wake-up as the rename. */
-  if (spare_fd >= 0)
+  if (spare->fd >= 0 && spare->path != NULL)
     {
+      fd = rewrite_replaced (spare, data, length, &temp_path);
+      spare_used = locked = fd >= 0;
+    }
+  else if (spare->fd >= 0)
+    {
+      /* A nameless spare inode made ahead (afs_spare_new()) spares this
+       * write the inode allocation: it is written, linked under the temp
+       * name and only then fsync'd, so the fsync writes the inode with
+       * its link. */
+      int spare_fd = spare->fd;
+
+      *spare = (AfsSpare) AFS_SPARE_INIT;
       if (!write_all (spare_fd, data, length))
         {
           int saved_errno = errno;
@@ -233,8 +357,12 @@ afs_commit (const char  *dir,
           close (spare_fd);
           return set_io_error (error, saved_errno, "write", "a new version of the queue file");
         }
+      temp_path = g_build_filename (dir, template_name, NULL);
       if (link_spare (spare_fd, temp_path))
-        fd = spare_fd;
+        {
+          fd = spare_fd;
+          spare_used = TRUE;
+        }
       else
         {
           *spare_refused = TRUE;
@@ -258,44 +386,74 @@ afs_commit (const char  *dir,
           g_unlink (temp_path);
           return set_io_error (error, saved_errno, "write", temp_path);
         }
-      spare_fd = -1;
     }
 
-  if (fsync (fd) < 0)
+  if (fsync (fd) < 0 || (!spare_used && close (fd) < 0))
     {
       int saved_errno = errno;
 
-      close (fd);
+      if (spare_used)
+        close (fd);
       g_unlink (temp_path);
       return set_io_error (error, saved_errno, "write", temp_path);
     }
-  if (spare_fd < 0 && close (fd) < 0)
+  /* The version being replaced stays open across the rename: it is then
+   * freed, or kept for the next write, after the rename has woken the
+   * readers, instead of inside rename() (about 0.15 ms on ext4). An
+   * exchange leaves it under the temp name, whole, where no reader looks. */
+  replaced_fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (replaced_fd < 0 && errno == EACCES)
     {
-      int saved_errno = errno;
-
-      g_unlink (temp_path);
-      return set_io_error (error, saved_errno, "close", temp_path);
+      /* Another user's version: read-only here, so never written again. */
+      writable = FALSE;
+      replaced_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     }
-  /* The version being replaced stays open across the rename: its inode
-   * is then freed when the caller closes it, after the rename has woken
-   * the readers, instead of inside rename() (about 0.15 ms on ext4). */
-  *replaced_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (rename (temp_path, path) < 0)
+  if (replaced_fd >= 0)
+    exchanged = renameat2 (AT_FDCWD, temp_path, AT_FDCWD, path, RENAME_EXCHANGE) == 0;
+  /* Without an exchange (no file yet, or a filesystem without it): a
+   * rename, and the replaced version goes. */
+  if (!exchanged && rename (temp_path, path) < 0)
     {
       int saved_errno = errno;
 
       g_unlink (temp_path);
-      if (spare_fd >= 0)
+      if (spare_used)
         close (fd);
-      if (*replaced_fd >= 0)
-        close (*replaced_fd);
-      *replaced_fd = -1;
+      if (replaced_fd >= 0)
+        close (replaced_fd);
       return set_io_error (error, saved_errno, "rename a temp file over", path);
     }
-  /* Written and fsync'd: closing it cannot lose data. */
-  if (spare_fd >= 0)
+  /* Written and fsync'd: closing it cannot lose data. Unlocked by name,
+   * since a forked child may share the descriptor and so the lock. */
+  if (locked)
+    flock (fd, LOCK_UN);
+  if (spare_used)
     close (fd);
+
+  replaced->fd = replaced_fd;
+  if (exchanged)
+    {
+      replaced->path = g_steal_pointer (&temp_path);
+      /* A reader holding it keeps it as it is: then it goes. */
+      replaced->held = writable && flock (replaced_fd, LOCK_EX | LOCK_NB) == 0;
+    }
   return TRUE;
+}
+
+gboolean
+afs_remove_stale_temp (const char *path)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  gboolean stale;
+
+  if (fd < 0)
+    return errno == ENOENT;
+  /* Held: a live writer's next temp file, or a reader's version. */
+  stale = flock (fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
+  if (stale && still_at (fd, path))
+    g_unlink (path);
+  close (fd);
+  return stale;
 }
 
 gboolean

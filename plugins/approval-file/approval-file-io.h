@@ -31,22 +31,41 @@ gboolean  afs_read          (const char  *path,
  * fill, made while nobody waits for it; -1 (errno set) where the
  * filesystem has no O_TMPFILE. */
 int       afs_spare_new     (int          dir_fd);
-/* Writes @contents to a temp file beside the run's file, fsyncs it and renames
- * it over the run's file. The temp file is @spare_fd (from afs_spare_new(),
- * on the same directory; consumed) given a temp name, or, with -1 or if it
- * cannot be linked (then *spare_refused is set: no /proc, say), one made
- * here. Call with the run's lock held; follow
- * with afs_sync_dir() (after unlocking is fine) to make the rename durable.
- * *replaced_fd gets a descriptor of the replaced version, or -1: close it
- * once the rename's readers matter less than the caller's time (it frees
- * the old inode). */
+/* A temp inode for afs_commit() to write the next version into: nameless
+ * (afs_spare_new()), or a version afs_commit() replaced, still under its
+ * temp name. */
+typedef struct {
+  int fd;            /* -1: none */
+  char *path;        /* NULL: nameless */
+  gboolean held;     /* an exclusive flock on it: no reader has it */
+} AfsSpare;
+
+#define AFS_SPARE_INIT { -1, NULL, FALSE }
+
+/* Drops @spare: unlinks its name (if it is still this inode) and closes it. */
+void      afs_spare_clear   (AfsSpare    *spare);
+
+/* Writes @contents to a temp file beside the run's file, fsyncs it and puts
+ * it in the run file's place. The temp file is @spare (consumed): a
+ * replaced version, written over in place; a nameless inode, given a temp
+ * name (if it cannot be linked, *spare_refused is set: no /proc, say); or,
+ * without one, a file made here. Call with the run's lock held; follow with
+ * afs_sync_dir() (after unlocking is fine) to make the rename durable.
+ * *replaced gets the replaced version (fd -1: none): with held set and the
+ * directory fsync'd, it may be the next write's spare; otherwise
+ * afs_spare_clear() it once the rename's readers matter less than the
+ * caller's time (it frees the old inode). */
 gboolean  afs_commit        (const char  *dir,
                              const char  *run_id,
                              GBytes      *contents,
-                             int          spare_fd,
+                             AfsSpare    *spare,
                              gboolean    *spare_refused,
-                             int         *replaced_fd,
+                             AfsSpare    *replaced,
                              GError     **error);
+/* Removes the temp file @path unless someone holds a flock on it (a writer
+ * keeping it for its next write, or a reader of the version it was);
+ * returns whether it is gone. Call with the run's lock held. */
+gboolean  afs_remove_stale_temp (const char *path);
 gboolean  afs_sync_dir      (const char  *dir,
                              GError     **error);
 gboolean  afs_sync_dir_fd   (int          fd,

@@ -96,12 +96,14 @@ prune_run (AfsStore    *self,
     return FALSE;
 
   /* With the lock held no writer of this run is between mkstemp and rename:
-   * every temp file of the run seen before is a dead writer's. */
+   * every temp file of the run seen before is a dead writer's, but for the
+   * versions writers keep for their next write (of any run), which they
+   * hold locked. */
   for (guint i = 0; i < temp_names->len; i++)
     {
       g_autofree char *temp_path = g_build_filename (self->dir, temp_names->pdata[i], NULL);
 
-      g_unlink (temp_path);
+      afs_remove_stale_temp (temp_path);
     }
 
   if (lstat (path, &st) == 0)

@@ -35,10 +35,10 @@ struct _AfsStore
   ino_t dir_ino;
   int dir_fd;
   GArray *retired_dir_fds;
-  /* A nameless inode in the directory for the next write (see
-   * afs_spare_new()), made by this process (a forked child must not write
-   * into its parent's); guarded by mutex. */
-  int spare_fd;
+  /* The next write's temp inode (see AfsSpare), made or kept by this
+   * process (a forked child must not write into its parent's); guarded by
+   * mutex. */
+  AfsSpare spare;
   pid_t spare_pid;
   gboolean spare_unsupported;
 };
@@ -59,7 +59,7 @@ gboolean    afs_store_write_requests   (AfsStore     *self,
                                         const char   *run_id,
                                         GPtrArray    *requests,
                                         GBytes       *on_disk,
-                                        int          *replaced_fd,
+                                        AfsSpare     *replaced,
                                         GError      **error);
 int         afs_store_lock_and_read    (AfsStore     *self,
                                         const char   *run_id,
@@ -72,6 +72,8 @@ int         afs_store_lock_and_read    (AfsStore     *self,
 gboolean    afs_store_sync_dir         (AfsStore     *self,
                                         GError      **error);
 void        afs_store_make_spare       (AfsStore     *self);
+void        afs_store_keep_spare       (AfsStore     *self,
+                                        AfsSpare     *replaced);
 char       *afs_store_quarantine       (AfsStore     *self,
                                         const char   *run_id);
 GPtrArray  *afs_requests_share         (GPtrArray    *requests);

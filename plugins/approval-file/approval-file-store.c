@@ -94,7 +94,7 @@ afs_store_new (const char       *dir,
   self->own_writes = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, own_write_free);
   afs_store_commit_init (self);
   self->dir_fd = -1;
-  self->spare_fd = -1;
+  self->spare = (AfsSpare) AFS_SPARE_INIT;
   self->retired_dir_fds = g_array_new (FALSE, FALSE, sizeof (int));
   return self;
 }
@@ -108,8 +108,9 @@ afs_store_free (AfsStore *self)
   g_array_unref (self->retired_dir_fds);
   if (self->dir_fd >= 0)
     close (self->dir_fd);
-  if (self->spare_fd >= 0)
-    close (self->spare_fd);
+  if (self->spare_pid != getpid ())
+    g_clear_pointer (&self->spare.path, g_free);
+  afs_spare_clear (&self->spare);
   g_hash_table_unref (self->cache);
   g_hash_table_unref (self->own_writes);
   g_mutex_clear (&self->mutex);
@@ -200,34 +201,58 @@ afs_store_check_dir (AfsStore  *self,
   return TRUE;
 }
 
-/* The spare inode for a write, or -1: the write then makes its temp file. */
-static int
+/* The spare inode for a write (fd -1: the write then makes its temp file). */
+static AfsSpare
 take_spare (AfsStore *self)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  int fd = self->spare_fd;
+  AfsSpare spare = self->spare;
 
-  self->spare_fd = -1;
-  if (fd >= 0 && self->spare_pid != getpid ())
+  self->spare = (AfsSpare) AFS_SPARE_INIT;
+  if (spare.fd >= 0 && self->spare_pid != getpid ())
     {
-      close (fd);
-      fd = -1;
+      /* The parent's: its name and lock are the parent's to drop. */
+      g_clear_pointer (&spare.path, g_free);
+      afs_spare_clear (&spare);
     }
-  return fd;
+  return spare;
+}
+
+/* Keeps the version a write replaced as the next write's temp inode, once
+ * the directory fsync has made the exchange that moved it under its temp
+ * name durable (written again before, a crash could leave it torn at the
+ * run's name); drops it when no reader was holding it, or a spare is
+ * there already. */
+void
+afs_store_keep_spare (AfsStore *self,
+                      AfsSpare *replaced)
+{
+  if (replaced->held)
+    {
+      g_mutex_lock (&self->mutex);
+      if (self->spare.fd < 0)
+        {
+          self->spare = *replaced;
+          self->spare_pid = getpid ();
+          *replaced = (AfsSpare) AFS_SPARE_INIT;
+        }
+      g_mutex_unlock (&self->mutex);
+    }
+  afs_spare_clear (replaced);
 }
 
 /* Makes the next write's temp inode now, after a write's directory fsync,
- * off the way from a caller to the rename that wakes the other side: on
- * ext4 without a journal, allocating an inode walks every inode freed in
- * its group in the last seconds (an atomic write frees one each time), and
- * that took 0.05 to 0.8 ms of that way. */
+ * off the way from a caller to the rename that wakes the other side, when
+ * the write did not leave one: on ext4 without a journal, allocating an
+ * inode walks every inode freed in its group in the last minute, and that
+ * took 0.05 to 0.8 ms of that way. */
 void
 afs_store_make_spare (AfsStore *self)
 {
   int dir_fd, fd;
 
   g_mutex_lock (&self->mutex);
-  dir_fd = self->spare_unsupported || self->spare_fd >= 0 ? -1 : self->dir_fd;
+  dir_fd = self->spare_unsupported || self->spare.fd >= 0 ? -1 : self->dir_fd;
   g_mutex_unlock (&self->mutex);
   if (dir_fd < 0)
     return;
@@ -237,9 +262,9 @@ afs_store_make_spare (AfsStore *self)
     /* EOPNOTSUPP, EISDIR (a kernel before 3.11)…: then never again. Other
      * errors (EMFILE, ENOSPC) are the next write's to report. */
     self->spare_unsupported |= errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL;
-  else if (self->spare_fd < 0)
+  else if (self->spare.fd < 0)
     {
-      self->spare_fd = fd;
+      self->spare.fd = fd;
       self->spare_pid = getpid ();
       fd = -1;
     }
@@ -511,7 +536,7 @@ afs_store_write_requests (AfsStore    *self,
                 const char  *run_id,
                 GPtrArray   *requests,
                 GBytes      *on_disk,
-                int         *replaced_fd,
+                AfsSpare    *replaced,
                 GError     **error)
 {
   g_autoptr(GBytes) contents = afs_document_serialize (run_id, requests, self->key);
@@ -519,6 +544,7 @@ afs_store_write_requests (AfsStore    *self,
   g_autoptr(GPtrArray) prior_requests = NULL;
   gboolean spare_refused = FALSE;
   gboolean committed;
+  AfsSpare spare;
 
   /* Unsigned, it would lock the keyed host out of its own queue. The
    * bytes read under the lock are the file's: no read again. */
@@ -544,7 +570,8 @@ afs_store_write_requests (AfsStore    *self,
   cache_peek (self, run_id, &prior_raw, &prior_requests);
   cache_store (self, run_id, contents, requests);
   own_write_record (self, run_id, on_disk, contents);
-  committed = afs_commit (self->dir, run_id, contents, take_spare (self), &spare_refused, replaced_fd, error);
+  spare = take_spare (self);
+  committed = afs_commit (self->dir, run_id, contents, &spare, &spare_refused, replaced, error);
 
   if (spare_refused)
     {
