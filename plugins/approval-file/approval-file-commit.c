@@ -495,18 +495,13 @@ afs_store_update_status (AfsStore                *self,
 {
   g_autoptr(GPtrArray) stored = NULL;
   g_autoptr(GError) local_error = NULL;
-  g_autofree char *path = NULL;
   Op op = { .request_id = request_id, .status = status, .reason = reason, .actor = actor, .checked = TRUE };
   guint slot = 0;
 
-  path = afs_run_file_path (self->dir, parent_run_id);
-  /* No file, no request: leave no lock file behind for a mistyped run. */
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    return FALSE;
-
   /* A verdict, once in any version of the file, is final: a request seen
    * decided (or missing) there fails the compare-and-set without the lock,
-   * so the racers that lose do not queue up behind the winner. */
+   * so the racers that lose do not queue up behind the winner. No file, no
+   * request: no lock file is left behind for a mistyped run. */
   stored = afs_store_read_requests (self, parent_run_id, TRUE, &local_error);
   if (stored == NULL)
     return update_failed (self, parent_run_id, g_steal_pointer (&local_error), error);

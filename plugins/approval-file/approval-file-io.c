@@ -95,15 +95,16 @@ afs_unlock (int fd)
     close (fd);
 }
 
-/* Whether @fd is the inode at @path right now. */
+/* Whether @fd is the inode at @path right now; @held gets its stat. */
 static gboolean
-still_at (int         fd,
-          const char *path)
+still_at (int          fd,
+          const char  *path,
+          struct stat *held)
 {
-  struct stat held, current;
+  struct stat current;
 
-  return fstat (fd, &held) == 0 && lstat (path, &current) == 0
-         && held.st_dev == current.st_dev && held.st_ino == current.st_ino;
+  return fstat (fd, held) == 0 && lstat (path, &current) == 0
+         && held->st_dev == current.st_dev && held->st_ino == current.st_ino;
 }
 
 /* Opens @path for reading and holds a shared flock on the version opened,
@@ -114,7 +115,8 @@ still_at (int         fd,
  * put in place and is about to unlock: open the name again. Returns -1
  * with errno set (ENOENT: no file). */
 static int
-open_locked_version (const char *path)
+open_locked_version (const char  *path,
+                     struct stat *st)
 {
   for (guint attempt = 0;; attempt++)
     {
@@ -126,10 +128,15 @@ open_locked_version (const char *path)
       while ((locked = flock (fd, LOCK_SH | LOCK_NB)) < 0 && errno == EINTR)
         ;
       if (locked < 0 && errno != EWOULDBLOCK)
-        /* No flock here (some network filesystems): then no writer can
-         * lock a replaced version either, and none is written again. */
-        return fd;
-      if (locked == 0 && still_at (fd, path))
+        {
+          /* No flock here (some network filesystems): then no writer can
+           * lock a replaced version either, and none is written again. */
+          if (fstat (fd, st) == 0)
+            return fd;
+          close (fd);
+          return -1;
+        }
+      if (locked == 0 && still_at (fd, path, st))
         return fd;
       /* Replaced since it was opened (the next open sees the new version,
        * or that the file was pruned), or locked by the writer that has
@@ -143,6 +150,7 @@ open_locked_version (const char *path)
 
 gboolean
 afs_read (const char  *path,
+          gboolean     run_locked,
           GBytes     **contents,
           GError     **error)
 {
@@ -152,7 +160,20 @@ afs_read (const char  *path,
   int fd;
 
   *contents = NULL;
-  fd = open_locked_version (path);
+  /* Under the run's lock the version at the name stays there, whole. */
+  if (run_locked)
+    {
+      fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (fd >= 0 && fstat (fd, &st) < 0)
+        {
+          int saved_errno = errno;
+
+          close (fd);
+          return set_io_error (error, saved_errno, "stat", path);
+        }
+    }
+  else
+    fd = open_locked_version (path, &st);
   if (fd < 0 && errno == ELOOP)
     {
       /* Planted, not written by a queue: untrusted, like invalid JSON, so
@@ -163,14 +184,6 @@ afs_read (const char  *path,
     }
   if (fd < 0)
     return errno == ENOENT ? TRUE : set_io_error (error, errno, "open", path);
-
-  if (fstat (fd, &st) < 0)
-    {
-      int saved_errno = errno;
-
-      close (fd);
-      return set_io_error (error, saved_errno, "stat", path);
-    }
   if (!S_ISREG (st.st_mode) || st.st_size > AFS_MAX_FILE_SIZE)
     {
       close (fd);
@@ -281,7 +294,9 @@ pwrite_all (int           fd,
 void
 afs_spare_clear (AfsSpare *spare)
 {
-  if (spare->path != NULL && spare->fd >= 0 && still_at (spare->fd, spare->path))
+  struct stat st;
+
+  if (spare->path != NULL && spare->fd >= 0 && still_at (spare->fd, spare->path, &st))
     g_unlink (spare->path);
   if (spare->fd >= 0)
     close (spare->fd);
@@ -299,10 +314,13 @@ rewrite_replaced (AfsSpare      *spare,
                   gsize          length,
                   char         **temp_path)
 {
+  struct stat st;
   int fd;
 
-  if (!spare->held || !still_at (spare->fd, spare->path) || !pwrite_all (spare->fd, data, length)
-      || ftruncate (spare->fd, (off_t) length) < 0)
+  /* Its name is checked: a prune that does not know about kept versions
+   * (an older library) may have removed it. */
+  if (!spare->held || !still_at (spare->fd, spare->path, &st) || !pwrite_all (spare->fd, data, length)
+      || (st.st_size > (off_t) length && ftruncate (spare->fd, (off_t) length) < 0))
     {
       afs_spare_clear (spare);
       return -1;
@@ -444,13 +462,14 @@ gboolean
 afs_remove_stale_temp (const char *path)
 {
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
   gboolean stale;
 
   if (fd < 0)
     return errno == ENOENT;
   /* Held: a live writer's next temp file, or a reader's version. */
   stale = flock (fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
-  if (stale && still_at (fd, path))
+  if (stale && still_at (fd, path, &st))
     g_unlink (path);
   close (fd);
   return stale;

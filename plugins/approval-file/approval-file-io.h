@@ -22,8 +22,11 @@ int       afs_lock          (const char  *dir,
                              GError     **error);
 void      afs_unlock        (int          fd);
 
-/* Reads @path whole. A missing file is success with *contents = NULL. */
+/* Reads @path whole: with @run_locked (the caller holds the run's lock) as
+ * it is, otherwise holding a shared flock on the version read (see
+ * approval-file-io.c). A missing file is success with *contents = NULL. */
 gboolean  afs_read          (const char  *path,
+                             gboolean     run_locked,
                              GBytes     **contents,
                              GError     **error);
 

@@ -412,7 +412,7 @@ afs_store_own_change_only (AfsStore    *self,
   OwnWrite *own;
 
   *current = NULL;
-  if (!afs_read (path, current, NULL))
+  if (!afs_read (path, FALSE, current, NULL))
     return FALSE;
   /* A watch that announced nothing yet announces once. */
   if (announced == NULL || *current == NULL)
@@ -480,11 +480,13 @@ bytes_are_signed (GBytes *contents)
  * otherwise (SUBAGENT_APPROVAL_ERROR_INTEGRITY: the file cannot be trusted).
  * Without @parse, a version not in the cache gives NULL and no error.
  * @raw (optional) gets the bytes read, whether they parse or not: NULL
- * when there is no file or it could not be read. */
+ * when there is no file or it could not be read. @run_locked: the caller
+ * holds the run's lock (see afs_read()). */
 static GPtrArray *
 read_requests_raw (AfsStore    *self,
                    const char  *run_id,
                    gboolean     parse,
+                   gboolean     run_locked,
                    GBytes     **raw,
                    GError     **error)
 {
@@ -497,7 +499,7 @@ read_requests_raw (AfsStore    *self,
 
   if (raw != NULL)
     *raw = NULL;
-  if (!afs_read (path, &contents, error))
+  if (!afs_read (path, run_locked, &contents, error))
     return NULL;
   if (raw != NULL && contents != NULL)
     *raw = g_bytes_ref (contents);
@@ -525,7 +527,7 @@ afs_store_read_requests (AfsStore    *self,
                gboolean     parse,
                GError     **error)
 {
-  return read_requests_raw (self, run_id, parse, NULL, error);
+  return read_requests_raw (self, run_id, parse, FALSE, NULL, error);
 }
 
 /* Replaces the run's file, whose bytes are @on_disk (read under the lock;
@@ -694,7 +696,7 @@ afs_store_lock_and_read (AfsStore    *self,
       if (fd < 0)
         return -1;
       g_clear_pointer (raw, g_bytes_unref);
-      *stored = read_requests_raw (self, run_id, round >= LOCKED_PARSE_AFTER, raw, &local_error);
+      *stored = read_requests_raw (self, run_id, round >= LOCKED_PARSE_AFTER, TRUE, raw, &local_error);
       if (*stored != NULL || local_error != NULL)
         {
           if (local_error != NULL)
