@@ -307,25 +307,36 @@ afs_spare_clear (AfsSpare *spare)
 
 /* Writes @contents into @spare (a replaced version, locked and still under
  * its temp name) in place, over its own blocks, so that none is freed.
- * Returns the fd and sets @temp_path, or -1 after dropping the spare. */
+ * The writing goes through a descriptor of its own, closed before the
+ * version is put in place: its close (IN_CLOSE_WRITE) then names the temp
+ * file, which no watcher takes for a queue, and the spare's descriptor,
+ * read-only, keeps the lock until then. Returns that descriptor and sets
+ * @temp_path and @lock_fd (the spare's), or -1 after dropping the spare. */
 static int
 rewrite_replaced (AfsSpare      *spare,
                   const guint8  *data,
                   gsize          length,
-                  char         **temp_path)
+                  char         **temp_path,
+                  int           *lock_fd)
 {
-  struct stat st;
-  int fd;
+  struct stat held, st;
+  int fd = -1;
 
-  /* Its name is checked: a prune that does not know about kept versions
-   * (an older library) may have removed it. */
-  if (!spare->held || !still_at (spare->fd, spare->path, &st) || !pwrite_all (spare->fd, data, length)
-      || (st.st_size > (off_t) length && ftruncate (spare->fd, (off_t) length) < 0))
+  /* Through its name, checked to be still the spare's: a prune that does
+   * not know about kept versions (an older library) may have removed it;
+   * another user's version does not open for writing. */
+  if (spare->held)
+    fd = open (spare->path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0 || fstat (fd, &st) < 0 || fstat (spare->fd, &held) < 0 || st.st_dev != held.st_dev
+      || st.st_ino != held.st_ino || !pwrite_all (fd, data, length)
+      || (st.st_size > (off_t) length && ftruncate (fd, (off_t) length) < 0))
     {
+      if (fd >= 0)
+        close (fd);
       afs_spare_clear (spare);
       return -1;
     }
-  fd = spare->fd;
+  *lock_fd = spare->fd;
   *temp_path = g_steal_pointer (&spare->path);
   *spare = (AfsSpare) AFS_SPARE_INIT;
   return fd;
@@ -345,20 +356,16 @@ afs_commit (const char  *dir,
   g_autofree char *path = afs_run_file_path (dir, run_id);
   gsize length = 0;
   const guint8 *data = g_bytes_get_data (contents, &length);
-  gboolean spare_used = FALSE;     /* fd is the spare's: closed after the rename */
-  gboolean locked = FALSE;         /* fd is a replaced version, locked */
+  gboolean spare_used = FALSE;     /* fd is the nameless spare: closed after the rename */
   gboolean exchanged = FALSE;
-  gboolean writable = TRUE;
+  int lock_fd = -1;                /* a replaced version's lock, kept until it is in place */
   int replaced_fd;
   int fd = -1;
 
   *replaced = (AfsSpare) AFS_SPARE_INIT;
   *spare_refused = FALSE;
   if (spare->fd >= 0 && spare->path != NULL)
-    {
-      fd = rewrite_replaced (spare, data, length, &temp_path);
-      spare_used = locked = fd >= 0;
-    }
+    fd = rewrite_replaced (spare, data, length, &temp_path, &lock_fd);
   else if (spare->fd >= 0)
     {
       /* A nameless spare inode made ahead (afs_spare_new()) spares this
@@ -413,19 +420,16 @@ afs_commit (const char  *dir,
       if (spare_used)
         close (fd);
       g_unlink (temp_path);
+      if (lock_fd >= 0)
+        close (lock_fd);
       return set_io_error (error, saved_errno, "write", temp_path);
     }
   /* The version being replaced stays open across the rename: it is then
    * freed, or kept for the next write, after the rename has woken the
    * readers, instead of inside rename() (about 0.15 ms on ext4). An
-   * exchange leaves it under the temp name, whole, where no reader looks. */
-  replaced_fd = open (path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (replaced_fd < 0 && errno == EACCES)
-    {
-      /* Another user's version: read-only here, so never written again. */
-      writable = FALSE;
-      replaced_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    }
+   * exchange leaves it under the temp name, whole, where no reader looks.
+   * Read-only: its close, whatever its name then, is no IN_CLOSE_WRITE. */
+  replaced_fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (replaced_fd >= 0)
     exchanged = renameat2 (AT_FDCWD, temp_path, AT_FDCWD, path, RENAME_EXCHANGE) == 0;
   /* Without an exchange (no file yet, or a filesystem without it): a
@@ -437,23 +441,28 @@ afs_commit (const char  *dir,
       g_unlink (temp_path);
       if (spare_used)
         close (fd);
+      if (lock_fd >= 0)
+        close (lock_fd);
       if (replaced_fd >= 0)
         close (replaced_fd);
       return set_io_error (error, saved_errno, "rename a temp file over", path);
     }
-  /* Written and fsync'd: closing it cannot lose data. Unlocked by name,
-   * since a forked child may share the descriptor and so the lock. */
-  if (locked)
-    flock (fd, LOCK_UN);
+  /* Written and fsync'd: closing it cannot lose data. Unlocked first, as
+   * a forked child may share the descriptor and so the lock. */
   if (spare_used)
     close (fd);
+  if (lock_fd >= 0)
+    {
+      flock (lock_fd, LOCK_UN);
+      close (lock_fd);
+    }
 
   replaced->fd = replaced_fd;
   if (exchanged)
     {
       replaced->path = g_steal_pointer (&temp_path);
       /* A reader holding it keeps it as it is: then it goes. */
-      replaced->held = writable && flock (replaced_fd, LOCK_EX | LOCK_NB) == 0;
+      replaced->held = flock (replaced_fd, LOCK_EX | LOCK_NB) == 0;
     }
   return TRUE;
 }

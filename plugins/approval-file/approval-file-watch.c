@@ -145,27 +145,34 @@ on_inotify (int          fd,
     return G_SOURCE_REMOVE;
 
   g_mutex_lock (&watcher->set->mutex);
-  while ((n = read (fd, buf, sizeof buf)) > 0)
-    for (char *p = buf; p < buf + n;)
-      {
-        const struct inotify_event *event = (const struct inotify_event *) p;
-        g_autofree char *run = NULL;
+  /* Until a read that did not fill half the buffer: the usual wake-up
+   * holds a few events, and any that came since make the descriptor
+   * readable again, so no read only to find it empty. */
+  do
+    {
+      n = read (fd, buf, sizeof buf);
+      for (char *p = buf; n > 0 && p < buf + n;)
+        {
+          const struct inotify_event *event = (const struct inotify_event *) p;
+          g_autofree char *run = NULL;
 
-        p += sizeof (struct inotify_event) + event->len;
-        if (event->mask & (IN_Q_OVERFLOW | IN_IGNORED))
-          {
-            /* Events were lost, or the directory went: tell every run. */
-            GHashTableIter iter;
-            gpointer key;
+          p += sizeof (struct inotify_event) + event->len;
+          if (event->mask & (IN_Q_OVERFLOW | IN_IGNORED))
+            {
+              /* Events were lost, or the directory went: tell every run. */
+              GHashTableIter iter;
+              gpointer key;
 
-            g_hash_table_iter_init (&iter, watcher->runs);
-            while (g_hash_table_iter_next (&iter, &key, NULL))
-              add_changed (changed, watcher, key, TRUE);
-          }
-        else if (event->len > 0 && afs_parse_run_file_name (event->name, &run)
-                 && g_hash_table_contains (watcher->runs, run))
-          add_changed (changed, watcher, run, FALSE);
-      }
+              g_hash_table_iter_init (&iter, watcher->runs);
+              while (g_hash_table_iter_next (&iter, &key, NULL))
+                add_changed (changed, watcher, key, TRUE);
+            }
+          else if (event->len > 0 && afs_parse_run_file_name (event->name, &run)
+                   && g_hash_table_contains (watcher->runs, run))
+            add_changed (changed, watcher, run, FALSE);
+        }
+    }
+  while (n > (ssize_t) sizeof buf / 2);
   g_mutex_unlock (&watcher->set->mutex);
 
   /* Once per run and batch of events: a burst of writes is one reload.
