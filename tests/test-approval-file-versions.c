@@ -241,6 +241,30 @@ test_reader_waits_for_writer_lock (Fixture       *f,
   g_ptr_array_unref (load.requests);
 }
 
+/* A version at the name whose lock nobody lets go (its writer died right
+ * after the rename, and a child it forked holds the descriptor) is read
+ * as it is after a while, not waited for forever. */
+static void
+test_reader_outwaits_stuck_lock (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_autofree char *path = g_build_filename (f->dir, RUN ".json", NULL);
+  g_autoptr(SubagentApprovalSink) reader = ats_new_sink (f->root, data);
+  g_autoptr(GPtrArray) requests = NULL;
+  gint64 start;
+  int fd;
+
+  save_new_request (f->sink, RUN, "/a");
+  fd = open (path, O_RDONLY | O_CLOEXEC);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (flock (fd, LOCK_EX), ==, 0);
+  start = g_get_monotonic_time ();
+  requests = ats_load (reader, RUN);
+  g_assert_cmpuint (requests->len, ==, 1);
+  g_assert_cmpint (g_get_monotonic_time () - start, >=, 100 * 1000);
+  close (fd);
+}
+
 /* Readers of a run written over and over, from another thread, always get
  * a whole document of that run (never one being written, nor another
  * run's). */
@@ -305,6 +329,7 @@ main (int   argc,
   ADD ("held-version-is-left-alone", test_held_version_is_left_alone);
   ADD ("prune-spares-held-versions", test_prune_spares_held_versions);
   ADD ("reader-waits-for-writer-lock", test_reader_waits_for_writer_lock);
+  ADD ("reader-outwaits-a-stuck-lock", test_reader_outwaits_stuck_lock);
   ADD ("readers-see-whole-versions", test_readers_see_whole_versions);
 
   return g_test_run ();

@@ -136,12 +136,18 @@ open_locked_version (const char  *path,
           close (fd);
           return -1;
         }
-      if (locked == 0 && still_at (fd, path, st))
-        return fd;
+      if (still_at (fd, path, st))
+        {
+          /* Locked exclusively at the name, a version is whole: its writer
+           * unlocks it right after the rename, unless it died there and a
+           * child it forked keeps the lock. After a second of that, it is
+           * read as it is. */
+          if (locked == 0 || attempt >= 1000)
+            return fd;
+        }
       /* Replaced since it was opened (the next open sees the new version,
-       * or that the file was pruned), or locked by the writer that has
-       * just put it in place and unlocks it next: spin a little, then
-       * yield the processor to that writer. */
+       * or that the file was pruned), or about to be unlocked: spin a
+       * little, then yield the processor to that writer. */
       close (fd);
       if (attempt >= 4)
         g_usleep (MIN (attempt * 10, 1000));
