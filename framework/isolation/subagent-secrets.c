@@ -59,6 +59,15 @@ scrub_original_environment (const char *name)
   end = g_ascii_strtoull (fields[46], NULL, 10);
   if (start == 0 || end <= start)
     return;
+  /* Only the block this program got its environment in: under valgrind
+   * the kernel's block is the tool's, which the program may not read. */
+  for (char **e = environ;; e++)
+    {
+      if (e == NULL || *e == NULL)
+        return;
+      if ((guint64) (gsize) *e >= start && (guint64) (gsize) *e < end)
+        break;
+    }
   for (char *entry = (char *) (gsize) start; entry < (char *) (gsize) end; entry += strlen (entry) + 1)
     if (strncmp (entry, name, name_len) == 0 && entry[name_len] == '=')
       memset (entry + name_len + 1, 0, strlen (entry + name_len + 1));
