@@ -18,11 +18,14 @@
  * transaction), so a waiter woken by every verdict of a long run does not
  * read, convert and compare the whole run each time.
  *
+ * This file holds the store, its statements, the cache and the reads;
+ * saves are in approval-pg-save.c, verdicts in approval-pg-decide.c,
+ * listing and pruning in approval-pg-prune.c.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "approval-pg-combine.h"
@@ -30,23 +33,9 @@
 #include "approval-pg-schema.h"
 #include "approval-pg-sign.h"
 #include "approval-pg-store.h"
+#include "approval-pg-store-private.h"
 
 #define CACHE_MAX_RUNS 32
-
-/* The statements the store runs; prepared once per connection, so the
- * server parses, analyses and plans each only once per connection. */
-typedef enum {
-  SQL_LOAD,
-  SQL_SAVE,
-  SQL_READ_ONE,
-  SQL_DECIDE,
-  SQL_READ_MANY,
-  SQL_DECIDE_MANY,
-  SQL_LIST,
-  SQL_PRUNABLE,
-  SQL_PRUNE,
-  N_SQL
-} Sql;
 
 /* The parameters each statement takes: all text, typed by casts in it. */
 static const int sql_n_params[N_SQL] = { 2, 3, 2, 8, 2, 4, 0, 1, 3 };
@@ -54,14 +43,15 @@ static const int sql_n_params[N_SQL] = { 2, 3, 2, 8, 2, 4, 0, 1, 3 };
 /* What load() parsed last per run: a row whose text, signature and status
  * are unchanged is not parsed, verified and hashed again. Rows are shared
  * (reference counted) between a run's successive readings. */
-typedef struct {
+struct _CachedRow
+{
   gint64 id;               /* the table's, which orders a run's requests */
   char *document;
   char *signature;         /* nullable */
   char *status;
   char *version;
   SubagentApprovalRequest *request;   /* shared, never changed */
-} CachedRow;
+};
 
 static void
 cached_row_clear (gpointer data)
@@ -75,8 +65,8 @@ cached_row_clear (gpointer data)
   g_clear_object (&row->request);
 }
 
-static void
-cached_row_release (gpointer data)
+void
+apg_cached_row_release (gpointer data)
 {
   g_atomic_rc_box_release_full (data, cached_row_clear);
 }
@@ -106,35 +96,6 @@ cached_run_release (gpointer data)
 }
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (CachedRun, cached_run_release)
-
-struct _ApgStore
-{
-  char *schema;
-  char *channel;
-  GBytes *key;             /* nullable */
-  ApgIntegrityFunc report;
-  gpointer report_data;
-  ApgPool *pool;
-  char *conninfo;
-  GMutex mutex;
-  gboolean schema_ready;   /* guarded by mutex */
-  GHashTable *cache;       /* run id → CachedRun; guarded by mutex */
-  /* The statements, with the schema in them, prepared on each connection
-   * the first time it runs them (a bit of ApgConn.prepared each). */
-  char *sql[N_SQL];
-  /* Group commit of the calls made at once from several threads. */
-  ApgCombiner *saves;
-  ApgCombiner *verdicts;
-};
-
-static void     save_queued        (GPtrArray             *calls,
-                                    gpointer               user_data);
-static gboolean same_save_group    (const ApgCombinedCall *a,
-                                    const ApgCombinedCall *b);
-static void     decide_queued      (GPtrArray             *calls,
-                                    gpointer               user_data);
-static gboolean same_verdict_group (const ApgCombinedCall *a,
-                                    const ApgCombinedCall *b);
 
 gboolean
 apg_schema_name_is_valid (const char *schema)
@@ -167,8 +128,8 @@ apg_store_new (const char       *conninfo,
   self->report_data = report_data;
   self->conninfo = g_strdup (conninfo);
   self->pool = apg_pool_new (conninfo, max_connections);
-  self->saves = apg_combiner_new (save_queued, same_save_group, self);
-  self->verdicts = apg_combiner_new (decide_queued, same_verdict_group, self);
+  self->saves = apg_combiner_new (apg_store_save_queued, apg_store_same_save_group, self);
+  self->verdicts = apg_combiner_new (apg_store_decide_queued, apg_store_same_verdict_group, self);
   g_mutex_init (&self->mutex);
   self->cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_run_release);
 
@@ -287,18 +248,6 @@ apg_store_get_channel (ApgStore *self)
   return self->channel;
 }
 
-/* The outcome of one attempt of an operation on one connection. */
-typedef enum {
-  STEP_DONE,
-  STEP_FAILED,
-  STEP_LOST,               /* the connection went: try again on a new one */
-} Step;
-
-typedef Step (*StoreOp) (ApgStore  *self,
-                         ApgConn   *conn,
-                         gpointer   data,
-                         GError   **error);
-
 static gboolean
 result_ok (PGresult *result)
 {
@@ -329,14 +278,14 @@ exec_failed (ApgConn     *conn,
 
 /* Runs the statement @which (preparing it on @conn first if it is not yet);
  * NULL with *step set when it failed. */
-static PGresult *
-exec (ApgStore           *self,
-      ApgConn            *conn,
-      Sql                 which,
-      const char * const *params,
-      const char         *what,
-      Step               *step,
-      GError            **error)
+PGresult *
+apg_store_exec (ApgStore           *self,
+                ApgConn            *conn,
+                Sql                 which,
+                const char * const *params,
+                const char         *what,
+                Step               *step,
+                GError            **error)
 {
   guint64 bit = G_GUINT64_CONSTANT (1) << which;
   char name[16];
@@ -374,11 +323,11 @@ exec (ApgStore           *self,
 
 /* Runs @op on a pooled connection, and again on a new one while the server
  * is away, with backoff, until APG_RECONNECT_DEADLINE_US. */
-static gboolean
-run_op (ApgStore  *self,
-        StoreOp    op,
-        gpointer   data,
-        GError   **error)
+gboolean
+apg_store_run_op (ApgStore  *self,
+                  StoreOp    op,
+                  gpointer   data,
+                  GError   **error)
 {
   gint64 deadline = g_get_monotonic_time () + APG_RECONNECT_DEADLINE_US;
   gint64 delay = APG_BACKOFF_FIRST_US;
@@ -425,24 +374,24 @@ run_op (ApgStore  *self,
     }
 }
 
-static void
-report_integrity (ApgStore     *self,
-                  const char   *run_id,
-                  const GError *error)
+void
+apg_store_report_integrity (ApgStore     *self,
+                            const char   *run_id,
+                            const GError *error)
 {
   self->report (run_id, error, self->report_data);
 }
 
 /* The request a row holds, if it verifies: its signature (with a key), its
  * action digest, and that it names the row's run, request and status. */
-static SubagentApprovalRequest *
-verify_row (ApgStore    *self,
-            const char  *run_id,
-            const char  *request_id,
-            const char  *status,
-            const char  *document,
-            const char  *signature,
-            GError     **error)
+SubagentApprovalRequest *
+apg_store_verify_row (ApgStore    *self,
+                      const char  *run_id,
+                      const char  *request_id,
+                      const char  *status,
+                      const char  *document,
+                      const char  *signature,
+                      GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new ();
   g_autoptr(SubagentApprovalRequest) request = NULL;
@@ -522,9 +471,9 @@ cache_store_run (ApgStore   *self,
   g_hash_table_insert (self->cache, g_strdup (run_id), g_atomic_rc_box_acquire (run));
 }
 
-static void
-cache_forget_run (ApgStore   *self,
-                  const char *run_id)
+void
+apg_store_cache_forget_run (ApgStore   *self,
+                            const char *run_id)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
 
@@ -539,10 +488,10 @@ cache_forget_run (ApgStore   *self,
  * them unchanged instead of parsing and verifying what this process wrote.
  * What the server returns for our own write is trusted as far as its "won"
  * is; any other text read later is verified as usual. */
-static CachedRow *
-own_row_new (PGresult                *result,
-             int                      r,
-             SubagentApprovalRequest *request)
+CachedRow *
+apg_own_row_new (PGresult                *result,
+                 int                      r,
+                 SubagentApprovalRequest *request)
 {
   CachedRow *row = g_atomic_rc_box_new0 (CachedRow);
 
@@ -561,10 +510,10 @@ own_row_new (PGresult                *result,
  * cache already holds in the same or a later version, or as another row
  * (deleted and saved again), is left as it is: only a reading replaces
  * it. */
-static void
-cache_merge_own (ApgStore   *self,
-                 const char *run_id,
-                 GHashTable *rows)
+void
+apg_store_cache_merge_own (ApgStore   *self,
+                           const char *run_id,
+                           GHashTable *rows)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
   CachedRun *run = g_hash_table_lookup (self->cache, run_id);
@@ -576,7 +525,7 @@ cache_merge_own (ApgStore   *self,
     return;
   merged = g_atomic_rc_box_new0 (CachedRun);
   merged->horizon = g_strdup (run->horizon);
-  merged->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+  merged->rows = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, apg_cached_row_release);
   g_hash_table_iter_init (&iter, run->rows);
   while (g_hash_table_iter_next (&iter, &key, &value))
     g_hash_table_insert (merged->rows, g_strdup (key), g_atomic_rc_box_acquire (value));
@@ -593,6 +542,23 @@ cache_merge_own (ApgStore   *self,
       g_hash_table_replace (merged->rows, g_strdup (key), g_atomic_rc_box_acquire (own));
     }
   g_hash_table_replace (self->cache, g_strdup (run_id), merged);
+}
+
+/* The request and row version the last load() saw, if it was pending. */
+SubagentApprovalRequest *
+apg_store_cached_pending (ApgStore    *self,
+                          const char  *run_id,
+                          const char  *request_id,
+                          char       **version)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  CachedRun *run = g_hash_table_lookup (self->cache, run_id);
+  CachedRow *row = run ? g_hash_table_lookup (run->rows, request_id) : NULL;
+
+  if (row == NULL || !g_str_equal (row->status, "pending"))
+    return NULL;
+  *version = g_strdup (row->version);
+  return g_object_ref (row->request);
 }
 
 static int
@@ -627,7 +593,7 @@ read_row (ApgStore    *self,
   if (old != NULL && g_str_equal (old->document, document) && g_str_equal (old->status, status)
       && g_strcmp0 (old->signature, signature) == 0)
     request = g_object_ref (old->request);
-  else if ((request = verify_row (self, run_id, request_id, status, document, signature, error)) == NULL)
+  else if ((request = apg_store_verify_row (self, run_id, request_id, status, document, signature, error)) == NULL)
     return NULL;
   row = g_atomic_rc_box_new0 (CachedRow);
   row->id = g_ascii_strtoll (PQgetvalue (result, i, 2), NULL, 10);
@@ -654,7 +620,7 @@ read_run_since (ApgStore    *self,
   const char *params[] = { run_id, since ? since->horizon : "0" };
   g_autoptr(CachedRun) run = g_atomic_rc_box_new0 (CachedRun);
   Step step = STEP_FAILED;
-  PGresult *result = exec (self, conn, SQL_LOAD, params, "Reading the approval queue", &step, error);
+  PGresult *result = apg_store_exec (self, conn, SQL_LOAD, params, "Reading the approval queue", &step, error);
   gint64 total;
 
   *stale = FALSE;
@@ -665,7 +631,7 @@ read_run_since (ApgStore    *self,
   /* Tables of rows never change once made: a reading that found nothing
    * new (often our own write again) shares its predecessor's. */
   run->rows = since ? g_hash_table_ref (since->rows)
-                    : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+                    : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, apg_cached_row_release);
   for (int i = 0; i < PQntuples (result); i++)
     {
       const char *request_id;
@@ -683,12 +649,12 @@ read_run_since (ApgStore    *self,
         }
       if (row == old)
         {
-          cached_row_release (row);
+          apg_cached_row_release (row);
           continue;
         }
       if (since != NULL && run->rows == since->rows)
         {
-          GHashTable *copy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, cached_row_release);
+          GHashTable *copy = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, apg_cached_row_release);
           GHashTableIter iter;
           gpointer key, value;
 
@@ -734,7 +700,7 @@ load_op (ApgStore  *self,
     {
       /* Nothing of an untrusted run is kept, not even what verified
        * before: a verdict is never written from a stale guess over it. */
-      cache_forget_run (self, op->run_id);
+      apg_store_cache_forget_run (self, op->run_id);
       return STEP_FAILED;
     }
   if (step != STEP_DONE)
@@ -754,14 +720,14 @@ load_op (ApgStore  *self,
 
 /* The run's requests as stored, shared with the cache (do not change them);
  * NULL with SUBAGENT_APPROVAL_ERROR_INTEGRITY when a row does not verify. */
-static GPtrArray *
-read_run (ApgStore    *self,
-          const char  *run_id,
-          GError     **error)
+GPtrArray *
+apg_store_read_run (ApgStore    *self,
+                    const char  *run_id,
+                    GError     **error)
 {
   LoadOp op = { run_id, NULL };
 
-  if (!run_op (self, load_op, &op, error))
+  if (!apg_store_run_op (self, load_op, &op, error))
     return NULL;
   return op.requests;
 }
@@ -772,7 +738,7 @@ apg_store_load (ApgStore    *self,
                 GError     **error)
 {
   g_autoptr(GError) local_error = NULL;
-  g_autoptr(GPtrArray) requests = read_run (self, parent_run_id, &local_error);
+  g_autoptr(GPtrArray) requests = apg_store_read_run (self, parent_run_id, &local_error);
   GPtrArray *copy;
 
   if (requests == NULL)
@@ -782,7 +748,7 @@ apg_store_load (ApgStore    *self,
           g_propagate_error (error, g_steal_pointer (&local_error));
           return NULL;
         }
-      report_integrity (self, parent_run_id, local_error);
+      apg_store_report_integrity (self, parent_run_id, local_error);
       return g_ptr_array_new_with_free_func (g_object_unref);
     }
   /* Callers may change what they get; the cache's objects stay as read. */
@@ -790,756 +756,4 @@ apg_store_load (ApgStore    *self,
   for (guint i = 0; i < requests->len; i++)
     g_ptr_array_add (copy, subagent_approval_request_copy (requests->pdata[i]));
   return copy;
-}
-
-/* save */
-
-typedef struct {
-  const char *run_id;
-  const char *batch;       /* the JSON array of rows */
-  GPtrArray *requests;     /* as given */
-  GHashTable *last;        /* request id → the index in @requests that is saved */
-} SaveOp;
-
-static Step
-save_op (ApgStore  *self,
-         ApgConn   *conn,
-         gpointer   data,
-         GError   **error)
-{
-  SaveOp *op = data;
-  const char *params[] = { op->run_id, op->batch, self->channel };
-  Step step = STEP_FAILED;
-  PGresult *result = exec (self, conn, SQL_SAVE, params, "Saving approval requests", &step, error);
-  g_autoptr(GHashTable) own = NULL;
-
-  if (result == NULL)
-    return step;
-  own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
-  for (int r = 0; r < PQntuples (result); r++)
-    {
-      const char *request_id = PQgetvalue (result, r, 1);
-      gpointer index;
-      SubagentApprovalRequest *request;
-
-      if (!g_hash_table_lookup_extended (op->last, request_id, NULL, &index))
-        continue;
-      request = op->requests->pdata[GPOINTER_TO_UINT (index)];
-      /* A copy: the caller's object may change after save() returns. */
-      g_hash_table_replace (own, (gpointer) subagent_approval_request_get_request_id (request),
-                            own_row_new (result, r, subagent_approval_request_copy (request)));
-    }
-  cache_merge_own (self, op->run_id, own);
-  PQclear (result);
-  return STEP_DONE;
-}
-
-static gboolean
-save_now (ApgStore    *self,
-          const char  *parent_run_id,
-          GPtrArray   *requests,
-          GError     **error)
-{
-  g_autoptr(JsonBuilder) builder = json_builder_new ();
-  g_autoptr(GHashTable) last = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autoptr(JsonNode) batch = NULL;
-  g_autofree char *text = NULL;
-  SaveOp op;
-
-  if (requests->len == 0)
-    return TRUE;
-  /* One row per request id: the last given wins, as in a merge one by one. */
-  for (guint i = 0; i < requests->len; i++)
-    g_hash_table_insert (last, (gpointer) subagent_approval_request_get_request_id (requests->pdata[i]),
-                         GUINT_TO_POINTER (i));
-
-  json_builder_begin_array (builder);
-  for (guint i = 0; i < requests->len; i++)
-    {
-      SubagentApprovalRequest *request = requests->pdata[i];
-      const char *request_id = subagent_approval_request_get_request_id (request);
-      g_autoptr(JsonNode) document = json_node_new (JSON_NODE_OBJECT);
-
-      if (GPOINTER_TO_UINT (g_hash_table_lookup (last, request_id)) != i)
-        continue;
-      json_node_take_object (document, subagent_approval_request_to_json (request));
-      json_builder_begin_object (builder);
-      json_builder_set_member_name (builder, "r");
-      json_builder_add_string_value (builder, request_id);
-      json_builder_set_member_name (builder, "s");
-      json_builder_add_string_value (builder,
-                                     subagent_approval_status_to_string (subagent_approval_request_get_status (request)));
-      json_builder_set_member_name (builder, "d");
-      json_builder_add_value (builder, json_node_ref (document));
-      if (self->key != NULL)
-        {
-          g_autofree char *canonical = subagent_json_to_canonical_string (document);
-          g_autofree char *signature = apg_sign (self->key, canonical);
-
-          json_builder_set_member_name (builder, "g");
-          json_builder_add_string_value (builder, signature);
-        }
-      json_builder_end_object (builder);
-    }
-  json_builder_end_array (builder);
-  batch = json_builder_get_root (builder);
-  text = json_to_string (batch, FALSE);
-
-  op = (SaveOp) { parent_run_id, text, requests, last };
-  return run_op (self, save_op, &op, error);
-}
-
-/* update_status */
-
-typedef struct {
-  const char *run_id;
-  const char *request_id;
-  SubagentApprovalStatus status;
-  const char *reason;
-  const char *actor;
-  char token[37];          /* this verdict's, stored with it when it wins */
-  gboolean won;
-} DecideOp;
-
-/* One compare-and-set round: read the row, and if it is pending, write the
- * verdict at the version read. A save that replaced the pending row in
- * between makes the write miss; the next round reads the new one. */
-/* The request and row version the last load() saw, if it was pending. */
-static SubagentApprovalRequest *
-cached_pending (ApgStore    *self,
-                const char  *run_id,
-                const char  *request_id,
-                char       **version)
-{
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  CachedRun *run = g_hash_table_lookup (self->cache, run_id);
-  CachedRow *row = run ? g_hash_table_lookup (run->rows, request_id) : NULL;
-
-  if (row == NULL || !g_str_equal (row->status, "pending"))
-    return NULL;
-  *version = g_strdup (row->version);
-  return g_object_ref (row->request);
-}
-
-static Step
-decide_op (ApgStore  *self,
-           ApgConn   *conn,
-           gpointer   data,
-           GError   **error)
-{
-  DecideOp *op = data;
-  /* An approver has usually just loaded what it decides: the first round
-   * then writes at the version it saw, without reading the row again (a
-   * round trip less). A stale guess only misses; the next round reads. */
-  gboolean guess = TRUE;
-
-  for (;;)
-    {
-      const char *read_params[] = { op->run_id, op->request_id };
-      g_autoptr(SubagentApprovalRequest) stored = NULL;
-      g_autoptr(SubagentApprovalRequest) decided = NULL;
-      g_autoptr(JsonNode) document = json_node_new (JSON_NODE_OBJECT);
-      g_autofree char *text = NULL;
-      g_autofree char *signature = NULL;
-      g_autofree char *version = NULL;
-      const char *status_name = subagent_approval_status_to_string (op->status);
-      Step step = STEP_FAILED;
-      PGresult *result;
-      gboolean ours;
-
-      if (guess)
-        stored = cached_pending (self, op->run_id, op->request_id, &version);
-      guess = FALSE;
-      if (stored == NULL)
-        {
-          result = exec (self, conn, SQL_READ_ONE, read_params, "Reading an approval request", &step, error);
-          if (result == NULL)
-            return step;
-          if (PQntuples (result) == 0)
-            {
-              PQclear (result);
-              op->won = FALSE;
-              return STEP_DONE;
-            }
-          /* A repeat after a lost reply: the verdict that won may be ours. */
-          ours = !PQgetisnull (result, 0, 4) && g_str_equal (PQgetvalue (result, 0, 4), op->token);
-          stored = verify_row (self, op->run_id, op->request_id, PQgetvalue (result, 0, 0), PQgetvalue (result, 0, 1),
-                               PQgetisnull (result, 0, 2) ? NULL : PQgetvalue (result, 0, 2), error);
-          version = g_strdup (PQgetvalue (result, 0, 3));
-          PQclear (result);
-          if (stored == NULL)
-            return STEP_FAILED;
-          if (ours || subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
-            {
-              op->won = ours;
-              return STEP_DONE;
-            }
-        }
-
-      decided = subagent_approval_request_copy (stored);
-      if (!subagent_approval_request_transition (decided, op->status, op->reason, op->actor))
-        {
-          op->won = FALSE;
-          return STEP_DONE;
-        }
-      json_node_take_object (document, subagent_approval_request_to_json (decided));
-      text = json_to_string (document, FALSE);
-      if (self->key != NULL)
-        {
-          g_autofree char *canonical = subagent_json_to_canonical_string (document);
-
-          signature = apg_sign (self->key, canonical);
-        }
-      {
-        const char *params[] = { op->run_id, op->request_id, status_name, text, signature, op->token,
-                                 version, self->channel };
-
-        result = exec (self, conn, SQL_DECIDE, params, "Recording a verdict", &step, error);
-      }
-      if (result == NULL)
-        return step;
-      op->won = PQntuples (result) > 0;
-      if (op->won)
-        {
-          g_autoptr(GHashTable) own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
-
-          g_hash_table_insert (own, (gpointer) op->request_id, own_row_new (result, 0, g_object_ref (decided)));
-          cache_merge_own (self, op->run_id, own);
-        }
-      PQclear (result);
-      if (op->won)
-        return STEP_DONE;
-    }
-}
-
-static gboolean
-decide_one (ApgStore                *self,
-            const char              *parent_run_id,
-            const char              *request_id,
-            SubagentApprovalStatus   status,
-            const char              *reason,
-            const char              *actor,
-            GError                 **error)
-{
-  g_autoptr(GError) local_error = NULL;
-  g_autofree char *token = g_uuid_string_random ();
-  DecideOp op = { parent_run_id, request_id, status, reason, actor, "", FALSE };
-
-  g_strlcpy (op.token, token, sizeof op.token);
-  if (!run_op (self, decide_op, &op, &local_error))
-    {
-      if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
-        report_integrity (self, parent_run_id, local_error);
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
-  return op.won;
-}
-
-/* update_status, for many requests in one statement */
-
-typedef struct {
-  const char *run_id;
-  const char * const *ids; /* distinct */
-  guint n;
-  SubagentApprovalStatus status;
-  const char *reason;
-  const char *actor;
-  char token[37];
-  gboolean *won;           /* per id */
-  gboolean *settled;       /* per id: won, or seen decided or missing */
-} DecideManyOp;
-
-/* What one round will write: the pending request and the version read. */
-typedef struct {
-  SubagentApprovalRequest *request;
-  char *version;
-} Seen;
-
-static void
-seen_clear (Seen *seen)
-{
-  g_clear_object (&seen->request);
-  g_clear_pointer (&seen->version, g_free);
-}
-
-/* Reads the rows of the unsettled ids without a Seen: settles those
- * missing, decided, or decided by us (a repeat after a lost reply). */
-static Step
-read_many (ApgStore      *self,
-           ApgConn       *conn,
-           DecideManyOp  *op,
-           Seen          *seen,
-           GError       **error)
-{
-  g_autoptr(GString) array = g_string_new ("{");
-  g_autoptr(GHashTable) index = g_hash_table_new (g_str_hash, g_str_equal);
-  Step step = STEP_FAILED;
-  PGresult *result;
-
-  for (guint i = 0; i < op->n; i++)
-    if (!op->settled[i] && seen[i].request == NULL)
-      {
-        /* Ids are [A-Za-z0-9_-]: nothing to quote in an array literal. */
-        g_string_append_printf (array, "%s%s", array->len > 1 ? "," : "", op->ids[i]);
-        g_hash_table_insert (index, (gpointer) op->ids[i], GUINT_TO_POINTER (i + 1));
-      }
-  if (g_hash_table_size (index) == 0)
-    return STEP_DONE;
-  g_string_append_c (array, '}');
-  {
-    const char *params[] = { op->run_id, array->str };
-
-    result = exec (self, conn, SQL_READ_MANY, params, "Reading approval requests", &step, error);
-  }
-  if (result == NULL)
-    return step;
-  for (int r = 0; r < PQntuples (result); r++)
-    {
-      const char *request_id = PQgetvalue (result, r, 0);
-      guint i = GPOINTER_TO_UINT (g_hash_table_lookup (index, request_id));
-      g_autoptr(SubagentApprovalRequest) stored = NULL;
-
-      if (i-- == 0)
-        continue;
-      g_hash_table_remove (index, request_id);
-      if (!PQgetisnull (result, r, 5) && g_str_equal (PQgetvalue (result, r, 5), op->token))
-        {
-          op->won[i] = op->settled[i] = TRUE;
-          continue;
-        }
-      stored = verify_row (self, op->run_id, request_id, PQgetvalue (result, r, 1), PQgetvalue (result, r, 2),
-                           PQgetisnull (result, r, 3) ? NULL : PQgetvalue (result, r, 3), error);
-      if (stored == NULL)
-        {
-          PQclear (result);
-          return STEP_FAILED;
-        }
-      if (subagent_approval_request_get_status (stored) != SUBAGENT_APPROVAL_STATUS_PENDING)
-        {
-          op->settled[i] = TRUE;
-          continue;
-        }
-      seen[i].request = g_steal_pointer (&stored);
-      seen[i].version = g_strdup (PQgetvalue (result, r, 4));
-    }
-  PQclear (result);
-  /* Not stored at all: missing, so lost. */
-  {
-    GHashTableIter iter;
-    gpointer value;
-
-    g_hash_table_iter_init (&iter, index);
-    while (g_hash_table_iter_next (&iter, NULL, &value))
-      op->settled[GPOINTER_TO_UINT (value) - 1] = TRUE;
-  }
-  return STEP_DONE;
-}
-
-static Step
-decide_many_op (ApgStore  *self,
-                ApgConn   *conn,
-                gpointer   data,
-                GError   **error)
-{
-  DecideManyOp *op = data;
-  /* As in decide_op(): the first round writes at the versions the last
-   * load saw, the next ones read first. */
-  gboolean guess = TRUE;
-
-  for (;;)
-    {
-      g_autofree Seen *seen = g_new0 (Seen, op->n);
-      /* request id → what this round writes for it */
-      g_autoptr(GHashTable) decided_by_id = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_object_unref);
-      g_autoptr(GHashTable) own = NULL;
-      g_autoptr(JsonBuilder) builder = json_builder_new ();
-      g_autoptr(JsonNode) batch = NULL;
-      g_autofree char *text = NULL;
-      const char *status_name = subagent_approval_status_to_string (op->status);
-      guint writing = 0;
-      Step step = STEP_DONE;
-      PGresult *result;
-
-      for (guint i = 0; guess && i < op->n; i++)
-        if (!op->settled[i])
-          seen[i].request = cached_pending (self, op->run_id, op->ids[i], &seen[i].version);
-      guess = FALSE;
-      step = read_many (self, conn, op, seen, error);
-
-      json_builder_begin_array (builder);
-      for (guint i = 0; step == STEP_DONE && i < op->n; i++)
-        {
-          g_autoptr(SubagentApprovalRequest) decided = NULL;
-          g_autoptr(JsonNode) document = NULL;
-
-          if (op->settled[i] || seen[i].request == NULL)
-            continue;
-          decided = subagent_approval_request_copy (seen[i].request);
-          if (!subagent_approval_request_transition (decided, op->status, op->reason, op->actor))
-            {
-              op->settled[i] = TRUE;
-              continue;
-            }
-          document = json_node_new (JSON_NODE_OBJECT);
-          json_node_take_object (document, subagent_approval_request_to_json (decided));
-          json_builder_begin_object (builder);
-          json_builder_set_member_name (builder, "r");
-          json_builder_add_string_value (builder, op->ids[i]);
-          json_builder_set_member_name (builder, "s");
-          json_builder_add_string_value (builder, status_name);
-          json_builder_set_member_name (builder, "d");
-          json_builder_add_value (builder, json_node_ref (document));
-          if (self->key != NULL)
-            {
-              g_autofree char *canonical = subagent_json_to_canonical_string (document);
-              g_autofree char *signature = apg_sign (self->key, canonical);
-
-              json_builder_set_member_name (builder, "g");
-              json_builder_add_string_value (builder, signature);
-            }
-          json_builder_set_member_name (builder, "v");
-          json_builder_add_string_value (builder, seen[i].version);
-          json_builder_end_object (builder);
-          g_hash_table_insert (decided_by_id, (gpointer) op->ids[i], g_steal_pointer (&decided));
-          writing++;
-        }
-      json_builder_end_array (builder);
-      for (guint i = 0; i < op->n; i++)
-        seen_clear (&seen[i]);
-      if (step != STEP_DONE)
-        return step;
-      if (writing == 0)
-        {
-          /* Everything settled, or only misses of the guess left to read. */
-          gboolean all = TRUE;
-
-          for (guint i = 0; i < op->n; i++)
-            all &= op->settled[i];
-          if (all)
-            return STEP_DONE;
-          continue;
-        }
-
-      batch = json_builder_get_root (builder);
-      text = json_to_string (batch, FALSE);
-      {
-        const char *params[] = { op->run_id, text, op->token, self->channel };
-
-        result = exec (self, conn, SQL_DECIDE_MANY, params, "Recording verdicts", &step, error);
-      }
-      if (result == NULL)
-        return step;
-      own = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, cached_row_release);
-      for (int r = 0; r < PQntuples (result); r++)
-        {
-          const char *request_id = PQgetvalue (result, r, 1);
-          SubagentApprovalRequest *decided = g_hash_table_lookup (decided_by_id, request_id);
-
-          for (guint i = 0; i < op->n; i++)
-            if (g_str_equal (op->ids[i], request_id))
-              {
-                op->won[i] = op->settled[i] = TRUE;
-                if (decided != NULL)
-                  g_hash_table_replace (own, (gpointer) op->ids[i], own_row_new (result, r, g_object_ref (decided)));
-              }
-        }
-      cache_merge_own (self, op->run_id, own);
-      PQclear (result);
-      /* The ones a save replaced in between missed: read them again. */
-    }
-}
-
-gboolean
-apg_store_update_batch (ApgStore                *self,
-                        const char              *parent_run_id,
-                        const char * const      *request_ids,
-                        guint                    n_requests,
-                        SubagentApprovalStatus   status,
-                        const char              *reason,
-                        const char              *actor,
-                        gboolean                *won,
-                        GError                 **error)
-{
-  g_autoptr(GError) local_error = NULL;
-  g_autofree char *token = g_uuid_string_random ();
-  g_autoptr(GHashTable) first = g_hash_table_new (g_str_hash, g_str_equal);
-  g_autofree const char **ids = g_new0 (const char *, n_requests + 1);
-  g_autofree guint *where = g_new0 (guint, n_requests);
-  g_autofree gboolean *won_distinct = g_new0 (gboolean, n_requests);
-  g_autofree gboolean *settled = g_new0 (gboolean, n_requests);
-  DecideManyOp op = { parent_run_id, ids, 0, status, reason, actor, "", won_distinct, settled };
-
-  /* An id given twice is decided once, reported at its first place. */
-  for (guint i = 0; i < n_requests; i++)
-    if (g_hash_table_add (first, (gpointer) request_ids[i]))
-      {
-        where[op.n] = i;
-        ids[op.n++] = request_ids[i];
-      }
-  memset (won, 0, n_requests * sizeof (gboolean));
-  g_strlcpy (op.token, token, sizeof op.token);
-  if (!run_op (self, decide_many_op, &op, &local_error))
-    {
-      if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
-        report_integrity (self, parent_run_id, local_error);
-      g_propagate_error (error, g_steal_pointer (&local_error));
-      return FALSE;
-    }
-  for (guint j = 0; j < op.n; j++)
-    won[where[j]] = won_distinct[j];
-  return TRUE;
-}
-
-/* Group commit: saves of one run, and verdicts of one run with the same
- * status, reason and actor, made at once share a statement and a commit. */
-
-typedef struct {
-  ApgCombinedCall call;
-  const char *run_id;
-  GPtrArray *requests;
-  gboolean ok;
-  GError *error;
-} QueuedSave;
-
-static gboolean
-same_save_group (const ApgCombinedCall *a,
-                 const ApgCombinedCall *b)
-{
-  return g_str_equal (((const QueuedSave *) a)->run_id, ((const QueuedSave *) b)->run_id);
-}
-
-/* Saves of one run: one statement. */
-static void
-save_queued (GPtrArray *calls,
-             gpointer   user_data)
-{
-  ApgStore *self = user_data;
-  QueuedSave *first = calls->pdata[0];
-  g_autoptr(GPtrArray) merged = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  gboolean ok;
-
-  /* In arrival order, so the last given of an id still wins. */
-  for (guint i = 0; i < calls->len; i++)
-    {
-      QueuedSave *call = calls->pdata[i];
-
-      for (guint k = 0; k < call->requests->len; k++)
-        g_ptr_array_add (merged, call->requests->pdata[k]);
-    }
-  ok = save_now (self, first->run_id, merged, &error);
-  for (guint i = 0; i < calls->len; i++)
-    {
-      QueuedSave *call = calls->pdata[i];
-
-      call->ok = ok;
-      if (!ok)
-        call->error = g_error_copy (error);
-    }
-}
-
-gboolean
-apg_store_save (ApgStore    *self,
-                const char  *parent_run_id,
-                GPtrArray   *requests,
-                GError     **error)
-{
-  QueuedSave call = { { FALSE }, parent_run_id, requests, FALSE, NULL };
-
-  if (requests->len == 0)
-    return TRUE;
-  apg_combiner_run (self->saves, &call.call);
-  if (call.error != NULL)
-    g_propagate_error (error, call.error);
-  return call.ok;
-}
-
-typedef struct {
-  ApgCombinedCall call;
-  const char *run_id;
-  const char *request_id;
-  SubagentApprovalStatus status;
-  const char *reason;
-  const char *actor;
-  gboolean won;
-  GError *error;
-} QueuedVerdict;
-
-static gboolean
-same_verdict_group (const ApgCombinedCall *call_a,
-                    const ApgCombinedCall *call_b)
-{
-  const QueuedVerdict *a = (const QueuedVerdict *) call_a, *b = (const QueuedVerdict *) call_b;
-
-  return g_str_equal (a->run_id, b->run_id) && a->status == b->status
-         && g_strcmp0 (a->reason, b->reason) == 0 && g_strcmp0 (a->actor, b->actor) == 0;
-}
-
-/* Like verdicts of one run: one statement. */
-static void
-decide_queued (GPtrArray *calls,
-               gpointer   user_data)
-{
-  ApgStore *self = user_data;
-  QueuedVerdict *first = calls->pdata[0];
-  g_autoptr(GPtrArray) ids = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autofree gboolean *won = NULL;
-
-  if (calls->len == 1)
-    {
-      /* Alone: the single statement, which may skip the read. */
-      first->won = decide_one (self, first->run_id, first->request_id, first->status, first->reason,
-                               first->actor, &first->error);
-      return;
-    }
-  ids = g_ptr_array_new ();
-  for (guint i = 0; i < calls->len; i++)
-    g_ptr_array_add (ids, (gpointer) ((QueuedVerdict *) calls->pdata[i])->request_id);
-  g_ptr_array_add (ids, NULL);
-  won = g_new0 (gboolean, calls->len);
-  /* The same id twice is decided once: only its first caller wins. */
-  if (!apg_store_update_batch (self, first->run_id, (const char * const *) ids->pdata, calls->len,
-                               first->status, first->reason, first->actor, won, &error))
-    {
-      for (guint i = 0; i < calls->len; i++)
-        ((QueuedVerdict *) calls->pdata[i])->error = g_error_copy (error);
-      return;
-    }
-  for (guint i = 0; i < calls->len; i++)
-    ((QueuedVerdict *) calls->pdata[i])->won = won[i];
-}
-
-gboolean
-apg_store_update_status (ApgStore                *self,
-                         const char              *parent_run_id,
-                         const char              *request_id,
-                         SubagentApprovalStatus   status,
-                         const char              *reason,
-                         const char              *actor,
-                         GError                 **error)
-{
-  QueuedVerdict call = { { FALSE }, parent_run_id, request_id, status, reason, actor, FALSE, NULL };
-
-  apg_combiner_run (self->verdicts, &call.call);
-  if (call.error != NULL)
-    {
-      g_propagate_error (error, call.error);
-      return FALSE;
-    }
-  return call.won;
-}
-
-/* list_runs */
-
-typedef struct {
-  Sql sql;
-  const char *param;
-  GStrv runs;
-} ListOp;
-
-static Step
-list_op (ApgStore  *self,
-         ApgConn   *conn,
-         gpointer   data,
-         GError   **error)
-{
-  ListOp *op = data;
-  const char *params[] = { op->param };
-  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
-  Step step = STEP_FAILED;
-  PGresult *result = exec (self, conn, op->sql, params, "Listing approval queues", &step, error);
-
-  if (result == NULL)
-    return step;
-  for (int i = 0; i < PQntuples (result); i++)
-    g_strv_builder_add (builder, PQgetvalue (result, i, 0));
-  PQclear (result);
-  g_strfreev (op->runs);
-  op->runs = g_strv_builder_end (builder);
-  return STEP_DONE;
-}
-
-GStrv
-apg_store_list_runs (ApgStore  *self,
-                     GError   **error)
-{
-  ListOp op = { SQL_LIST, NULL, NULL };
-
-  if (!run_op (self, list_op, &op, error))
-    return NULL;
-  return op.runs;
-}
-
-/* prune_stale */
-
-typedef struct {
-  const char *run_id;
-  const char *age;
-  gboolean removed;
-} PruneOp;
-
-static Step
-prune_op (ApgStore  *self,
-          ApgConn   *conn,
-          gpointer   data,
-          GError   **error)
-{
-  PruneOp *op = data;
-  const char *params[] = { op->run_id, op->age, self->channel };
-  Step step = STEP_FAILED;
-  PGresult *result = exec (self, conn, SQL_PRUNE, params, "Pruning an approval queue", &step, error);
-
-  if (result == NULL)
-    return step;
-  op->removed = atoi (PQgetvalue (result, 0, 0)) > 0;
-  PQclear (result);
-  return STEP_DONE;
-}
-
-guint
-apg_store_prune (ApgStore   *self,
-                 GTimeSpan   max_age,
-                 GError    **error)
-{
-  g_autofree char *age = g_strdup_printf ("%" G_GINT64_FORMAT, (gint64) max_age);
-  ListOp candidates = { SQL_PRUNABLE, age, NULL };
-  guint removed = 0;
-
-  if (!run_op (self, list_op, &candidates, error))
-    return 0;
-  for (guint i = 0; candidates.runs[i] != NULL; i++)
-    {
-      const char *run_id = candidates.runs[i];
-      g_autoptr(GPtrArray) requests = NULL;
-      g_autoptr(GError) local_error = NULL;
-      PruneOp op = { run_id, age, FALSE };
-
-      /* A run that does not verify is kept, for a person to look at. */
-      requests = read_run (self, run_id, &local_error);
-      if (requests == NULL)
-        {
-          if (g_error_matches (local_error, SUBAGENT_APPROVAL_ERROR, SUBAGENT_APPROVAL_ERROR_INTEGRITY))
-            {
-              report_integrity (self, run_id, local_error);
-              continue;
-            }
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          g_strfreev (candidates.runs);
-          return 0;
-        }
-      if (!run_op (self, prune_op, &op, error))
-        {
-          g_strfreev (candidates.runs);
-          return 0;
-        }
-      if (op.removed)
-        {
-          cache_forget_run (self, run_id);
-          removed++;
-        }
-    }
-  g_strfreev (candidates.runs);
-  return removed;
 }
