@@ -231,14 +231,24 @@ explain_kill (DockerEngine *engine,
 
   filters = g_strdup_printf ("{\"container\":[\"%s\"]}", container);
   escaped = g_uri_escape_string (filters, NULL, FALSE);
-  /* A stopped container's `stop` event may lag the end of its processes. */
+  /* A stopped container's `stop` or `oom` event, and its OOMKilled, may
+   * lag the end of its processes (the engine learns of them from its
+   * runtime, late on a busy host): its state is read again each time. */
   for (guint attempt = 0; attempt < 15 && !oom && !stopped && !killed; attempt++)
     {
       if (attempt > 0)
         {
+          g_autoptr(JsonNode) again = NULL;
+          JsonObject *now;
+
           if (running)
             break;
           g_usleep (200 * 1000);
+          now = get_object (engine, path, &again);
+          state = now != NULL ? json_object_get_object_member (now, "State") : NULL;
+          oom = state != NULL && json_object_get_boolean_member_with_default (state, "OOMKilled", FALSE);
+          if (oom)
+            break;
         }
       g_clear_pointer (&events_path, g_free);
       g_clear_pointer (&response, docker_response_free);
