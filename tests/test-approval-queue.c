@@ -7,8 +7,11 @@
 
 #include "test-support.h"
 
-/* Collects requests as the queue announces them, from any thread. */
+/* Collects requests as the queue announces them, from any thread. Each
+ * handler holds a reference: a signal being emitted on a watcher thread
+ * may still run its handler after the test disconnected it. */
 typedef struct {
+  gatomicrefcount ref;
   GMutex lock;
   GCond cond;
   GPtrArray *added;
@@ -38,29 +41,50 @@ on_resolved (SubagentApprovalQueue   *queue,
 }
 
 static Observer *
-observer_new (SubagentApprovalQueue *queue)
+observer_ref (Observer *observer)
 {
-  Observer *observer = g_new0 (Observer, 1);
-
-  g_mutex_init (&observer->lock);
-  g_cond_init (&observer->cond);
-  observer->added = g_ptr_array_new_with_free_func (g_object_unref);
-  observer->resolved = g_ptr_array_new_with_free_func (g_object_unref);
-  g_signal_connect (queue, "request-added", G_CALLBACK (on_added), observer);
-  g_signal_connect (queue, "request-resolved", G_CALLBACK (on_resolved), observer);
+  g_atomic_ref_count_inc (&observer->ref);
   return observer;
 }
 
 static void
-observer_free (SubagentApprovalQueue *queue,
-               Observer              *observer)
+observer_unref (gpointer data,
+                GClosure *closure)
 {
-  g_signal_handlers_disconnect_by_data (queue, observer);
+  Observer *observer = data;
+
+  if (!g_atomic_ref_count_dec (&observer->ref))
+    return;
   g_ptr_array_unref (observer->added);
   g_ptr_array_unref (observer->resolved);
   g_mutex_clear (&observer->lock);
   g_cond_clear (&observer->cond);
   g_free (observer);
+}
+
+static Observer *
+observer_new (SubagentApprovalQueue *queue)
+{
+  Observer *observer = g_new0 (Observer, 1);
+
+  g_atomic_ref_count_init (&observer->ref);
+  g_mutex_init (&observer->lock);
+  g_cond_init (&observer->cond);
+  observer->added = g_ptr_array_new_with_free_func (g_object_unref);
+  observer->resolved = g_ptr_array_new_with_free_func (g_object_unref);
+  g_signal_connect_data (queue, "request-added", G_CALLBACK (on_added), observer_ref (observer), observer_unref, 0);
+  g_signal_connect_data (queue, "request-resolved", G_CALLBACK (on_resolved), observer_ref (observer),
+                         observer_unref, 0);
+  return observer;
+}
+
+/* The handlers' references go when no emission runs them any more. */
+static void
+observer_free (SubagentApprovalQueue *queue,
+               Observer              *observer)
+{
+  g_signal_handlers_disconnect_by_data (queue, observer);
+  observer_unref (observer, NULL);
 }
 
 /* Blocks until @n requests were added (a condition, not a sleep); fails after 10 s. */

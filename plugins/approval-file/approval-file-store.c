@@ -221,8 +221,8 @@ take_spare (AfsStore *self)
 /* Keeps the version a write replaced as the next write's temp inode, once
  * the directory fsync has made the exchange that moved it under its temp
  * name durable (written again before, a crash could leave it torn at the
- * run's name); drops it when no reader was holding it, or a spare is
- * there already. */
+ * run's name); drops it when a reader held it (the writer could not lock
+ * it), or a spare is there already. */
 void
 afs_store_keep_spare (AfsStore *self,
                       AfsSpare *replaced)
