@@ -57,6 +57,9 @@ typedef enum {
   STEP_DONE,
   STEP_FAILED,
   STEP_LOST,               /* the connection went: try again on a new one */
+  STEP_RETRY,              /* the server undid the statement to break a deadlock
+                            * or a serialization conflict: the whole operation
+                            * again (each statement commits alone) */
 } Step;
 
 typedef Step (*StoreOp) (ApgStore  *self,

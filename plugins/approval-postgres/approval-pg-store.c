@@ -271,7 +271,13 @@ exec_failed (ApgConn     *conn,
              Step        *step,
              GError     **error)
 {
-  *step = apg_connection_lost (conn->pg, result) ? STEP_LOST : STEP_FAILED;
+  /* Two batches of verdicts on the same rows may lock them in opposite
+   * orders: the server then aborts one (40P01), which only has to run
+   * again. */
+  if (result_has_state (result, "40P01") || result_has_state (result, "40001"))
+    *step = STEP_RETRY;
+  else
+    *step = apg_connection_lost (conn->pg, result) ? STEP_LOST : STEP_FAILED;
   apg_set_error (error, conn->pg, result, what);
   PQclear (result);
 }
@@ -322,7 +328,8 @@ apg_store_exec (ApgStore           *self,
 }
 
 /* Runs @op on a pooled connection, and again on a new one while the server
- * is away, with backoff, until APG_RECONNECT_DEADLINE_US. */
+ * is away (or on the same pool when the server undid it), with backoff,
+ * until APG_RECONNECT_DEADLINE_US. */
 gboolean
 apg_store_run_op (ApgStore  *self,
                   StoreOp    op,
@@ -368,7 +375,8 @@ apg_store_run_op (ApgStore  *self,
           g_propagate_error (error, g_steal_pointer (&local_error));
           return FALSE;
         }
-      g_debug ("Approvals database connection lost, retrying: %s", local_error->message);
+      g_debug ("%s, retrying: %s", step == STEP_LOST ? "Approvals database connection lost" : "Statement undone",
+               local_error->message);
       g_usleep (delay);
       delay = apg_backoff_next (delay);
     }
