@@ -267,8 +267,11 @@ test_reader_outwaits_stuck_lock (Fixture       *f,
 
 /* Readers of a run written over and over, from another thread, always get
  * a whole document of that run (never one being written, nor another
- * run's). The writes are counted, so that the files stay small and the
- * test takes as long under valgrind as the writes do. */
+ * run's). A race the timing rarely opens: this checks the whole path under
+ * load (and under ASan and valgrind); reader-waits-for-writer-lock is what
+ * fails at once without the readers' lock. The writes are counted, so
+ * that the files stay small and the test takes as long under valgrind as
+ * the writes do. */
 #define WRITES 120
 
 typedef struct {

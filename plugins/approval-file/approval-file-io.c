@@ -52,6 +52,18 @@ set_io_error (GError     **error,
   return FALSE;
 }
 
+/* Whether @fd is the inode at @path right now; @held gets its stat. */
+static gboolean
+still_at (int          fd,
+          const char  *path,
+          struct stat *held)
+{
+  struct stat current;
+
+  return fstat (fd, held) == 0 && lstat (path, &current) == 0
+         && held->st_dev == current.st_dev && held->st_ino == current.st_ino;
+}
+
 int
 afs_lock (const char  *dir,
           const char  *run_id,
@@ -64,7 +76,7 @@ afs_lock (const char  *dir,
    * inode must notice it is no longer the one at @path and start over. */
   for (;;)
     {
-      struct stat held, current;
+      struct stat held;
       int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 
       if (fd < 0)
@@ -81,8 +93,7 @@ afs_lock (const char  *dir,
             set_io_error (error, saved_errno, "lock", path);
             return -1;
           }
-      if (fstat (fd, &held) == 0 && stat (path, &current) == 0
-          && held.st_dev == current.st_dev && held.st_ino == current.st_ino)
+      if (still_at (fd, path, &held))
         return fd;
       close (fd);
     }
@@ -93,18 +104,6 @@ afs_unlock (int fd)
 {
   if (fd >= 0)
     close (fd);
-}
-
-/* Whether @fd is the inode at @path right now; @held gets its stat. */
-static gboolean
-still_at (int          fd,
-          const char  *path,
-          struct stat *held)
-{
-  struct stat current;
-
-  return fstat (fd, held) == 0 && lstat (path, &current) == 0
-         && held->st_dev == current.st_dev && held->st_ino == current.st_ino;
 }
 
 /* Opens @path for reading and holds a shared flock on the version opened,
@@ -473,21 +472,18 @@ afs_commit (const char  *dir,
   return TRUE;
 }
 
-gboolean
+void
 afs_remove_stale_temp (const char *path)
 {
   int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   struct stat st;
-  gboolean stale;
 
   if (fd < 0)
-    return errno == ENOENT;
+    return;
   /* Held: a live writer's next temp file, or a reader's version. */
-  stale = flock (fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK;
-  if (stale && still_at (fd, path, &st))
+  if ((flock (fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) && still_at (fd, path, &st))
     g_unlink (path);
   close (fd);
-  return stale;
 }
 
 gboolean

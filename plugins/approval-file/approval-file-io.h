@@ -66,9 +66,9 @@ gboolean  afs_commit        (const char  *dir,
                              AfsSpare    *replaced,
                              GError     **error);
 /* Removes the temp file @path unless someone holds a flock on it (a writer
- * keeping it for its next write, or a reader of the version it was);
- * returns whether it is gone. Call with the run's lock held. */
-gboolean  afs_remove_stale_temp (const char *path);
+ * keeping it for its next write, or a reader of the version it was). Call
+ * with the run's lock held. */
+void      afs_remove_stale_temp (const char *path);
 gboolean  afs_sync_dir      (const char  *dir,
                              GError     **error);
 gboolean  afs_sync_dir_fd   (int          fd,

@@ -99,6 +99,23 @@ afs_store_new (const char       *dir,
   return self;
 }
 
+/* The spare inode for a write (fd -1: the write then makes its temp file). */
+static AfsSpare
+take_spare (AfsStore *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
+  AfsSpare spare = self->spare;
+
+  self->spare = (AfsSpare) AFS_SPARE_INIT;
+  if (spare.fd >= 0 && self->spare_pid != getpid ())
+    {
+      /* The parent's: its name and lock are the parent's to drop. */
+      g_clear_pointer (&spare.path, g_free);
+      afs_spare_clear (&spare);
+    }
+  return spare;
+}
+
 void
 afs_store_free (AfsStore *self)
 {
@@ -108,9 +125,11 @@ afs_store_free (AfsStore *self)
   g_array_unref (self->retired_dir_fds);
   if (self->dir_fd >= 0)
     close (self->dir_fd);
-  if (self->spare_pid != getpid ())
-    g_clear_pointer (&self->spare.path, g_free);
-  afs_spare_clear (&self->spare);
+  {
+    AfsSpare spare = take_spare (self);
+
+    afs_spare_clear (&spare);
+  }
   g_hash_table_unref (self->cache);
   g_hash_table_unref (self->own_writes);
   g_mutex_clear (&self->mutex);
@@ -199,23 +218,6 @@ afs_store_check_dir (AfsStore  *self,
   }
   *exists = TRUE;
   return TRUE;
-}
-
-/* The spare inode for a write (fd -1: the write then makes its temp file). */
-static AfsSpare
-take_spare (AfsStore *self)
-{
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->mutex);
-  AfsSpare spare = self->spare;
-
-  self->spare = (AfsSpare) AFS_SPARE_INIT;
-  if (spare.fd >= 0 && self->spare_pid != getpid ())
-    {
-      /* The parent's: its name and lock are the parent's to drop. */
-      g_clear_pointer (&spare.path, g_free);
-      afs_spare_clear (&spare);
-    }
-  return spare;
 }
 
 /* Keeps the version a write replaced as the next write's temp inode, once

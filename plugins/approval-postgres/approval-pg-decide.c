@@ -9,7 +9,6 @@
 
 #include <string.h>
 
-#include "approval-pg-sign.h"
 #include "approval-pg-store.h"
 #include "approval-pg-store-private.h"
 
@@ -92,12 +91,7 @@ decide_op (ApgStore  *self,
         }
       json_node_take_object (document, subagent_approval_request_to_json (decided));
       text = json_to_string (document, FALSE);
-      if (self->key != NULL)
-        {
-          g_autofree char *canonical = subagent_json_to_canonical_string (document);
-
-          signature = apg_sign (self->key, canonical);
-        }
+      signature = apg_store_sign_document (self, document);
       {
         const char *params[] = { op->run_id, op->request_id, status_name, text, signature, op->token,
                                  version, self->channel };
@@ -280,6 +274,7 @@ decide_many_op (ApgStore  *self,
         {
           g_autoptr(SubagentApprovalRequest) decided = NULL;
           g_autoptr(JsonNode) document = NULL;
+          g_autofree char *signature = NULL;
 
           if (op->settled[i] || seen[i].request == NULL)
             continue;
@@ -298,11 +293,9 @@ decide_many_op (ApgStore  *self,
           json_builder_add_string_value (builder, status_name);
           json_builder_set_member_name (builder, "d");
           json_builder_add_value (builder, json_node_ref (document));
-          if (self->key != NULL)
+          signature = apg_store_sign_document (self, document);
+          if (signature != NULL)
             {
-              g_autofree char *canonical = subagent_json_to_canonical_string (document);
-              g_autofree char *signature = apg_sign (self->key, canonical);
-
               json_builder_set_member_name (builder, "g");
               json_builder_add_string_value (builder, signature);
             }

@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include "approval-pg-sign.h"
 #include "approval-pg-store.h"
 #include "approval-pg-store-private.h"
 
@@ -75,6 +74,7 @@ save_now (ApgStore    *self,
       SubagentApprovalRequest *request = requests->pdata[i];
       const char *request_id = subagent_approval_request_get_request_id (request);
       g_autoptr(JsonNode) document = json_node_new (JSON_NODE_OBJECT);
+      g_autofree char *signature = NULL;
 
       if (GPOINTER_TO_UINT (g_hash_table_lookup (last, request_id)) != i)
         continue;
@@ -87,11 +87,9 @@ save_now (ApgStore    *self,
                                      subagent_approval_status_to_string (subagent_approval_request_get_status (request)));
       json_builder_set_member_name (builder, "d");
       json_builder_add_value (builder, json_node_ref (document));
-      if (self->key != NULL)
+      signature = apg_store_sign_document (self, document);
+      if (signature != NULL)
         {
-          g_autofree char *canonical = subagent_json_to_canonical_string (document);
-          g_autofree char *signature = apg_sign (self->key, canonical);
-
           json_builder_set_member_name (builder, "g");
           json_builder_add_string_value (builder, signature);
         }

@@ -102,6 +102,8 @@ SubagentApprovalRequest *apg_store_cached_pending (ApgStore    *self,
                                                    const char  *run_id,
                                                    const char  *request_id,
                                                    char       **version);
+char       *apg_store_sign_document    (ApgStore           *self,
+                                        JsonNode           *document);
 GPtrArray  *apg_store_read_run         (ApgStore           *self,
                                         const char         *run_id,
                                         GError            **error);

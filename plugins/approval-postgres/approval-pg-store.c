@@ -390,6 +390,20 @@ apg_store_report_integrity (ApgStore     *self,
   self->report (run_id, error, self->report_data);
 }
 
+/* The signature a row holding @document gets: the HMAC of its canonical
+ * JSON, or NULL without a key. */
+char *
+apg_store_sign_document (ApgStore *self,
+                         JsonNode *document)
+{
+  g_autofree char *canonical = NULL;
+
+  if (self->key == NULL)
+    return NULL;
+  canonical = subagent_json_to_canonical_string (document);
+  return apg_sign (self->key, canonical);
+}
+
 /* The request a row holds, if it verifies: its signature (with a key), its
  * action digest, and that it names the row's run, request and status. */
 SubagentApprovalRequest *
