@@ -100,7 +100,7 @@ guint         openai_client_get_retries (OpenaiClient   *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (OpenaiClient, openai_client_free)
 
-/* ---- built-in workspace tools (openai-tools.c) -------------------------- */
+/* ---- built-in workspace tools (openai-tools*.c) ------------------------- */
 typedef struct _OpenaiToolEnv OpenaiToolEnv;
 
 #define OPENAI_BASH_DEFAULT_TIMEOUT_MS (120 * 1000)
