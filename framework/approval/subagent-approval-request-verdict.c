@@ -9,9 +9,6 @@
 #include "subagent-approval-private.h"
 #include "subagent-approval-request-private.h"
 
-#define TEXT_MAX_LENGTH SUBAGENT_APPROVAL_TEXT_MAX_LENGTH
-#define NAME_MAX_LENGTH SUBAGENT_APPROVAL_NAME_MAX_LENGTH
-
 static gboolean
 transition_locked (SubagentApprovalRequest *self,
                    SubagentApprovalStatus   to,
@@ -83,10 +80,10 @@ subagent_approval_request_transition (SubagentApprovalRequest *self,
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
 
   if (to != SUBAGENT_APPROVAL_STATUS_APPROVED)
-    clean_reason = subagent_approval_text_sanitize (reason, TEXT_MAX_LENGTH);
+    clean_reason = subagent_approval_text_sanitize (reason, SUBAGENT_APPROVAL_TEXT_MAX_LENGTH);
   if (clean_reason == NULL)
     clean_reason = g_strdup (default_reason (to));
-  clean_actor = subagent_approval_text_sanitize (actor, NAME_MAX_LENGTH);
+  clean_actor = subagent_approval_text_sanitize (actor, SUBAGENT_APPROVAL_NAME_MAX_LENGTH);
   if (clean_actor == NULL &&
       (to == SUBAGENT_APPROVAL_STATUS_APPROVED || to == SUBAGENT_APPROVAL_STATUS_DENIED))
     clean_actor = g_strdup ("human");
