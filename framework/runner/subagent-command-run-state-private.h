@@ -27,6 +27,7 @@ G_BEGIN_DECLS
 #define LINE_MAX_BYTES (1024 * 1024)
 #define STDOUT_READ_CHUNK 65536
 
+/* One command run: the task data of its GTask. */
 typedef struct {
   SubagentRunContext *context;
   char *label;                   /* “name” for messages */
