@@ -82,7 +82,7 @@ gboolean             snapshot_manifest_dir_entry_is_dir (SnapshotManifestDir *di
 gboolean snapshot_tree_has_holders (const char *tree,
                                     int        *pid_out);
 
-/* snapshot-pool.c */
+/* snapshot-sync.c (syncing a tree with its parent) and snapshot-pool.c */
 typedef struct {
   guint copied;         /* files and links copied again */
   guint removed;        /* entries removed from the tree */
@@ -92,7 +92,7 @@ typedef struct {
   gint64 sync_started;  /* coarse real time (ns) when the sync began */
 } SnapshotSyncStats;
 
-gint64   snapshot_pool_clock_now (void);
+/* snapshot-sync.c */
 gboolean snapshot_tree_sync      (const char         *source,
                                   const char         *dest,
                                   const char * const *exclude_top_level,
@@ -103,6 +103,8 @@ gboolean snapshot_tree_sync      (const char         *source,
                                   SnapshotManifest   *trusted,
                                   SnapshotSyncStats  *stats,
                                   GError            **error);
+/* snapshot-pool.c */
+gint64   snapshot_pool_clock_now (void);
 gboolean snapshot_pool_take      (const char         *snapshot_dir,
                                   const char         *parent,
                                   const char         *tree,
