@@ -10,14 +10,19 @@
  *     supervisor (batch, max-parallel 4) — against 1,000 plain GSubprocess
  *     spawns of `true` and 1,000 bare posix_spawn() + waitpid()s, 4 at a
  *     time. Target (issue 16): supervisor ≤ 1.2× the bare spawns. The CPU
- *     columns split this process (the framework) from its children.
+ *     columns split this process (the framework) from its children. A
+ *     fourth loop, the floor, is plain C doing for each child only what the
+ *     framework must (its own cgroup, a Landlock domain, its own session,
+ *     three pipes, three records appended, the session records synced
+ *     every 10 ms; bench/command-floor.c): what is
+ *     left between it and the supervisor is the framework's own cost.
  *  3. The same command children through the manager with `confinement:
  *     none` against the default (a Landlock domain, a private TMPDIR, its
  *     own session): what confinement costs per child.
  *
  * Usage: supervisor [--children N] [--parallel P]
- *        [--only in-process|command|command-manager|command-supervisor|command-bare]
- * (the last three run only those children: for perf and strace.)
+ *        [--only in-process|command|command-manager|command-supervisor|command-bare|command-floor]
+ * (the last four run only those children: for perf and strace.)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -30,6 +35,8 @@
 extern char **environ;
 
 #include <subagent.h>
+
+#include "command-floor.h"
 
 /* A runner that answers at once. */
 #define BENCH_TYPE_RUNNER (bench_runner_get_type ())
@@ -314,6 +321,20 @@ spawn_more_posix (Spawns *spawns)
     spawns->done = TRUE;
 }
 
+/* Seconds for @n floor children (command-floor.c), in a directory of
+ * their own. */
+static double
+floor_spawns (guint     n,
+              guint     parallel,
+              gboolean *confined)
+{
+  g_autofree char *root = make_root ("name: bench\n");
+  double seconds = command_floor_run (root, n, parallel, confined);
+
+  remove_tree (root);
+  return seconds;
+}
+
 /* Seconds for @n spawns of `true`, @parallel at a time, each started by
  * @more: plain GSubprocess, or bare posix_spawn() (the primitive the command
  * runner uses for a child on the host), for scale. */
@@ -373,7 +394,8 @@ bench_commands (guint children,
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
-  double plain, man, sup, bare, cpu[5], host[5];
+  double plain, man, sup, bare, lean, cpu[6], host[6];
+  gboolean confined;
 
   if (manager == NULL)
     die ("manager", error);
@@ -392,6 +414,9 @@ bench_commands (guint children,
   bare = timed_spawns (children, parallel, spawn_more_posix);
   cpu[4] = cpu_seconds ();
   host[4] = host_cpu_seconds ();
+  lean = floor_spawns (children, parallel, &confined);
+  cpu[5] = cpu_seconds ();
+  host[5] = host_cpu_seconds ();
   g_clear_object (&manager);
   remove_tree (root);
 
@@ -434,9 +459,15 @@ bench_commands (guint children,
           1000 * (host[3] - host[2]) / children);
   printf ("  bare posix_spawn + waitpid    %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f\n",
           bare, 1000 * bare / children, 1000 * (cpu[4] - cpu[3]) / children, 1000 * (host[4] - host[3]) / children);
+  printf ("  floor (plain C, same duties)  %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f%s\n",
+          lean, 1000 * lean / children, 1000 * (cpu[5] - cpu[4]) / children, 1000 * (host[5] - host[4]) / children,
+          confined ? "" : " (NOT confined: no Landlock or no writable cgroup2 here)");
   printf ("  supervisor ÷ bare posix_spawn: %.2fx wall, %.2fx cpu (target <= 1.2x wall); manager ÷ bare: %.2fx wall, "
           "%.2fx cpu\n", sup / bare, (cpu[3] - cpu[2]) / (cpu[4] - cpu[3]), man / bare,
           (cpu[2] - cpu[1]) / (cpu[4] - cpu[3]));
+  printf ("  floor ÷ bare posix_spawn: %.2fx wall, %.2fx cpu (what the duties cost); supervisor ÷ floor: %.2fx wall, "
+          "%.2fx cpu (what the framework adds)\n", lean / bare, (cpu[5] - cpu[4]) / (cpu[4] - cpu[3]), sup / lean,
+          (cpu[3] - cpu[2]) / (cpu[5] - cpu[4]));
 }
 
 /* Only the manager's or the supervisor's command children (Landlock, the
@@ -449,6 +480,8 @@ profile_commands (guint       children,
 {
   gboolean manager_alone = g_str_equal (which, "command-manager");
   gboolean supervisor = g_str_equal (which, "command-supervisor");
+  gboolean lean = g_str_equal (which, "command-floor");
+  gboolean confined = TRUE;
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
@@ -460,12 +493,14 @@ profile_commands (guint       children,
   host0 = host_cpu_seconds ();
   wall = manager_alone ? through_manager (manager, children, parallel)
        : supervisor ? through_supervisor (manager, children, parallel)
-                    : timed_spawns (children, parallel, spawn_more_posix);
-  printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f\n",
+       : lean ? floor_spawns (children, parallel, &confined)
+              : timed_spawns (children, parallel, spawn_more_posix);
+  printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f%s\n",
           manager_alone ? "manager alone              " : supervisor ? "supervisor (batch)         "
-                                                                       : "bare posix_spawn + waitpid ",
+          : lean ? "floor (plain C)            " : "bare posix_spawn + waitpid ",
           wall, 1000 * wall / children,
-          1000 * (cpu_seconds () - cpu0) / children, 1000 * (host_cpu_seconds () - host0) / children);
+          1000 * (cpu_seconds () - cpu0) / children, 1000 * (host_cpu_seconds () - host0) / children,
+          confined ? "" : " (NOT confined)");
   g_clear_object (&manager);
   remove_tree (root);
 }
@@ -480,8 +515,9 @@ main (int argc, char *argv[])
     { "children", 'n', 0, G_OPTION_ARG_INT, &children, "Children per measurement (default 1000)", "N" },
     { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
     { "only", 0, 0, G_OPTION_ARG_STRING, &only,
-      "Measure only in-process or command children; command-manager, command-supervisor and command-bare run only "
-      "those children, for perf and strace", "in-process|command|command-manager|command-supervisor|command-bare" },
+      "Measure only in-process or command children; command-manager, command-supervisor, command-bare and "
+      "command-floor run only those children, for perf and strace",
+      "in-process|command|command-manager|command-supervisor|command-bare|command-floor" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("— supervisor overhead");
@@ -494,8 +530,8 @@ main (int argc, char *argv[])
     die ("--children and --parallel must be at least 1", NULL);
   if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command") &&
       !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-supervisor") &&
-      !g_str_equal (only, "command-bare"))
-    die ("--only takes in-process, command, command-manager, command-supervisor or command-bare", NULL);
+      !g_str_equal (only, "command-bare") && !g_str_equal (only, "command-floor"))
+    die ("--only takes in-process, command, command-manager, command-supervisor, command-bare or command-floor", NULL);
   if (only != NULL && g_str_has_prefix (only, "command-"))
     {
       profile_commands (children, parallel, only);

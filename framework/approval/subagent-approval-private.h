@@ -12,7 +12,7 @@ G_BEGIN_DECLS
 #define SUBAGENT_APPROVAL_TEXT_MAX_LENGTH 4096
 #define SUBAGENT_APPROVAL_NAME_MAX_LENGTH 256
 
-/* The waiting host of a request (subagent-approval-request.c). */
+/* The waiting host of a request (subagent-approval-request-host.c). */
 G_GNUC_INTERNAL
 gboolean _subagent_host_process_start_time   (gint64                   pid,
                                               guint64                 *out_start);

@@ -1,15 +1,17 @@
-/* subagent-approval-request.c: one destructive tool call waiting for a verdict.
+/* subagent-approval-request.c: one destructive tool call waiting for a verdict:
+ * the object, its construction, copies and the call's getters (the verdict:
+ * subagent-approval-request-verdict.c; the waiting host: -host.c).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "config.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #include "subagent.h"
 #include "subagent-approval-private.h"
 #include "subagent-json-line-private.h"
+#include "subagent-approval-request-private.h"
 
 /**
  * SubagentApprovalRequest:
@@ -37,41 +39,6 @@
  * are written once and never freed before the request, so they stay valid
  * while the caller holds a reference.
  */
-struct _SubagentApprovalRequest
-{
-  GObject parent_instance;
-
-  char *request_id;
-  char *subagent_id;
-  char *parent_run_id;
-  char *subagent_name;
-  char *tool_name;
-  /* NULL in a copy until its getter is called: the copy reads the
-   * arguments of @arguments_owner (kept alive, never changed) until then. */
-  JsonObject *tool_arguments;
-  SubagentApprovalRequest *arguments_owner;
-  char *permission_mode;
-  char *isolation;
-  gint batch_index;
-  char *worktree_path;
-  char *created_at;
-  guint timeout_seconds;
-  char *action_digest;
-  /* The process waiting for the verdict; host_pid 0 when unknown (a
-   * document written before it was recorded). */
-  gint64 host_pid;
-  guint64 host_start_time;
-  char *host_boot_id;
-  char *host_name;
-
-  GMutex lock;
-  SubagentApprovalStatus status;
-  char *approved_at;
-  char *denied_at;
-  char *denial_reason;
-  char *approved_by;
-};
-
 G_DEFINE_FINAL_TYPE (SubagentApprovalRequest, subagent_approval_request, G_TYPE_OBJECT)
 
 enum {
@@ -102,8 +69,8 @@ static GParamSpec *properties[N_PROPS];
 #define TEXT_MAX_LENGTH SUBAGENT_APPROVAL_TEXT_MAX_LENGTH
 #define NAME_MAX_LENGTH SUBAGENT_APPROVAL_NAME_MAX_LENGTH
 
-static char *
-now_iso8601 (void)
+char *
+_subagent_approval_request_now_iso8601 (void)
 {
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   char text[SUBAGENT_TIME_TEXT_SIZE];
@@ -147,7 +114,7 @@ subagent_approval_request_constructed (GObject *object)
   if (self->created_at == NULL || *self->created_at == '\0')
     {
       g_free (self->created_at);
-      self->created_at = now_iso8601 ();
+      self->created_at = _subagent_approval_request_now_iso8601 ();
     }
   if (self->tool_arguments == NULL)
     self->tool_arguments = sealed_copy (NULL);
@@ -406,45 +373,11 @@ subagent_approval_request_init (SubagentApprovalRequest *self)
   self->status = SUBAGENT_APPROVAL_STATUS_PENDING;
 }
 
-/* This process as the host that waits for its requests' verdicts. Its
- * start time and the boot id cannot change while it runs, so they are read
- * once (two /proc files, four system calls each, on every request's way to
- * the store otherwise); a forked child has another pid and reads its own. */
-static gboolean
-own_host (gint64   *out_pid,
-          guint64  *out_start,
-          char    **out_boot_id)
+/* For subagent-approval-request-verdict.c, which changes the status. */
+void
+_subagent_approval_request_notify_status (SubagentApprovalRequest *self)
 {
-  static GMutex lock;
-  static gint64 cached_pid;
-  static guint64 cached_start;
-  static char *cached_boot_id;
-  gint64 pid = getpid ();
-  gboolean known;
-
-  g_mutex_lock (&lock);
-  if (cached_pid != pid || cached_boot_id == NULL)
-    {
-      guint64 start = 0;
-      g_autofree char *boot_id = _subagent_host_boot_id ();
-
-      if (boot_id != NULL && _subagent_host_process_start_time (pid, &start))
-        {
-          g_free (cached_boot_id);
-          cached_boot_id = g_steal_pointer (&boot_id);
-          cached_start = start;
-          cached_pid = pid;
-        }
-    }
-  known = cached_pid == pid && cached_boot_id != NULL;
-  if (known)
-    {
-      *out_pid = pid;
-      *out_start = cached_start;
-      *out_boot_id = g_strdup (cached_boot_id);
-    }
-  g_mutex_unlock (&lock);
-  return known;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS]);
 }
 
 /**
@@ -511,7 +444,7 @@ subagent_approval_request_new (const char *subagent_id,
     guint64 start = 0;
     gint64 pid = 0;
 
-    if (own_host (&pid, &start, &boot_id))
+    if (_subagent_approval_request_own_host (&pid, &start, &boot_id))
       _subagent_approval_request_set_host (request, pid, start, boot_id, g_get_host_name ());
   }
   return request;
@@ -573,196 +506,6 @@ subagent_approval_request_copy (SubagentApprovalRequest *self)
   return copy;
 }
 
-static gboolean
-transition_locked (SubagentApprovalRequest *self,
-                   SubagentApprovalStatus   to,
-                   char                    *stamp,
-                   char                    *reason,
-                   char                    *actor)
-{
-  if (self->status != SUBAGENT_APPROVAL_STATUS_PENDING || !subagent_approval_status_is_terminal (to) ||
-      to > SUBAGENT_APPROVAL_STATUS_ABANDONED)
-    {
-      g_free (stamp);
-      g_free (reason);
-      g_free (actor);
-      return FALSE;
-    }
-  self->status = to;
-  if (to == SUBAGENT_APPROVAL_STATUS_APPROVED)
-    {
-      self->approved_at = stamp;
-      g_free (reason);
-    }
-  else
-    {
-      self->denied_at = stamp;
-      self->denial_reason = reason;
-    }
-  self->approved_by = actor;
-  return TRUE;
-}
-
-static const char *
-default_reason (SubagentApprovalStatus to)
-{
-  switch (to)
-    {
-    case SUBAGENT_APPROVAL_STATUS_DENIED: return "Denied by human";
-    case SUBAGENT_APPROVAL_STATUS_TIMEOUT: return "No verdict before the request timed out";
-    case SUBAGENT_APPROVAL_STATUS_CANCELLED: return "Cancelled before a verdict";
-    case SUBAGENT_APPROVAL_STATUS_ABANDONED: return "Abandoned: the host that waited for it is gone";
-    default: return NULL;
-    }
-}
-
-/**
- * subagent_approval_request_transition:
- * @self: a request
- * @to: the terminal state to reach
- * @reason: (nullable): why, for every state but approval (a default is used when %NULL)
- * @actor: (nullable): who gives the verdict; %NULL is `human` for approval and denial
- *
- * Moves the request from %SUBAGENT_APPROVAL_STATUS_PENDING to @to, the only
- * change a request ever makes. Approval stamps `approved_at`; denial,
- * timeout and cancellation stamp `denied_at` and record @reason. Safe to
- * call from any thread; of concurrent callers exactly one succeeds.
- *
- * Returns: %TRUE if the request moved; %FALSE if it was not pending or @to
- *   is not a terminal state
- */
-gboolean
-subagent_approval_request_transition (SubagentApprovalRequest *self,
-                                      SubagentApprovalStatus   to,
-                                      const char              *reason,
-                                      const char              *actor)
-{
-  gboolean moved;
-  char *clean_reason = NULL;
-  char *clean_actor;
-
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
-
-  if (to != SUBAGENT_APPROVAL_STATUS_APPROVED)
-    clean_reason = subagent_approval_text_sanitize (reason, TEXT_MAX_LENGTH);
-  if (clean_reason == NULL)
-    clean_reason = g_strdup (default_reason (to));
-  clean_actor = subagent_approval_text_sanitize (actor, NAME_MAX_LENGTH);
-  if (clean_actor == NULL &&
-      (to == SUBAGENT_APPROVAL_STATUS_APPROVED || to == SUBAGENT_APPROVAL_STATUS_DENIED))
-    clean_actor = g_strdup ("human");
-
-  g_mutex_lock (&self->lock);
-  moved = transition_locked (self, to, now_iso8601 (), clean_reason, clean_actor);
-  g_mutex_unlock (&self->lock);
-
-  if (moved)
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS]);
-  return moved;
-}
-
-void
-subagent_approval_request_get_verdict (SubagentApprovalRequest *self,
-                                       SubagentApprovalStatus  *status,
-                                       const char             **approved_at,
-                                       const char             **denied_at,
-                                       const char             **denial_reason,
-                                       const char             **approved_by)
-{
-  g_mutex_lock (&self->lock);
-  if (status)
-    *status = self->status;
-  if (approved_at)
-    *approved_at = self->approved_at;
-  if (denied_at)
-    *denied_at = self->denied_at;
-  if (denial_reason)
-    *denial_reason = self->denial_reason;
-  if (approved_by)
-    *approved_by = self->approved_by;
-  g_mutex_unlock (&self->lock);
-}
-
-void
-subagent_approval_request_restore_verdict (SubagentApprovalRequest *self,
-                                           SubagentApprovalStatus   status,
-                                           const char              *approved_at,
-                                           const char              *denied_at,
-                                           const char              *denial_reason,
-                                           const char              *approved_by)
-{
-  g_mutex_lock (&self->lock);
-  g_assert (self->status == SUBAGENT_APPROVAL_STATUS_PENDING && self->approved_at == NULL &&
-            self->denied_at == NULL && self->denial_reason == NULL && self->approved_by == NULL);
-  self->status = status;
-  self->approved_at = g_strdup (approved_at);
-  self->denied_at = g_strdup (denied_at);
-  self->denial_reason = g_strdup (denial_reason);
-  self->approved_by = g_strdup (approved_by);
-  g_mutex_unlock (&self->lock);
-}
-
-gboolean
-subagent_approval_request_adopt (SubagentApprovalRequest *self,
-                                 SubagentApprovalRequest *source)
-{
-  gboolean moved;
-  SubagentApprovalStatus to;
-  char *stamp, *reason, *actor;
-
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (source), FALSE);
-  g_return_val_if_fail (g_strcmp0 (self->request_id, source->request_id) == 0, FALSE);
-
-  /* The verdict is for an action: a stored request rewritten with other
-   * arguments (and a digest recomputed for them) under this id is another
-   * action, whose verdict this request must not take. */
-  if (g_strcmp0 (self->action_digest, source->action_digest) != 0)
-    {
-      g_message ("Approval request %s: the stored verdict is for another action (digest %s, not %s); ignoring it",
-                 self->request_id, source->action_digest ? source->action_digest : "none",
-                 self->action_digest ? self->action_digest : "none");
-      return FALSE;
-    }
-
-  g_mutex_lock (&source->lock);
-  to = source->status;
-  stamp = g_strdup (to == SUBAGENT_APPROVAL_STATUS_APPROVED ? source->approved_at : source->denied_at);
-  reason = g_strdup (source->denial_reason);
-  actor = g_strdup (source->approved_by);
-  g_mutex_unlock (&source->lock);
-
-  g_mutex_lock (&self->lock);
-  moved = transition_locked (self, to, stamp, reason, actor);
-  g_mutex_unlock (&self->lock);
-
-  if (moved)
-    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATUS]);
-  return moved;
-}
-
-/* The verdict strings are written once under the lock and then never
- * change, so returning them after unlocking is safe. */
-static const char *
-locked_string (SubagentApprovalRequest *self,
-               char                   **field)
-{
-  const char *value;
-
-  g_mutex_lock (&self->lock);
-  value = *field;
-  g_mutex_unlock (&self->lock);
-  return value;
-}
-
-#define GETTER(type, name, expr) \
-  type \
-  subagent_approval_request_get_##name (SubagentApprovalRequest *self) \
-  { \
-    g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), 0); \
-    return (expr); \
-  }
-
 /**
  * subagent_approval_request_get_request_id:
  * @self: a request
@@ -773,7 +516,7 @@ locked_string (SubagentApprovalRequest *self,
  *
  * Since: 0.2
  */
-GETTER (const char *, request_id, self->request_id)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, request_id, self->request_id)
 /**
  * subagent_approval_request_get_subagent_id:
  * @self: a request
@@ -784,7 +527,7 @@ GETTER (const char *, request_id, self->request_id)
  *
  * Since: 0.2
  */
-GETTER (const char *, subagent_id, self->subagent_id)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, subagent_id, self->subagent_id)
 /**
  * subagent_approval_request_get_parent_run_id:
  * @self: a request
@@ -795,7 +538,7 @@ GETTER (const char *, subagent_id, self->subagent_id)
  *
  * Since: 0.2
  */
-GETTER (const char *, parent_run_id, self->parent_run_id)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, parent_run_id, self->parent_run_id)
 /**
  * subagent_approval_request_get_subagent_name:
  * @self: a request
@@ -806,7 +549,7 @@ GETTER (const char *, parent_run_id, self->parent_run_id)
  *
  * Since: 0.2
  */
-GETTER (const char *, subagent_name, self->subagent_name)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, subagent_name, self->subagent_name)
 /**
  * subagent_approval_request_get_tool_name:
  * @self: a request
@@ -817,7 +560,7 @@ GETTER (const char *, subagent_name, self->subagent_name)
  *
  * Since: 0.2
  */
-GETTER (const char *, tool_name, self->tool_name)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, tool_name, self->tool_name)
 /**
  * subagent_approval_request_get_tool_arguments:
  * @self: a request
@@ -864,7 +607,7 @@ _subagent_approval_request_peek_tool_arguments (SubagentApprovalRequest *self)
  *
  * Since: 0.2
  */
-GETTER (const char *, permission_mode, self->permission_mode)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, permission_mode, self->permission_mode)
 /**
  * subagent_approval_request_get_isolation:
  * @self: a request
@@ -875,7 +618,7 @@ GETTER (const char *, permission_mode, self->permission_mode)
  *
  * Since: 0.2
  */
-GETTER (const char *, isolation, self->isolation)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, isolation, self->isolation)
 /**
  * subagent_approval_request_get_batch_index:
  * @self: a request
@@ -886,7 +629,7 @@ GETTER (const char *, isolation, self->isolation)
  *
  * Since: 0.2
  */
-GETTER (gint, batch_index, self->batch_index)
+SUBAGENT_APPROVAL_REQUEST_GETTER (gint, batch_index, self->batch_index)
 /**
  * subagent_approval_request_get_worktree_path:
  * @self: a request
@@ -897,7 +640,7 @@ GETTER (gint, batch_index, self->batch_index)
  *
  * Since: 0.2
  */
-GETTER (const char *, worktree_path, self->worktree_path)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, worktree_path, self->worktree_path)
 /**
  * subagent_approval_request_get_created_at:
  * @self: a request
@@ -908,7 +651,7 @@ GETTER (const char *, worktree_path, self->worktree_path)
  *
  * Since: 0.2
  */
-GETTER (const char *, created_at, self->created_at)
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, created_at, self->created_at)
 /**
  * subagent_approval_request_get_timeout_seconds:
  * @self: a request
@@ -919,7 +662,7 @@ GETTER (const char *, created_at, self->created_at)
  *
  * Since: 0.2
  */
-GETTER (guint, timeout_seconds, self->timeout_seconds)
+SUBAGENT_APPROVAL_REQUEST_GETTER (guint, timeout_seconds, self->timeout_seconds)
 /**
  * subagent_approval_request_get_action_digest:
  * @self: a request
@@ -930,175 +673,4 @@ GETTER (guint, timeout_seconds, self->timeout_seconds)
  *
  * Since: 0.2
  */
-GETTER (const char *, action_digest, self->action_digest)
-/**
- * subagent_approval_request_get_approved_at:
- * @self: a request
- *
- * Gets when the request was approved.
- *
- * Returns: (transfer none) (nullable): when the request was approved
- *
- * Since: 0.2
- */
-GETTER (const char *, approved_at, locked_string (self, &self->approved_at))
-/**
- * subagent_approval_request_get_denied_at:
- * @self: a request
- *
- * Gets when the request was denied, timed out or cancelled.
- *
- * Returns: (transfer none) (nullable): when the request was denied, timed out or cancelled
- *
- * Since: 0.2
- */
-GETTER (const char *, denied_at, locked_string (self, &self->denied_at))
-/**
- * subagent_approval_request_get_denial_reason:
- * @self: a request
- *
- * Gets why the request was denied, timed out or cancelled.
- *
- * Returns: (transfer none) (nullable): why the request was denied, timed out or cancelled
- *
- * Since: 0.2
- */
-GETTER (const char *, denial_reason, locked_string (self, &self->denial_reason))
-/**
- * subagent_approval_request_get_approved_by:
- * @self: a request
- *
- * Gets who gave the verdict.
- *
- * Returns: (transfer none) (nullable): who gave the verdict
- *
- * Since: 0.2
- */
-GETTER (const char *, approved_by, locked_string (self, &self->approved_by))
-
-/**
- * subagent_approval_request_get_status:
- * @self: a request
- *
- * Gets the request's current state.
- *
- * Returns: the request's current state
- *
- * Since: 0.2
- */
-SubagentApprovalStatus
-subagent_approval_request_get_status (SubagentApprovalRequest *self)
-{
-  SubagentApprovalStatus status;
-
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), SUBAGENT_APPROVAL_STATUS_PENDING);
-
-  g_mutex_lock (&self->lock);
-  status = self->status;
-  g_mutex_unlock (&self->lock);
-  return status;
-}
-
-/* ---- the waiting host ------------------------------------------------------ */
-
-gboolean
-_subagent_host_process_start_time (gint64   pid,
-                                   guint64 *out_start)
-{
-  /* Field 22 of /proc/<pid>/stat, as owner records keep it. */
-  return pid > 0 && pid <= G_MAXINT && subagent_owner_get_process_start_time ((GPid) pid, out_start, NULL);
-}
-
-char *
-_subagent_host_boot_id (void)
-{
-  char *text = NULL;
-
-  if (!g_file_get_contents ("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
-    return NULL;
-  return g_strstrip (text);
-}
-
-void
-_subagent_approval_request_set_host (SubagentApprovalRequest *self,
-                                     gint64                   pid,
-                                     guint64                  start_time,
-                                     const char              *boot_id,
-                                     const char              *host_name)
-{
-  g_return_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self));
-  self->host_pid = pid;
-  self->host_start_time = start_time;
-  g_free (self->host_boot_id);
-  self->host_boot_id = g_strdup (boot_id);
-  g_free (self->host_name);
-  self->host_name = g_strdup (host_name);
-}
-
-/**
- * subagent_approval_request_get_host:
- * @self: a request
- * @out_pid: (out) (optional): the pid of the process waiting for the verdict
- * @out_start_time: (out) (optional): its start time (clock ticks after boot,
- *   field 22 of `/proc/<pid>/stat`)
- * @out_boot_id: (out) (optional) (transfer none): the boot id of its machine
- * @out_host_name: (out) (optional) (transfer none): its machine's host name
- *
- * The host that waits for this request's verdict, as recorded when it was
- * made. Documents written before the host was recorded have none.
- *
- * Returns: %TRUE if the request records its host
- *
- * Since: 0.2
- */
-gboolean
-subagent_approval_request_get_host (SubagentApprovalRequest  *self,
-                                    gint64                   *out_pid,
-                                    guint64                  *out_start_time,
-                                    const char              **out_boot_id,
-                                    const char              **out_host_name)
-{
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
-  if (out_pid)
-    *out_pid = self->host_pid;
-  if (out_start_time)
-    *out_start_time = self->host_start_time;
-  if (out_boot_id)
-    *out_boot_id = self->host_boot_id;
-  if (out_host_name)
-    *out_host_name = self->host_name;
-  return self->host_pid > 0 && self->host_boot_id != NULL && self->host_name != NULL;
-}
-
-/**
- * subagent_approval_request_is_abandoned:
- * @self: a request
- *
- * Whether nobody waits for this request any more: it is pending, its host
- * ran on this machine (same boot id and host name) and that process is
- * gone (its pid no longer runs, or runs another program started at another
- * time). A request of another machine, or without a recorded host, is
- * never abandoned: this process cannot tell.
- *
- * Returns: %TRUE if the request is abandoned
- *
- * Since: 0.2
- */
-gboolean
-subagent_approval_request_is_abandoned (SubagentApprovalRequest *self)
-{
-  g_autofree char *boot_id = NULL;
-  guint64 start = 0;
-
-  g_return_val_if_fail (SUBAGENT_IS_APPROVAL_REQUEST (self), FALSE);
-  if (subagent_approval_request_get_status (self) != SUBAGENT_APPROVAL_STATUS_PENDING ||
-      !subagent_approval_request_get_host (self, NULL, NULL, NULL, NULL))
-    return FALSE;
-  boot_id = _subagent_host_boot_id ();
-  if (boot_id == NULL || !g_str_equal (boot_id, self->host_boot_id) ||
-      !g_str_equal (g_get_host_name (), self->host_name))
-    return FALSE;
-  if (!_subagent_host_process_start_time (self->host_pid, &start))
-    return TRUE;   /* no such process */
-  return start != self->host_start_time;
-}
+SUBAGENT_APPROVAL_REQUEST_GETTER (const char *, action_digest, self->action_digest)

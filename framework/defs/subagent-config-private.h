@@ -1,4 +1,4 @@
-/* subagent-config-private.h: what subagent-config.c shares with
+/* subagent-config-private.h: what subagent-config-load.c shares with
  * subagent-config-models.c and the routing policy. Not installed, not
  * introspected.
  *
