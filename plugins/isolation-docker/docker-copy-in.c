@@ -1,6 +1,6 @@
 /* docker-copy-in.c: the workspace into a container's /workspace.
  *
- * Two ways, the same tar stream (docker-tar.c) either way:
+ * Two ways, the same tar stream (docker-tar-write.c) either way:
  *
  *  - through a `tar` run in the container (an exec whose stdin is the
  *    stream): the engine only passes bytes along. The engine's own PUT

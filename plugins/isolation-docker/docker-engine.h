@@ -150,7 +150,7 @@ gboolean        docker_exec_read_frame (DockerResponse  *stream,
                                         GCancellable    *cancellable,
                                         GError         **error);
 
-/* ---- docker-tar.c: the workspace as a tar stream -------------------------- */
+/* ---- docker-tar*.c: the workspace as a tar stream ------------------------- */
 
 typedef struct {
   guint64 entries;          /* headers written, pax records not counted */
