@@ -1,7 +1,7 @@
 /* snapshot-manifest.c: what the parent looked like when a pooled tree was
  * last synced with it, and a one-sided check that it still does.
  *
- * The sync that parks a tree (snapshot-pool.c) records, for every
+ * The sync that parks a tree (snapshot-sync.c) records, for every
  * directory it walked in the parent, the directory's own status and the
  * status of each file and link in it that the tree holds. Prepare then
  * only has to prove that the parent has not changed since, with one stat
