@@ -435,23 +435,10 @@ docker_tar_remove_unseen (Applier     *a,
                           const char  *rel,
                           GError     **error)
 {
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
-  struct dirent *de;
-  DIR *dir;
+  g_autoptr(GPtrArray) names = docker_tar_list_dir (dir_fd, rel, NULL, error);
 
-  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
-    {
-      int saved = errno;
-      if (dup_fd >= 0)
-        close (dup_fd);
-      return docker_tar_errno_error (error, saved, "read directory", *rel ? rel : ".");
-    }
-  rewinddir (dir);   /* the offset is shared with dir_fd's description */
-  while ((de = readdir (dir)) != NULL)
-    if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, ".."))
-      g_ptr_array_add (names, g_strdup (de->d_name));
-  closedir (dir);
+  if (names == NULL)
+    return FALSE;
 
   for (guint i = 0; i < names->len; i++)
     {

@@ -67,6 +67,11 @@ gboolean docker_tar_errno_error           (GError     **error,
                                            int          saved,
                                            const char  *what,
                                            const char  *path);
+G_GNUC_INTERNAL
+GPtrArray *docker_tar_list_dir            (int                  dir_fd,
+                                           const char          *rel,
+                                           const char * const  *leave_out,
+                                           GError             **error);
 
 /* docker-tar-apply.c: reading the archive */
 G_GNUC_INTERNAL

@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -184,24 +183,10 @@ write_dir (Writer              *w,
            const SubagentExcludeSet *secrets,
            GError             **error)
 {
-  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
-  struct dirent *de;
-  DIR *dir;
+  g_autoptr(GPtrArray) names = docker_tar_list_dir (dir_fd, rel, *rel == '\0' ? exclude : NULL, error);
 
-  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
-    {
-      int saved = errno;
-      if (dup_fd >= 0)
-        close (dup_fd);
-      return docker_tar_errno_error (error, saved, "read directory", *rel ? rel : ".");
-    }
-  rewinddir (dir);   /* the offset is shared with dir_fd's description */
-  while ((de = readdir (dir)) != NULL)
-    if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, "..") &&
-        !(*rel == '\0' && exclude != NULL && g_strv_contains (exclude, de->d_name)))
-      g_ptr_array_add (names, g_strdup (de->d_name));
-  closedir (dir);
+  if (names == NULL)
+    return FALSE;
 
   for (guint i = 0; i < names->len; i++)
     {

@@ -8,6 +8,10 @@
  */
 #include "config.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <gio/gio.h>
 
 #include "docker-tar-private.h"
@@ -21,6 +25,37 @@ docker_tar_errno_error (GError    **error,
   g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "Could not %s %s: %s", what, path,
                g_strerror (saved));
   return FALSE;
+}
+
+/* The names in the directory @dir_fd (@rel below the root, for errors),
+ * but `.`, `..` and those in @leave_out; read through a descriptor of its
+ * own, so @dir_fd stays usable. */
+GPtrArray *
+docker_tar_list_dir (int                  dir_fd,
+                     const char          *rel,
+                     const char * const  *leave_out,
+                     GError             **error)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  int dup_fd = fcntl (dir_fd, F_DUPFD_CLOEXEC, 3);
+  struct dirent *de;
+  DIR *dir;
+
+  if (dup_fd < 0 || (dir = fdopendir (dup_fd)) == NULL)
+    {
+      int saved = errno;
+      if (dup_fd >= 0)
+        close (dup_fd);
+      docker_tar_errno_error (error, saved, "read directory", *rel ? rel : ".");
+      return NULL;
+    }
+  rewinddir (dir);   /* the offset is shared with dir_fd's description */
+  while ((de = readdir (dir)) != NULL)
+    if (!g_str_equal (de->d_name, ".") && !g_str_equal (de->d_name, "..") &&
+        !(leave_out != NULL && g_strv_contains (leave_out, de->d_name)))
+      g_ptr_array_add (names, g_strdup (de->d_name));
+  closedir (dir);
+  return g_steal_pointer (&names);
 }
 
 /* ---- through the engine --------------------------------------------------- */
