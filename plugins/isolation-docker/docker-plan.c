@@ -352,26 +352,6 @@ docker_plan_read (SubagentDockerIsolation   *self,
   return TRUE;
 }
 
-/* "1000", "1000:100" → ids; a name → FALSE (as docker_workspace_give_to_user). */
-static gboolean
-numeric_user (const char *user,
-              guint      *uid,
-              guint      *gid)
-{
-  g_auto(GStrv) parts = g_strsplit (user, ":", 2);
-  guint64 u, g;
-
-  if (!g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT32 - 1, &u, NULL))
-    return FALSE;
-  if (parts[1] == NULL)
-    g = u;
-  else if (!g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32 - 1, &g, NULL))
-    return FALSE;
-  *uid = (guint) u;
-  *gid = (guint) g;
-  return TRUE;
-}
-
 void
 docker_plan_fill_spec (Plan       *plan,
                        DockerSpec *spec,
@@ -389,7 +369,7 @@ docker_plan_fill_spec (Plan       *plan,
   spec->pids_limit = plan->pids_limit;
   spec->nofile = plan->nofile;
   spec->nproc = plan->nproc;
-  spec->numeric_user = numeric_user (plan->user, &spec->uid, &spec->gid);
+  spec->numeric_user = docker_workspace_parse_user (plan->user, &spec->uid, &spec->gid);
   spec->bind_source = bind ? plan->tree : NULL;
   spec->bind_git_read_only = bind && plan->worktree;
 }

@@ -112,6 +112,10 @@ gboolean docker_workspace_remove        (const char  *base,
                                          GError     **error);
 gboolean docker_workspace_take_back     (const char  *tree,
                                          GError     **error);
+/* "1000" or "1000:100" as ids; FALSE for a user or group name. */
+gboolean docker_workspace_parse_user    (const char  *user,
+                                         guint       *uid,
+                                         guint       *gid);
 
 /* docker-worktree.c: `workspace: worktree`, a worktree of the worktree
  * backend (through the plugin registry) bind-mounted at DOCKER_WORKDIR. */

@@ -152,10 +152,10 @@ hand_over_dir (Handover    *h,
 }
 
 /* "1000", "1000:100" → ids; a name or a group name → FALSE. */
-static gboolean
-parse_numeric_user (const char *user,
-                    uid_t      *uid,
-                    gid_t      *gid)
+gboolean
+docker_workspace_parse_user (const char *user,
+                             guint      *uid,
+                             guint      *gid)
 {
   g_auto(GStrv) parts = g_strsplit (user, ":", 2);
   guint64 u, g;
@@ -170,8 +170,8 @@ parse_numeric_user (const char *user,
     }
   else if (!g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT32 - 1, &g, NULL))
     return FALSE;
-  *uid = (uid_t) u;
-  *gid = (gid_t) g;
+  *uid = (guint) u;
+  *gid = (guint) g;
   return TRUE;
 }
 
@@ -243,7 +243,7 @@ docker_workspace_give_to_user (const char  *tree,
       g_str_has_prefix (user, "root:"))
     return TRUE;
 
-  h.chown = geteuid () == 0 && parse_numeric_user (user, &h.uid, &h.gid);
+  h.chown = geteuid () == 0 && docker_workspace_parse_user (user, &h.uid, &h.gid);
   *out_world_writable = !h.chown;
   return hand_over_tree (&h, tree, error);
 }
