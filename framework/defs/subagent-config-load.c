@@ -35,11 +35,11 @@ add_warning (SubagentConfig *self,
   g_ptr_array_insert (self->warnings, self->warnings->len - 1, message);
 }
 
-static gboolean
-invalid (GError    **error,
-         const char *source,
-         const char *key,
-         const char *expected)
+gboolean
+_subagent_config_invalid (GError    **error,
+                          const char *source,
+                          const char *key,
+                          const char *expected)
 {
   g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
                "%s: “%s” must be %s", source, key, expected);
@@ -60,7 +60,7 @@ read_uint (JsonObject  *object,
     return TRUE;
   if (json_node_get_value_type (node) != G_TYPE_INT64 ||
       json_node_get_int (node) < 0 || json_node_get_int (node) > G_MAXUINT)
-    return invalid (error, source, key, "a non-negative integer");
+    return _subagent_config_invalid (error, source, key, "a non-negative integer");
   *out = (guint) json_node_get_int (node);
   return TRUE;
 }
@@ -78,7 +78,7 @@ read_string (JsonObject  *object,
   if (node == NULL || JSON_NODE_HOLDS_NULL (node))
     return TRUE;
   if (json_node_get_value_type (node) != G_TYPE_STRING)
-    return invalid (error, source, key, "a string");
+    return _subagent_config_invalid (error, source, key, "a string");
   g_free (*out);
   *out = g_strdup (json_node_get_string (node));
   return TRUE;
@@ -104,19 +104,19 @@ read_argv (JsonObject  *object,
 
       /* One string is a shell command line, run as /bin/sh -c LINE. */
       if (strspn (line, " \t\n") == strlen (line))
-        return invalid (error, source, key, "a command line or a list of arguments");
+        return _subagent_config_invalid (error, source, key, "a command line or a list of arguments");
       g_strv_builder_add_many (builder, "/bin/sh", "-c", line, NULL);
       g_strfreev (*out);
       *out = g_strv_builder_end (builder);
       return TRUE;
     }
   if (!JSON_NODE_HOLDS_ARRAY (node))
-    return invalid (error, source, key, "a list of strings");
+    return _subagent_config_invalid (error, source, key, "a list of strings");
   for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
     {
       JsonNode *item = json_array_get_element (json_node_get_array (node), i);
       if (!JSON_NODE_HOLDS_VALUE (item) || json_node_get_value_type (item) != G_TYPE_STRING)
-        return invalid (error, source, key, "a list of strings");
+        return _subagent_config_invalid (error, source, key, "a list of strings");
       g_strv_builder_add (builder, json_node_get_string (item));
     }
   g_strfreev (*out);
@@ -137,7 +137,7 @@ section (SubagentConfig  *self,
     return NULL;
   if (!JSON_NODE_HOLDS_OBJECT (node))
     {
-      invalid (error, source, name, "a mapping");
+      _subagent_config_invalid (error, source, name, "a mapping");
       return NULL;
     }
   return json_node_get_object (node);
@@ -207,12 +207,12 @@ load_plugins (SubagentConfig *self, JsonObject *root, const char *source, GError
       JsonNode *plugin;
 
       if (!JSON_NODE_HOLDS_OBJECT (backends))
-        return invalid (error, source, "plugins.backends", "a mapping of backend to plugin name");
+        return _subagent_config_invalid (error, source, "plugins.backends", "a mapping of backend to plugin name");
       json_object_iter_init (&iter, json_node_get_object (backends));
       while (json_object_iter_next (&iter, &backend, &plugin))
         {
           if (!JSON_NODE_HOLDS_VALUE (plugin) || json_node_get_value_type (plugin) != G_TYPE_STRING)
-            return invalid (error, source, "plugins.backends", "a mapping of backend to plugin name");
+            return _subagent_config_invalid (error, source, "plugins.backends", "a mapping of backend to plugin name");
           g_hash_table_replace (self->backend_plugins, g_strdup (backend),
                                 g_strdup (json_node_get_string (plugin)));
         }
@@ -241,7 +241,7 @@ load_approvals (SubagentConfig *self, JsonObject *root, const char *source, GErr
   if (!read_uint (approvals, "timeout_seconds", "approvals.timeout_seconds", source, &self->approval_timeout, error))
     return FALSE;
   if (self->approval_timeout == 0)
-    return invalid (error, source, "approvals.timeout_seconds", "at least 1");
+    return _subagent_config_invalid (error, source, "approvals.timeout_seconds", "at least 1");
   return TRUE;
 }
 
@@ -264,7 +264,7 @@ load_budget (SubagentConfig *self, JsonObject *root, const char *source, GError 
   if (!JSON_NODE_HOLDS_VALUE (node) ||
       (json_node_get_value_type (node) != G_TYPE_INT64 && json_node_get_value_type (node) != G_TYPE_DOUBLE) ||
       json_node_get_double (node) < 0)
-    return invalid (error, source, "budget.max_cost_cents", "a non-negative number");
+    return _subagent_config_invalid (error, source, "budget.max_cost_cents", "a non-negative number");
   self->max_cost_cents = json_node_get_double (node);
   return TRUE;
 }
@@ -286,7 +286,7 @@ read_mode (JsonObject  *object,
   if (text == NULL)
     return TRUE;
   if (!_subagent_isolation_normalize_to (text, normalized, NULL))
-    return invalid (error, source, key, "an isolation mode name (letters, digits, ‘-’ and ‘_’)");
+    return _subagent_config_invalid (error, source, key, "an isolation mode name (letters, digits, ‘-’ and ‘_’)");
   g_free (*out);
   *out = g_strdup (normalized);
   return TRUE;
@@ -308,7 +308,7 @@ load_auto (SubagentConfig *self, JsonObject *root, const char *source, GError **
       !read_mode (object, "other", "auto_isolation.other", source, &self->auto_other, error))
     return FALSE;
   if (g_strcmp0 (self->auto_git, SUBAGENT_ISOLATION_AUTO) == 0 || g_strcmp0 (self->auto_other, SUBAGENT_ISOLATION_AUTO) == 0)
-    return invalid (error, source, "auto_isolation", "backends other than auto itself");
+    return _subagent_config_invalid (error, source, "auto_isolation", "backends other than auto itself");
   return TRUE;
 }
 
@@ -357,7 +357,7 @@ keep_nested_sink_section (SubagentConfig              *self,
     return TRUE;
   key = g_strconcat ("approvals.", self->approval_sink, NULL);
   if (!JSON_NODE_HOLDS_OBJECT (node))
-    return invalid (error, self->source, key, "a mapping of the sink's options");
+    return _subagent_config_invalid (error, self->source, key, "a mapping of the sink's options");
   if (g_hash_table_contains (self->sections, self->approval_sink))
     {
       g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
@@ -458,7 +458,8 @@ load_review (SubagentConfig *self, JsonObject *root, const char *source, GError 
   node = json_object_get_member (review, "max_file_size");
   if (node != NULL && !JSON_NODE_HOLDS_NULL (node) &&
       !_subagent_config_parse_size (node, &self->review_max_file_size))
-    return invalid (error, source, "review.max_file_size", "a size in bytes, such as 16777216 or \"16MiB\"");
+    return _subagent_config_invalid (error, source, "review.max_file_size",
+                                     "a size in bytes, such as 16777216 or \"16MiB\"");
   return TRUE;
 }
 
@@ -506,7 +507,7 @@ config_from_json (JsonObject                  *object,
       (!subagent_permission_mode_from_string (mode, &self->permission_mode) ||
        self->permission_mode == SUBAGENT_PERMISSION_MODE_INHERIT))
     {
-      invalid (error, self->source, "permission_mode",
+      _subagent_config_invalid (error, self->source, "permission_mode",
                "one of read-only, prompt, workspace-write, allow, danger-full-access");
       return NULL;
     }
@@ -515,7 +516,7 @@ config_from_json (JsonObject                  *object,
     return NULL;
   if (confinement != NULL && !subagent_confinement_from_string (confinement, &self->confinement))
     {
-      invalid (error, self->source, "confinement", "one of landlock, none, required");
+      _subagent_config_invalid (error, self->source, "confinement", "one of landlock, none, required");
       return NULL;
     }
   if (json_object_has_member (object, "exclude") &&

@@ -28,6 +28,13 @@ gboolean _subagent_config_load_models (JsonObject   *root,
 G_GNUC_INTERNAL
 gboolean _subagent_config_model_name_is_valid (const char *name);
 
+/* Sets SUBAGENT_CONFIG_ERROR_INVALID_VALUE: "@source: “@key” must be
+ * @expected"; returns FALSE. */
+G_GNUC_INTERNAL gboolean _subagent_config_invalid (GError    **error,
+                                                   const char *source,
+                                                   const char *key,
+                                                   const char *expected);
+
 G_GNUC_INTERNAL gboolean _subagent_config_parse_size (JsonNode *node,
                                                       guint64  *out);
 

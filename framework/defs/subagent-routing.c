@@ -131,17 +131,6 @@ subagent_routing_policy_new_default (void)
   return g_object_new (SUBAGENT_TYPE_ROUTING_POLICY, NULL);
 }
 
-static gboolean
-invalid (GError    **error,
-         const char *source,
-         const char *key,
-         const char *expected)
-{
-  g_set_error (error, SUBAGENT_CONFIG_ERROR, SUBAGENT_CONFIG_ERROR_INVALID_VALUE,
-               "%s: “%s” must be %s", source, key, expected);
-  return FALSE;
-}
-
 /* Docker's notation, which every backend that takes a memory limit reads. */
 static char *
 memory_text (guint64 bytes)
@@ -171,7 +160,7 @@ read_rule (JsonObject  *object,
     if (!g_strv_contains (known, l->data))
       {
         key = g_strdup_printf ("routing.%s.%s", level_name, (const char *) l->data);
-        return invalid (error, source, key,
+        return _subagent_config_invalid (error, source, key,
                         "absent: a level takes backends, cpu, memory, pids, network, confinement, permission_ceiling");
       }
 
@@ -179,14 +168,14 @@ read_rule (JsonObject  *object,
   key = g_strdup_printf ("routing.%s.backends", level_name);
   node = json_object_get_member (object, "backends");
   if (node == NULL || !JSON_NODE_HOLDS_ARRAY (node) || json_array_get_length (json_node_get_array (node)) == 0)
-    return invalid (error, source, key, "a non-empty list of backend names, tried in order");
+    return _subagent_config_invalid (error, source, key, "a non-empty list of backend names, tried in order");
   for (guint i = 0; i < json_array_get_length (json_node_get_array (node)); i++)
     {
       JsonNode *item = json_array_get_element (json_node_get_array (node), i);
 
       if (!JSON_NODE_HOLDS_VALUE (item) || json_node_get_value_type (item) != G_TYPE_STRING ||
           *json_node_get_string (item) == '\0' || g_str_equal (json_node_get_string (item), "auto"))
-        return invalid (error, source, key, "a list of backend names (not auto)");
+        return _subagent_config_invalid (error, source, key, "a list of backend names (not auto)");
       g_strv_builder_add (backends, json_node_get_string (item));
     }
   rule->backends = g_strv_builder_end (backends);
@@ -198,7 +187,7 @@ read_rule (JsonObject  *object,
       if (!JSON_NODE_HOLDS_VALUE (node) ||
           (json_node_get_value_type (node) != G_TYPE_INT64 && json_node_get_value_type (node) != G_TYPE_DOUBLE) ||
           json_node_get_double (node) <= 0)
-        return invalid (error, source, key, "a number of CPUs above 0, such as 0.5");
+        return _subagent_config_invalid (error, source, key, "a number of CPUs above 0, such as 0.5");
       rule->cpu_quota = json_node_get_double (node);
     }
   if ((node = json_object_get_member (object, "memory")) != NULL && !JSON_NODE_HOLDS_NULL (node))
@@ -208,7 +197,7 @@ read_rule (JsonObject  *object,
       g_free (key);
       key = g_strdup_printf ("routing.%s.memory", level_name);
       if (!_subagent_config_parse_size (node, &bytes) || bytes == 0)
-        return invalid (error, source, key, "a size such as 512MiB or 268435456");
+        return _subagent_config_invalid (error, source, key, "a size such as 512MiB or 268435456");
       rule->memory_limit = memory_text (bytes);
     }
   if ((node = json_object_get_member (object, "pids")) != NULL && !JSON_NODE_HOLDS_NULL (node))
@@ -217,7 +206,7 @@ read_rule (JsonObject  *object,
       key = g_strdup_printf ("routing.%s.pids", level_name);
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_INT64 ||
           json_node_get_int (node) < 0 || json_node_get_int (node) > G_MAXUINT)
-        return invalid (error, source, key, "a number of processes (0: no limit)");
+        return _subagent_config_invalid (error, source, key, "a number of processes (0: no limit)");
       rule->pids_limit = (guint) json_node_get_int (node);
     }
   for (guint i = 0; i < 2; i++)
@@ -230,7 +219,7 @@ read_rule (JsonObject  *object,
       g_free (key);
       key = g_strdup_printf ("routing.%s.%s", level_name, name);
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING)
-        return invalid (error, source, key, "a string");
+        return _subagent_config_invalid (error, source, key, "a string");
       *out = g_strdup (json_node_get_string (node));
     }
   if ((node = json_object_get_member (object, "permission_ceiling")) != NULL && !JSON_NODE_HOLDS_NULL (node))
@@ -239,7 +228,8 @@ read_rule (JsonObject  *object,
       key = g_strdup_printf ("routing.%s.permission_ceiling", level_name);
       if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_STRING ||
           !subagent_permission_mode_from_string (json_node_get_string (node), &rule->permission_ceiling))
-        return invalid (error, source, key, "a permission mode: read-only, prompt, workspace-write, allow");
+        return _subagent_config_invalid (error, source, key,
+                                         "a permission mode: read-only, prompt, workspace-write, allow");
     }
   return TRUE;
 }
@@ -280,7 +270,7 @@ subagent_routing_policy_new_from_json (JsonObject  *object,
       if (g_str_equal (name, "strict"))
         {
           if (!JSON_NODE_HOLDS_VALUE (node) || json_node_get_value_type (node) != G_TYPE_BOOLEAN)
-            return invalid (error, source, "routing.strict", "true or false"), NULL;
+            return _subagent_config_invalid (error, source, "routing.strict", "true or false"), NULL;
           self->strict = json_node_get_boolean (node);
           continue;
         }
@@ -288,13 +278,14 @@ subagent_routing_policy_new_from_json (JsonObject  *object,
         {
           g_autofree char *key = g_strdup_printf ("routing.%s", name);
 
-          return invalid (error, source, key, "absent: routing takes strict, low, medium, high and critical"), NULL;
+          return _subagent_config_invalid (error, source, key,
+                                           "absent: routing takes strict, low, medium, high and critical"), NULL;
         }
       if (!JSON_NODE_HOLDS_OBJECT (node))
         {
           g_autofree char *key = g_strdup_printf ("routing.%s", name);
 
-          return invalid (error, source, key, "a mapping with backends and limits"), NULL;
+          return _subagent_config_invalid (error, source, key, "a mapping with backends and limits"), NULL;
         }
       if (!read_rule (json_node_get_object (node), subagent_risk_level_to_string (level), source,
                       &self->rules[level], error))
