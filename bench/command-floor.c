@@ -286,33 +286,35 @@ floor_more (Floor *floor)
 }
 
 /* A ruleset like the framework's default: read and execute everywhere,
- * write in @workspace and @tmpdir, signals and abstract sockets scoped.
- * -1 without Landlock. */
+ * write in @workspace and @tmpdir (and /dev/null), signals and abstract
+ * sockets scoped. -1 without Landlock. */
 static int
 floor_ruleset (const char *workspace,
                const char *tmpdir)
 {
   struct { guint64 handled_access_fs, handled_access_net, scoped; } attr = { 0 };
-  const guint64 read_access = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-  const char *writable[] = { workspace, tmpdir, "/dev/null" };
+  const guint64 all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;
+  const struct { const char *path; guint64 access; } rules[] = {
+    { "/", LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR },
+    { workspace, all },
+    { tmpdir, all },
+    { "/dev/null", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE },
+  };
   long abi = syscall (SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
   int ruleset;
 
   if (abi < 1)
     return -1;
-  attr.handled_access_fs = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1;
+  attr.handled_access_fs = all;
   attr.scoped = abi >= 6 ? 3 : 0;  /* abstract unix sockets, signals */
   ruleset = syscall (SYS_landlock_create_ruleset, &attr, abi >= 6 ? sizeof attr : 2 * sizeof (guint64), 0);
   if (ruleset < 0)
     return -1;
-  for (guint i = 0; i <= G_N_ELEMENTS (writable); i++)
+  for (guint i = 0; i < G_N_ELEMENTS (rules); i++)
     {
-      struct landlock_path_beneath_attr rule = { 0 };
+      struct landlock_path_beneath_attr rule = { .allowed_access = rules[i].access };
 
-      rule.allowed_access = i == 0 ? read_access : attr.handled_access_fs;
-      if (i > 0 && g_str_has_prefix (writable[i - 1], "/dev/"))
-        rule.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE;
-      rule.parent_fd = open (i == 0 ? "/" : writable[i - 1], O_PATH | O_CLOEXEC);
+      rule.parent_fd = open (rules[i].path, O_PATH | O_CLOEXEC);
       if (rule.parent_fd < 0 || syscall (SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0)
         floor_fail ("landlock rule");
       close (rule.parent_fd);
@@ -321,43 +323,39 @@ floor_ruleset (const char *workspace,
 }
 
 /* One cgroup per slot below this process's own, when cgroup2 is mounted
- * and writable; else the floor runs without (and says so). */
-static void
+ * (on its own in a hybrid layout) and writable. Returns whether every slot
+ * has one; else the floor runs without (and says so). */
+static gboolean
 floor_cgroups (Floor *floor,
                guint  parallel)
 {
+  const char *mount = g_file_test ("/sys/fs/cgroup/unified/cgroup.procs", G_FILE_TEST_EXISTS)
+                      ? "/sys/fs/cgroup/unified" : "/sys/fs/cgroup";
   g_autofree char *text = NULL;
   const char *own;
 
   for (guint i = 0; i < G_N_ELEMENTS (floor->cgroup_procs); i++)
     floor->cgroup_procs[i] = floor->cgroup_events[i] = -1;
   if (!g_file_get_contents ("/proc/self/cgroup", &text, NULL, NULL) || (own = strstr (text, "0::/")) == NULL)
-    return;
+    return FALSE;
   own += 3;
   *strchrnul (own, '\n') = '\0';
   for (guint i = 0; i < parallel; i++)
     {
-      g_autofree char *procs = NULL;
-      g_autofree char *events = NULL;
+      g_autofree char *dir = g_strdup_printf ("%s%s/subagent-bench-floor-%d-%u", mount,
+                                              g_str_equal (own, "/") ? "" : own, getpid (), i);
+      g_autofree char *procs = g_build_filename (dir, "cgroup.procs", NULL);
+      g_autofree char *events = g_build_filename (dir, "cgroup.events", NULL);
 
-      floor->cgroup_dirs[i] = g_strdup_printf ("/sys/fs/cgroup/unified%s/subagent-bench-floor-%d-%u",
-                                               g_str_equal (own, "/") ? "" : own, getpid (), i);
-      if (!g_file_test ("/sys/fs/cgroup/unified/cgroup.procs", G_FILE_TEST_EXISTS))
-        {
-          g_free (floor->cgroup_dirs[i]);
-          floor->cgroup_dirs[i] = g_strdup_printf ("/sys/fs/cgroup%s/subagent-bench-floor-%d-%u",
-                                                   g_str_equal (own, "/") ? "" : own, getpid (), i);
-        }
-      if (mkdir (floor->cgroup_dirs[i], 0755) != 0)
-        {
-          g_clear_pointer (&floor->cgroup_dirs[i], g_free);
-          break;
-        }
-      procs = g_build_filename (floor->cgroup_dirs[i], "cgroup.procs", NULL);
-      events = g_build_filename (floor->cgroup_dirs[i], "cgroup.events", NULL);
+      if (mkdir (dir, 0755) != 0)
+        return FALSE;
+      floor->cgroup_dirs[i] = g_steal_pointer (&dir);
       floor->cgroup_procs[i] = open (procs, O_WRONLY | O_CLOEXEC);
       floor->cgroup_events[i] = open (events, O_RDONLY | O_CLOEXEC);
+      if (floor->cgroup_procs[i] < 0 || floor->cgroup_events[i] < 0)
+        return FALSE;
     }
+  return TRUE;
 }
 
 /**
@@ -395,8 +393,7 @@ command_floor_run (const char *workspace,
   env = g_environ_setenv (env, "SUBAGENT_RUN_ID", "0123456789abcdef0123456789abcdef", TRUE);
   floor.envp = env;
   floor.ruleset = floor_ruleset (workspace, floor.tmpdir);
-  floor_cgroups (&floor, floor.parallel);
-  *confined = floor.ruleset >= 0 && floor.cgroup_procs[0] >= 0;
+  *confined = floor_cgroups (&floor, floor.parallel) && floor.ruleset >= 0;
   floor.records = open (records, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   floor.audit = open (audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   floor.events = open (events, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

@@ -394,7 +394,7 @@ bench_commands (guint children,
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
-  double plain, man, sup, bare, lean, cpu[6], host[6];
+  double plain, man, sup, bare, duties, cpu[6], host[6];
   gboolean confined;
 
   if (manager == NULL)
@@ -414,7 +414,7 @@ bench_commands (guint children,
   bare = timed_spawns (children, parallel, spawn_more_posix);
   cpu[4] = cpu_seconds ();
   host[4] = host_cpu_seconds ();
-  lean = floor_spawns (children, parallel, &confined);
+  duties = floor_spawns (children, parallel, &confined);
   cpu[5] = cpu_seconds ();
   host[5] = host_cpu_seconds ();
   g_clear_object (&manager);
@@ -460,13 +460,13 @@ bench_commands (guint children,
   printf ("  bare posix_spawn + waitpid    %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f\n",
           bare, 1000 * bare / children, 1000 * (cpu[4] - cpu[3]) / children, 1000 * (host[4] - host[3]) / children);
   printf ("  floor (plain C, same duties)  %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f%s\n",
-          lean, 1000 * lean / children, 1000 * (cpu[5] - cpu[4]) / children, 1000 * (host[5] - host[4]) / children,
+          duties, 1000 * duties / children, 1000 * (cpu[5] - cpu[4]) / children, 1000 * (host[5] - host[4]) / children,
           confined ? "" : " (NOT confined: no Landlock or no writable cgroup2 here)");
   printf ("  supervisor ÷ bare posix_spawn: %.2fx wall, %.2fx cpu (target <= 1.2x wall); manager ÷ bare: %.2fx wall, "
           "%.2fx cpu\n", sup / bare, (cpu[3] - cpu[2]) / (cpu[4] - cpu[3]), man / bare,
           (cpu[2] - cpu[1]) / (cpu[4] - cpu[3]));
   printf ("  floor ÷ bare posix_spawn: %.2fx wall, %.2fx cpu (what the duties cost); supervisor ÷ floor: %.2fx wall, "
-          "%.2fx cpu (what the framework adds)\n", lean / bare, (cpu[5] - cpu[4]) / (cpu[4] - cpu[3]), sup / lean,
+          "%.2fx cpu (what the framework adds)\n", duties / bare, (cpu[5] - cpu[4]) / (cpu[4] - cpu[3]), sup / duties,
           (cpu[3] - cpu[2]) / (cpu[5] - cpu[4]));
 }
 
@@ -480,7 +480,7 @@ profile_commands (guint       children,
 {
   gboolean manager_alone = g_str_equal (which, "command-manager");
   gboolean supervisor = g_str_equal (which, "command-supervisor");
-  gboolean lean = g_str_equal (which, "command-floor");
+  gboolean duties = g_str_equal (which, "command-floor");
   gboolean confined = TRUE;
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
@@ -493,11 +493,11 @@ profile_commands (guint       children,
   host0 = host_cpu_seconds ();
   wall = manager_alone ? through_manager (manager, children, parallel)
        : supervisor ? through_supervisor (manager, children, parallel)
-       : lean ? floor_spawns (children, parallel, &confined)
+       : duties ? floor_spawns (children, parallel, &confined)
               : timed_spawns (children, parallel, spawn_more_posix);
   printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f%s\n",
           manager_alone ? "manager alone              " : supervisor ? "supervisor (batch)         "
-          : lean ? "floor (plain C)            " : "bare posix_spawn + waitpid ",
+          : duties ? "floor (plain C)            " : "bare posix_spawn + waitpid ",
           wall, 1000 * wall / children,
           1000 * (cpu_seconds () - cpu0) / children, 1000 * (host_cpu_seconds () - host0) / children,
           confined ? "" : " (NOT confined)");
