@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <glib-unix.h>
 #include <glib/gstdio.h>
@@ -60,6 +61,7 @@ struct _Floor {
   guint running;
   guint parallel;
   gboolean done;
+  guint extra_host_us;          /* host CPU spent on top, per child */
   char *workspace;
   char *tmpdir;
   char **envp;
@@ -149,6 +151,26 @@ floor_empty_tmpdir (const char *path)
 
 static void floor_more (Floor *floor);
 
+static gint64
+thread_cpu_us (void)
+{
+  struct timespec now;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &now);
+  return now.tv_sec * G_USEC_PER_SEC + now.tv_nsec / 1000;
+}
+
+/* Host CPU as a heavier framework would spend it, on the loop's thread
+ * once a child has ended (CPU time, not wall: a preempted thread goes on). */
+static void
+floor_spend (guint us)
+{
+  gint64 until = thread_cpu_us () + us;
+
+  while (us > 0 && thread_cpu_us () < until)
+    ;
+}
+
 static void
 drain (int fd)
 {
@@ -191,6 +213,7 @@ floor_exited (int          fd,
   if (floor->syncer_idle)
     g_cond_signal (&floor->cond);
   g_mutex_unlock (&floor->lock);
+  floor_spend (floor->extra_host_us);
 
   floor->busy[child->slot] = FALSE;
   floor->running--;
@@ -364,10 +387,13 @@ floor_cgroups (Floor *floor,
  *   and their temporary directory, are made in it)
  * @n: how many children
  * @parallel: how many at a time (at most 16)
+ * @extra_host_us: host CPU to spend on top for each child, in µs (0: none)
  * @confined: (out): whether they ran in a Landlock domain and a cgroup
  *
  * Runs @n floor children of `/bin/true`, @parallel at a time, on the
- * thread-default main context.
+ * thread-default main context. With @extra_host_us, the loop spends that
+ * much CPU more after each child, as a framework with more to do per child
+ * would: how the wall time grows with it is the host CPU a target allows.
  *
  * Returns: the seconds it took
  */
@@ -375,9 +401,10 @@ double
 command_floor_run (const char *workspace,
                    guint       n,
                    guint       parallel,
+                   guint       extra_host_us,
                    gboolean   *confined)
 {
-  Floor floor = { n, 0, MIN (parallel, G_N_ELEMENTS (floor.children)), FALSE };
+  Floor floor = { n, 0, MIN (parallel, G_N_ELEMENTS (floor.children)), FALSE, extra_host_us };
   g_auto(GStrv) env = g_get_environ ();
   g_autofree char *records = g_build_filename (workspace, "records.jsonl", NULL);
   g_autofree char *audit = g_build_filename (workspace, "audit.jsonl", NULL);

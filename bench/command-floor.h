@@ -9,4 +9,5 @@
 double command_floor_run (const char *workspace,
                           guint       n,
                           guint       parallel,
+                          guint       extra_host_us,
                           gboolean   *confined);

@@ -19,10 +19,13 @@
  *  3. The same command children through the manager with `confinement:
  *     none` against the default (a Landlock domain, a private TMPDIR, its
  *     own session): what confinement costs per child.
+ *  4. Only with --only host-budget: the floor again with 0–200 µs of host
+ *     CPU spent on top per child, to read off how much host CPU per child
+ *     the 1.2× target leaves on this machine (beside the supervisor's).
  *
  * Usage: supervisor [--children N] [--parallel P]
- *        [--only in-process|command|command-manager|command-supervisor|command-bare|command-floor]
- * (the last four run only those children: for perf and strace.)
+ *        [--only in-process|command|command-manager|command-supervisor|command-bare|command-floor|host-budget]
+ * (command-*: only those children, for perf and strace.)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -326,10 +329,11 @@ spawn_more_posix (Spawns *spawns)
 static double
 floor_spawns (guint     n,
               guint     parallel,
+              guint     extra_host_us,
               gboolean *confined)
 {
   g_autofree char *root = make_root ("name: bench\n");
-  double seconds = command_floor_run (root, n, parallel, confined);
+  double seconds = command_floor_run (root, n, parallel, extra_host_us, confined);
 
   remove_tree (root);
   return seconds;
@@ -414,7 +418,7 @@ bench_commands (guint children,
   bare = timed_spawns (children, parallel, spawn_more_posix);
   cpu[4] = cpu_seconds ();
   host[4] = host_cpu_seconds ();
-  duties = floor_spawns (children, parallel, &confined);
+  duties = floor_spawns (children, parallel, 0, &confined);
   cpu[5] = cpu_seconds ();
   host[5] = host_cpu_seconds ();
   g_clear_object (&manager);
@@ -493,7 +497,7 @@ profile_commands (guint       children,
   host0 = host_cpu_seconds ();
   wall = manager_alone ? through_manager (manager, children, parallel)
        : supervisor ? through_supervisor (manager, children, parallel)
-       : duties ? floor_spawns (children, parallel, &confined)
+       : duties ? floor_spawns (children, parallel, 0, &confined)
               : timed_spawns (children, parallel, spawn_more_posix);
   printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f%s\n",
           manager_alone ? "manager alone              " : supervisor ? "supervisor (batch)         "
@@ -503,6 +507,60 @@ profile_commands (guint       children,
           confined ? "" : " (NOT confined)");
   g_clear_object (&manager);
   remove_tree (root);
+}
+
+/* How much host CPU per child the 1.2× target leaves: the floor again with
+ * 0–200 µs of host CPU spent on top of its own per child, against the bare
+ * spawns measured before and after, and the supervisor's own host CPU in
+ * the same run. */
+static void
+bench_host_budget (guint children,
+                   guint parallel)
+{
+  static const guint extra[] = { 0, 50, 100, 150, 200 };
+  g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
+  double bare, wall[G_N_ELEMENTS (extra)], host[G_N_ELEMENTS (extra)], sup, sup_host, h0, allowed = -1;
+  gboolean confined = TRUE;
+
+  if (manager == NULL)
+    die ("manager", error);
+  timed_spawns (50, parallel, spawn_more_posix);
+  bare = timed_spawns (children, parallel, spawn_more_posix);
+  for (guint i = 0; i < G_N_ELEMENTS (extra); i++)
+    {
+      gboolean slot_confined;
+
+      h0 = host_cpu_seconds ();
+      wall[i] = floor_spawns (children, parallel, extra[i], &slot_confined);
+      host[i] = 1000 * (host_cpu_seconds () - h0) / children;
+      confined = confined && slot_confined;
+    }
+  h0 = host_cpu_seconds ();
+  sup = through_supervisor (manager, children, parallel);
+  sup_host = 1000 * (host_cpu_seconds () - h0) / children;
+  bare = (bare + timed_spawns (children, parallel, spawn_more_posix)) / 2;
+  g_clear_object (&manager);
+  remove_tree (root);
+
+  printf ("host CPU per child against wall time, %u at a time (bare posix_spawn %.3f ms/child, mean of before and "
+          "after):\n", parallel, 1000 * bare / children);
+  for (guint i = 0; i < G_N_ELEMENTS (extra); i++)
+    {
+      printf ("  floor + %3u us of host CPU     host %6.3f ms/child  %7.3f ms/child  %5.2fx bare%s\n", extra[i],
+              host[i], 1000 * wall[i] / children, wall[i] / bare, confined ? "" : " (NOT confined)");
+      /* Where the ratio crosses 1.2, between this point and the last. */
+      if (allowed < 0 && i > 0 && wall[i - 1] / bare <= 1.2 && wall[i] / bare > 1.2)
+        allowed = host[i - 1] + (host[i] - host[i - 1]) * (1.2 - wall[i - 1] / bare) / (wall[i] / bare - wall[i - 1] / bare);
+    }
+  printf ("  supervisor (batch)            host %6.3f ms/child  %7.3f ms/child  %5.2fx bare\n", sup_host,
+          1000 * sup / children, sup / bare);
+  if (allowed >= 0)
+    printf ("  the 1.2x target allows about %.3f ms of host CPU per child here\n", allowed);
+  else
+    printf ("  the floor's ratios did not cross 1.2x between 0 and %u us: no budget read off this run\n",
+            extra[G_N_ELEMENTS (extra) - 1]);
 }
 
 int
@@ -516,8 +574,9 @@ main (int argc, char *argv[])
     { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
     { "only", 0, 0, G_OPTION_ARG_STRING, &only,
       "Measure only in-process or command children; command-manager, command-supervisor, command-bare and "
-      "command-floor run only those children, for perf and strace",
-      "in-process|command|command-manager|command-supervisor|command-bare|command-floor" },
+      "command-floor run only those children, for perf and strace; host-budget measures the host CPU per child "
+      "that the 1.2x target allows",
+      "in-process|command|command-manager|command-supervisor|command-bare|command-floor|host-budget" },
     { NULL }
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("— supervisor overhead");
@@ -530,8 +589,10 @@ main (int argc, char *argv[])
     die ("--children and --parallel must be at least 1", NULL);
   if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command") &&
       !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-supervisor") &&
-      !g_str_equal (only, "command-bare") && !g_str_equal (only, "command-floor"))
-    die ("--only takes in-process, command, command-manager, command-supervisor, command-bare or command-floor", NULL);
+      !g_str_equal (only, "command-bare") && !g_str_equal (only, "command-floor") &&
+      !g_str_equal (only, "host-budget"))
+    die ("--only takes in-process, command, command-manager, command-supervisor, command-bare, command-floor or "
+         "host-budget", NULL);
   if (only != NULL && g_str_has_prefix (only, "command-"))
     {
       profile_commands (children, parallel, only);
@@ -543,5 +604,7 @@ main (int argc, char *argv[])
     bench_in_process (children, parallel);
   if (only == NULL || g_str_equal (only, "command"))
     bench_commands (children, parallel);
+  if (only != NULL && g_str_equal (only, "host-budget"))
+    bench_host_budget (children, parallel);
   return 0;
 }
