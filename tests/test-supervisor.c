@@ -814,6 +814,65 @@ test_event_line_matches_json (void)
     }
 }
 
+/* Events nobody listens to are written from their parts, not made
+ * (perform_event()): each such line must be, byte for byte, what the event
+ * made of the same parts writes. */
+static void
+test_unheard_events_written_the_same (void)
+{
+  static const char * const fixed[] = { "event", "time", "run_id", "parent_run_id", "def_name", "depth", "batch_index", NULL };
+  Fixture f = { 0, };
+  g_autofree char *run_id = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  const char *expected[] = { "accepted", "started", "completed" };
+
+  fixture_open (&f, 1, -1, -1);
+  sst_recorder_stop (&f.recorder);  /* no handler at all */
+  run_id = spawn (&f, "unheard", "helper");
+  sst_wait_started (f.gate, 1);
+  gate_runner_release (f.gate, "unheard", sst_complete ("ok", 1.5));
+  result = sst_wait_result (f.supervisor, run_id, NULL);
+  sst_flush_main ();
+  path = g_strdup (subagent_supervisor_get_events_path (f.supervisor));
+  g_assert_true (g_file_get_contents (path, &text, NULL, NULL));
+  lines = g_strsplit (g_strchomp (text), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, G_N_ELEMENTS (expected));
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autoptr(JsonNode) node = json_from_string (lines[i], NULL);
+      JsonObject *object = json_node_get_object (node);
+      g_autoptr(JsonObject) details = json_object_new ();
+      g_autoptr(GDateTime) time = g_date_time_new_from_iso8601 (json_object_get_string_member (object, "time"), NULL);
+      g_autoptr(SubagentEvent) event = NULL;
+      g_autoptr(GList) members = json_object_get_members (object);
+      g_autofree char *line = NULL;
+      g_autofree char *original = g_strconcat (lines[i], "\n", NULL);
+
+      g_assert_cmpstr (json_object_get_string_member (object, "event"), ==, expected[i]);
+      g_assert_cmpstr (json_object_get_string_member (object, "run_id"), ==, run_id);
+      g_assert_cmpstr (json_object_get_string_member (object, "parent_run_id"), ==,
+                       subagent_manager_get_run_id (f.manager));
+      g_assert_cmpstr (json_object_get_string_member (object, "def_name"), ==, "helper");
+      g_assert_cmpint (json_object_get_int_member (object, "depth"), ==, 1);
+      g_assert_true (json_object_get_null_member (object, "batch_index"));
+      g_assert_true (json_object_has_member (object, "accepted_at"));
+      for (GList *l = members; l != NULL; l = l->next)
+        if (!g_strv_contains (fixed, l->data))
+          json_object_set_member (details, l->data, json_node_copy (json_object_get_member (object, l->data)));
+      event = subagent_event_new (i == 0 ? SUBAGENT_EVENT_ACCEPTED : i == 1 ? SUBAGENT_EVENT_STARTED : SUBAGENT_EVENT_COMPLETED,
+                                  run_id, json_object_get_string_member (object, "parent_run_id"),
+                                  json_object_get_string_member (object, "def_name"),
+                                  json_object_get_int_member (object, "depth"), SUBAGENT_NO_BATCH_INDEX, time, details);
+      line = subagent_event_to_line (event);
+      g_assert_cmpstr (line, ==, original);
+    }
+  fixture_close (&f);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -836,6 +895,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/supervisor/budget/stops-child-past-budget", test_budget_stops_child_past_budget);
   g_test_add_func ("/supervisor/events/signals-and-jsonl", test_events_signals_and_jsonl);
   g_test_add_func ("/supervisor/events/line-matches-json", test_event_line_matches_json);
+  g_test_add_func ("/supervisor/events/unheard-written-the-same", test_unheard_events_written_the_same);
   g_test_add_func ("/supervisor/events/line-written-before-signal", test_events_line_written_before_signal);
   return g_test_run ();
 }

@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "subagent.h"
 #include "subagent-supervisor-private.h"
 #include "subagent-isolation-name-private.h"
@@ -305,7 +307,7 @@ typedef struct {
   GCancellable *cancellable;
   GSource *cancel_source;  /* fires in the supervisor's context */
   GPtrArray *run_ids;      /* by position; NULL until spawned */
-  gulong handler;
+  gulong handlers[3];      /* ::event::completed, ::failed, ::cancelled */
   gboolean returned;
   gboolean feeding;
   gboolean feed_again;
@@ -360,9 +362,10 @@ batch_return (Batch *batch,
 
   if (task == NULL)
     return;
-  if (batch->handler != 0)
-    g_signal_handler_disconnect (batch->supervisor, batch->handler);
-  batch->handler = 0;
+  for (guint i = 0; i < G_N_ELEMENTS (batch->handlers); i++)
+    if (batch->handlers[i] != 0)
+      g_signal_handler_disconnect (batch->supervisor, batch->handlers[i]);
+  memset (batch->handlers, 0, sizeof batch->handlers);
   if (batch->cancel_source != NULL)
     {
       g_source_destroy (batch->cancel_source);
@@ -676,8 +679,14 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
   batch->run_ids = g_ptr_array_new_full (items->len, g_free);
   g_ptr_array_set_size (batch->run_ids, items->len);
   batch->remaining = items->len;
-  batch->handler = g_signal_connect_data (self, "event", G_CALLBACK (on_child_ended), batch_ref (batch),
-                                          (GClosureNotify) (void (*) (void)) batch_unref, 0);
+  /* The ends only: an event with no handler is not made (perform_event()). */
+  for (guint i = 0; i < G_N_ELEMENTS (batch->handlers); i++)
+    {
+      static const char * const ends[] = { "event::completed", "event::failed", "event::cancelled" };
+
+      batch->handlers[i] = g_signal_connect_data (self, ends[i], G_CALLBACK (on_child_ended), batch_ref (batch),
+                                                  (GClosureNotify) (void (*) (void)) batch_unref, 0);
+    }
 
   /* Making the approval queue may load a sink plugin and read its store:
    * in a thread, before the first child; the spawns then find it made. */

@@ -13,6 +13,7 @@
 #include "subagent.h"
 #include "subagent-json-private.h"
 #include "subagent-json-line-private.h"
+#include "subagent-supervisor-private.h"
 
 G_DEFINE_ENUM_TYPE (SubagentEventKind, subagent_event_kind,
   G_DEFINE_ENUM_VALUE (SUBAGENT_EVENT_ACCEPTED, "accepted"),
@@ -249,8 +250,9 @@ subagent_event_init (SubagentEvent *self)
 /* The constructor without the property machinery (eight construct
  * properties, each collected into a GValue and set through the class's
  * switch); @details is sealed in place instead of copied: it is the
- * caller's fresh object, which nobody changes afterwards. @time is now.
- * subagent_event_new() is this with a copy of its details. */
+ * caller's fresh object, which nobody changes afterwards. @time (taken)
+ * is now when %NULL. subagent_event_new() is this with a copy of its
+ * details. */
 SubagentEvent *
 _subagent_event_new_take (SubagentEventKind  kind,
                           const char        *run_id,
@@ -258,7 +260,8 @@ _subagent_event_new_take (SubagentEventKind  kind,
                           const char        *def_name,
                           guint              depth,
                           gint               batch_index,
-                          JsonObject        *details)
+                          JsonObject        *details,
+                          GDateTime         *time)
 {
   SubagentEvent *self = g_object_new (SUBAGENT_TYPE_EVENT, NULL);
 
@@ -277,6 +280,11 @@ _subagent_event_new_take (SubagentEventKind  kind,
       json_object_seal (details);
       g_clear_pointer (&self->details, json_object_unref);
       self->details = details;
+    }
+  if (time != NULL)
+    {
+      g_date_time_unref (self->time);
+      self->time = time;
     }
   return self;
 }
@@ -313,12 +321,8 @@ subagent_event_new (SubagentEventKind  kind,
   g_return_val_if_fail (run_id != NULL, NULL);
 
   self = _subagent_event_new_take (kind, run_id, parent_run_id, def_name, depth, batch_index,
-                                   details != NULL ? subagent_json_object_sealed_copy (details) : NULL);
-  if (time != NULL)
-    {
-      g_date_time_unref (self->time);
-      self->time = g_date_time_ref (time);
-    }
+                                   details != NULL ? subagent_json_object_sealed_copy (details) : NULL,
+                                   time != NULL ? g_date_time_ref (time) : NULL);
   return self;
 }
 
@@ -522,6 +526,64 @@ subagent_event_to_json (SubagentEvent *self)
   return object;
 }
 
+/* What json_to_string() of subagent_event_to_json() gives for an event of
+ * these parts, written directly: that built and freed a JsonObject, a copy
+ * of the details and a JsonGenerator for every line, a tenth of a command
+ * child's host CPU with a supervisor (tests/test-supervisor.c compares the
+ * two). A supervisor also writes the events nobody listens to from their
+ * parts, without making them. */
+char *
+_subagent_event_line (SubagentEventKind  kind,
+                      GDateTime         *time,
+                      const char        *run_id,
+                      const char        *parent_run_id,
+                      const char        *def_name,
+                      guint              depth,
+                      gint               batch_index,
+                      JsonObject        *details)
+{
+  GString *out = g_string_sized_new (256);
+  char text[SUBAGENT_TIME_TEXT_SIZE];
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  g_string_append (out, "{\"event\":");
+  _subagent_json_line_append_string (out, subagent_event_kind_to_string (kind));
+  format_time (time, text);
+  g_string_append (out, ",\"time\":");
+  _subagent_json_line_append_string (out, text);
+  g_string_append (out, ",\"run_id\":");
+  _subagent_json_line_append_string (out, run_id ? run_id : "");
+  g_string_append (out, ",\"parent_run_id\":");
+  _subagent_json_line_append_string (out, parent_run_id ? parent_run_id : "");
+  g_string_append (out, ",\"def_name\":");
+  _subagent_json_line_append_string (out, def_name ? def_name : "");
+  g_string_append (out, ",\"depth\":");
+  _subagent_json_line_append_int (out, depth);
+  if (batch_index < 0)
+    g_string_append (out, ",\"batch_index\":null");
+  else
+    {
+      g_string_append (out, ",\"batch_index\":");
+      _subagent_json_line_append_int (out, batch_index);
+    }
+
+  if (details != NULL)
+    {
+      json_object_iter_init (&iter, details);
+      while (json_object_iter_next (&iter, &key, &value))
+        {
+          if (is_fixed_member (key))
+            continue;
+          _subagent_json_line_append_key (out, key, FALSE);
+          _subagent_json_line_append_node (out, value);
+        }
+    }
+  g_string_append (out, "}\n");
+  return g_string_free (out, FALSE);
+}
+
 /**
  * subagent_event_to_line:
  * @self: a #SubagentEvent
@@ -536,50 +598,10 @@ subagent_event_to_json (SubagentEvent *self)
 char *
 subagent_event_to_line (SubagentEvent *self)
 {
-  GString *out;
-  char time[SUBAGENT_TIME_TEXT_SIZE];
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *value;
-
   g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
 
-  /* What json_to_string() of subagent_event_to_json() gives, written
-   * directly: that built and freed a JsonObject, a copy of the details and
-   * a JsonGenerator for every line, a tenth of a command child's host CPU
-   * with a supervisor (tests/test-supervisor.c compares the two). */
-  out = g_string_sized_new (256);
-  g_string_append (out, "{\"event\":");
-  _subagent_json_line_append_string (out, subagent_event_kind_to_string (self->kind));
-  format_time (self->time, time);
-  g_string_append (out, ",\"time\":");
-  _subagent_json_line_append_string (out, time);
-  g_string_append (out, ",\"run_id\":");
-  _subagent_json_line_append_string (out, self->run_id);
-  g_string_append (out, ",\"parent_run_id\":");
-  _subagent_json_line_append_string (out, self->parent_run_id);
-  g_string_append (out, ",\"def_name\":");
-  _subagent_json_line_append_string (out, self->def_name);
-  g_string_append (out, ",\"depth\":");
-  _subagent_json_line_append_int (out, self->depth);
-  if (self->batch_index < 0)
-    g_string_append (out, ",\"batch_index\":null");
-  else
-    {
-      g_string_append (out, ",\"batch_index\":");
-      _subagent_json_line_append_int (out, self->batch_index);
-    }
-
-  json_object_iter_init (&iter, self->details);
-  while (json_object_iter_next (&iter, &key, &value))
-    {
-      if (is_fixed_member (key))
-        continue;
-      _subagent_json_line_append_key (out, key, FALSE);
-      _subagent_json_line_append_node (out, value);
-    }
-  g_string_append (out, "}\n");
-  return g_string_free (out, FALSE);
+  return _subagent_event_line (self->kind, self->time, self->run_id, self->parent_run_id, self->def_name,
+                               self->depth, self->batch_index, self->details);
 }
 
 /**
@@ -745,6 +767,14 @@ subagent_events_writer_write (SubagentEventsWriter *self,
   g_return_if_fail (SUBAGENT_IS_EVENT (event));
 
   line = subagent_event_to_line (event);
+  _subagent_events_writer_write_line (self, line);
+}
+
+/* Appends @line, one whole event's, as subagent_events_writer_write(). */
+void
+_subagent_events_writer_write_line (SubagentEventsWriter *self,
+                                    const char           *line)
+{
   g_mutex_lock (&self->lock);
   append_locked (self, line, strlen (line));
   g_mutex_unlock (&self->lock);

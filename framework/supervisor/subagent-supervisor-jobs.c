@@ -54,6 +54,8 @@ _subagent_action_free (SubagentAction *action)
 {
   g_clear_object (&action->event);
   g_clear_pointer (&action->job, _subagent_job_unref);
+  g_clear_pointer (&action->time, g_date_time_unref);
+  g_clear_pointer (&action->details, json_object_unref);
   g_free (action);
 }
 
@@ -89,11 +91,11 @@ _subagent_run_options_copy (SubagentRunOptions *options)
 }
 
 
-/* @details_in: the caller's fresh object (or NULL); the event seals it. */
-SubagentEvent *
-_subagent_job_event (SubagentJob       *job,
-                     SubagentEventKind  kind,
-                     JsonObject        *details_in)
+/* @details_in (the caller's fresh object, or NULL) with what every event
+ * of @job carries, sealed. */
+static JsonObject *
+job_event_details (SubagentJob *job,
+                   JsonObject  *details_in)
 {
   JsonObject *details = details_in ? json_object_ref (details_in) : json_object_new ();
   char accepted[SUBAGENT_TIME_TEXT_SIZE];
@@ -101,8 +103,28 @@ _subagent_job_event (SubagentJob       *job,
   json_object_set_string_member (details, "accepted_at", _subagent_time_format_micro (job->accepted_at, accepted));
   if (job->follow_up > 0)
     json_object_set_int_member (details, "follow_up", job->follow_up);
+  json_object_seal (details);
+  return details;
+}
+
+/* @details_in: the caller's fresh object (or NULL); the event seals it.
+ * @time (taken): when it happened, or %NULL for now. */
+static SubagentEvent *
+job_event_at (SubagentJob       *job,
+              SubagentEventKind  kind,
+              JsonObject        *details,
+              GDateTime         *time)
+{
   return _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
-                                   job->batch_index, details);
+                                   job->batch_index, details, time);
+}
+
+SubagentEvent *
+_subagent_job_event (SubagentJob       *job,
+                     SubagentEventKind  kind,
+                     JsonObject        *details_in)
+{
+  return job_event_at (job, kind, job_event_details (job, details_in), NULL);
 }
 
 void
@@ -119,13 +141,22 @@ _subagent_supervisor_push_locked (SubagentSupervisor *self,
   g_queue_push_tail (&self->pending, action);
 }
 
+/* The event's parts, made into an event only if a handler is there to
+ * see it when its turn comes (perform_event()). */
 static void
 push_event_locked (SubagentSupervisor *self,
                    SubagentJob        *job,
                    SubagentEventKind   kind,
                    JsonObject         *details)
 {
-  _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_EVENT, NULL, _subagent_job_event (job, kind, details));
+  SubagentAction *action = g_new0 (SubagentAction, 1);
+
+  action->kind = SUBAGENT_ACTION_EVENT;
+  action->job = _subagent_job_ref (job);
+  action->event_kind = kind;
+  action->time = g_date_time_new_now_utc ();
+  action->details = job_event_details (job, details);
+  g_queue_push_tail (&self->pending, action);
 }
 
 double
@@ -374,6 +405,46 @@ return_to_waiters (SubagentSupervisor *self,
     }
 }
 
+/* Writes the event's line and emits it. An event nobody would see (no
+ * handler of its kind's signal, none of ::event for its detail) is not
+ * made: a batch listens to the ends of its children only, and the events
+ * before them cost a command child's host about a twentieth of its CPU.
+ * (An emission hook alone does not make one.) */
+static void
+perform_event (SubagentSupervisor *self,
+               SubagentAction     *action)
+{
+  SubagentEventKind kind = action->event ? subagent_event_get_kind (action->event) : action->event_kind;
+  GQuark detail = g_quark_from_static_string (subagent_event_kind_to_string (kind));
+  guint kind_signal = _subagent_supervisor_signals[SIGNAL_KIND_FIRST + kind];
+  guint event_signal = _subagent_supervisor_signals[SIGNAL_EVENT];
+
+  /* GLib 2.74 matches a detail's handlers or, with 0, the undetailed. */
+  if (action->event == NULL && !g_signal_has_handler_pending (self, kind_signal, 0, FALSE) &&
+      !g_signal_has_handler_pending (self, event_signal, 0, FALSE) &&
+      !g_signal_has_handler_pending (self, event_signal, detail, FALSE))
+    {
+      SubagentJob *job = action->job;
+
+      if (self->writer != NULL)
+        {
+          g_autofree char *line = _subagent_event_line (kind, action->time, job->run_id, job->parent_run_id,
+                                                        job->def_name, job->depth, job->batch_index,
+                                                        action->details);
+
+          _subagent_events_writer_write_line (self->writer, line);
+        }
+      return;
+    }
+  if (action->event == NULL)
+    action->event = job_event_at (action->job, kind, g_steal_pointer (&action->details),
+                                  g_steal_pointer (&action->time));
+  if (self->writer != NULL)
+    subagent_events_writer_write (self->writer, action->event);
+  g_signal_emit (self, kind_signal, 0, action->event);
+  g_signal_emit (self, event_signal, detail, action->event);
+}
+
 static void
 perform (SubagentSupervisor *self,
          SubagentAction     *action)
@@ -381,15 +452,7 @@ perform (SubagentSupervisor *self,
   switch (action->kind)
     {
     case SUBAGENT_ACTION_EVENT:
-      {
-        SubagentEventKind kind = subagent_event_get_kind (action->event);
-
-        if (self->writer != NULL)
-          subagent_events_writer_write (self->writer, action->event);
-        g_signal_emit (self, _subagent_supervisor_signals[SIGNAL_KIND_FIRST + kind], 0, action->event);
-        g_signal_emit (self, _subagent_supervisor_signals[SIGNAL_EVENT],
-                       g_quark_from_static_string (subagent_event_kind_to_string (kind)), action->event);
-      }
+      perform_event (self, action);
       break;
     case SUBAGENT_ACTION_START:
       start_job (self, action->job);

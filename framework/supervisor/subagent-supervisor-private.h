@@ -53,10 +53,17 @@ typedef enum {
   SUBAGENT_ACTION_SHUTDOWN_DONE,    /* finish a pending shutdown */
 } SubagentActionKind;
 
+/* An event action holds the event, or the parts of one not made yet
+ * (@event NULL: its job, kind, time and sealed details): the supervisor
+ * makes an event only when a handler will see it, and writes the line of
+ * one nobody listens to from its parts. */
 typedef struct {
   SubagentActionKind kind;
   SubagentEvent *event;
   SubagentJob *job;
+  SubagentEventKind event_kind;
+  GDateTime *time;
+  JsonObject *details;
 } SubagentAction;
 
 enum {
@@ -153,7 +160,18 @@ SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
                                          const char        *def_name,
                                          guint              depth,
                                          gint               batch_index,
+                                         JsonObject        *details,
+                                         GDateTime         *time) G_GNUC_INTERNAL;
+char          *_subagent_event_line     (SubagentEventKind  kind,
+                                         GDateTime         *time,
+                                         const char        *run_id,
+                                         const char        *parent_run_id,
+                                         const char        *def_name,
+                                         guint              depth,
+                                         gint               batch_index,
                                          JsonObject        *details) G_GNUC_INTERNAL;
+void           _subagent_events_writer_write_line (SubagentEventsWriter *self,
+                                                   const char           *line) G_GNUC_INTERNAL;
 SubagentEvent *_subagent_job_event    (SubagentJob        *job,
                                        SubagentEventKind   kind,
                                        JsonObject         *details) G_GNUC_INTERNAL;
