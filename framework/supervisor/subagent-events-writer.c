@@ -1,0 +1,222 @@
+/* subagent-events-writer.c: the events file a supervisor appends to, one
+ * JSON line per event (the events themselves: subagent-events.c).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <string.h>
+#include <glib/gstdio.h>
+
+#include "subagent.h"
+#include "subagent-supervisor-private.h"
+
+/**
+ * SubagentEventsWriter:
+ *
+ * Appends events, one JSON object per line, to a file such as
+ * `<root>/.subagent/events.jsonl`. Each line is appended with one `write()`
+ * (`O_APPEND`) in the caller's thread, in the order given, never
+ * interleaved with other writers' lines: once subagent_events_writer_write()
+ * returns the line is in the file (the page cache), so a host that exits or
+ * is killed right after loses none. The file and its directory are made on
+ * the first write. A write error is kept until subagent_events_writer_flush()
+ * reports it.
+ */
+struct _SubagentEventsWriter
+{
+  GObject parent_instance;
+
+  char *path;
+  GMutex lock;
+  int fd;              /* -1 until the first write */
+  GError *error;       /* the first write error, until flush reports it */
+};
+
+G_DEFINE_FINAL_TYPE (SubagentEventsWriter, subagent_events_writer, G_TYPE_OBJECT)
+
+static gboolean
+write_all (int          fd,
+           const char  *data,
+           gsize        len,
+           const char  *path,
+           GError     **error)
+{
+  while (len > 0)
+    {
+      gssize n = write (fd, data, len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          int saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "Cannot append to the events file %s: %s", path, g_strerror (saved));
+          return FALSE;
+        }
+      data += n;
+      len -= n;
+    }
+  return TRUE;
+}
+
+/* Appends @len bytes of lines; with the lock held. */
+static void
+append_locked (SubagentEventsWriter *self,
+               const char           *data,
+               gsize                 len)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (len == 0)
+    return;
+  if (self->fd < 0)
+    {
+      g_autofree char *dir = g_path_get_dirname (self->path);
+
+      if (g_mkdir_with_parents (dir, 0755) != 0 ||
+          (self->fd = g_open (self->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+        {
+          int saved = errno;
+          g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
+                       "Cannot open the events file %s: %s", self->path, g_strerror (saved));
+        }
+    }
+  if (self->fd >= 0)
+    write_all (self->fd, data, len, self->path, &error);
+  if (error != NULL && self->error == NULL)
+    self->error = g_steal_pointer (&error);
+}
+
+static void
+subagent_events_writer_finalize (GObject *object)
+{
+  SubagentEventsWriter *self = SUBAGENT_EVENTS_WRITER (object);
+
+  if (self->error != NULL)
+    g_debug ("%s", self->error->message);
+  g_clear_error (&self->error);
+  if (self->fd >= 0)
+    close (self->fd);
+  g_free (self->path);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (subagent_events_writer_parent_class)->finalize (object);
+}
+
+static void
+subagent_events_writer_class_init (SubagentEventsWriterClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = subagent_events_writer_finalize;
+}
+
+static void
+subagent_events_writer_init (SubagentEventsWriter *self)
+{
+  g_mutex_init (&self->lock);
+  self->fd = -1;
+}
+
+/**
+ * subagent_events_writer_new:
+ * @path: the JSON-lines file to append to
+ *
+ * Creates a new #SubagentEventsWriter.
+ *
+ * Returns: (transfer full): a new #SubagentEventsWriter
+ *
+ * Since: 0.2
+ */
+SubagentEventsWriter *
+subagent_events_writer_new (const char *path)
+{
+  SubagentEventsWriter *self;
+
+  g_return_val_if_fail (path != NULL && *path != '\0', NULL);
+
+  self = g_object_new (SUBAGENT_TYPE_EVENTS_WRITER, NULL);
+  self->path = g_strdup (path);
+  return self;
+}
+
+/**
+ * subagent_events_writer_get_path:
+ * @self: a #SubagentEventsWriter
+ *
+ * Gets the file written to.
+ *
+ * Returns: (transfer none): the file written to
+ *
+ * Since: 0.2
+ */
+const char *
+subagent_events_writer_get_path (SubagentEventsWriter *self)
+{
+  g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), NULL);
+  return self->path;
+}
+
+/**
+ * subagent_events_writer_write:
+ * @self: a #SubagentEventsWriter
+ * @event: the event to append
+ *
+ * Appends @event's line to the file with one `write()` (a page-cache write:
+ * no `fsync`). Safe to call from any thread.
+ */
+void
+subagent_events_writer_write (SubagentEventsWriter *self,
+                              SubagentEvent        *event)
+{
+  g_autofree char *line = NULL;
+
+  g_return_if_fail (SUBAGENT_IS_EVENTS_WRITER (self));
+  g_return_if_fail (SUBAGENT_IS_EVENT (event));
+
+  line = subagent_event_to_line (event);
+  _subagent_events_writer_write_line (self, line);
+}
+
+/* Appends @line, one whole event's, as subagent_events_writer_write(). */
+void
+_subagent_events_writer_write_line (SubagentEventsWriter *self,
+                                    const char           *line)
+{
+  g_mutex_lock (&self->lock);
+  append_locked (self, line, strlen (line));
+  g_mutex_unlock (&self->lock);
+}
+
+/**
+ * subagent_events_writer_flush:
+ * @self: a #SubagentEventsWriter
+ * @error: return location for a #GError
+ *
+ * Reports the first write error since the last flush. Every line given is
+ * already in the file (subagent_events_writer_write() appends at once); a
+ * flush used to wait for the writer's thread, which is gone.
+ *
+ * Returns: %FALSE, with @error set, when a write failed since the last flush
+ */
+gboolean
+subagent_events_writer_flush (SubagentEventsWriter  *self,
+                              GError               **error)
+{
+  GError *failure;
+
+  g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
+
+  g_mutex_lock (&self->lock);
+  failure = g_steal_pointer (&self->error);
+  g_mutex_unlock (&self->lock);
+
+  if (failure != NULL)
+    {
+      g_propagate_error (error, failure);
+      return FALSE;
+    }
+  return TRUE;
+}
