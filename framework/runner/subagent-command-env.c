@@ -61,59 +61,84 @@ join_tool_names (SubagentToolRegistry *tools,
 /* The child's environment under construction: the host's, less what the
  * run sets or removes, plus the run's variables. Built in one pass over
  * the host's environment (g_environ_setenv() per variable scanned and
- * copied it each time: some 30 passes per child). */
+ * copied it each time: some 30 passes per child), in arrays of a fixed
+ * size (a run sets or removes at most ENV_MAX names). */
+#define ENV_MAX 40
+
 typedef struct {
-  GPtrArray *own;                /* "KEY=VALUE" the run sets, owned until env_end() */
-  GPtrArray *drop;               /* keys taken out of the host's (static strings) */
+  char *own[ENV_MAX];            /* "KEY=VALUE" the run sets, owned until env_end() */
+  const char *drop[ENV_MAX];     /* keys taken out of the host's (static strings) */
+  guint n_own, n_drop;
 } EnvBuilder;
+
+static void
+env_unset (EnvBuilder *env,
+           const char *key)
+{
+  g_assert (env->n_drop < ENV_MAX);
+  env->drop[env->n_drop++] = key;
+}
 
 static void
 env_set (EnvBuilder *env,
          const char *key,
          const char *value)
 {
-  g_ptr_array_add (env->own, g_strconcat (key, "=", value, NULL));
-  g_ptr_array_add (env->drop, (gpointer) key);
+  gsize key_len = strlen (key), value_len = strlen (value);
+  char *entry = g_malloc (key_len + value_len + 2);
+
+  memcpy (entry, key, key_len);
+  entry[key_len] = '=';
+  memcpy (entry + key_len + 1, value, value_len + 1);
+  g_assert (env->n_own < ENV_MAX);
+  env->own[env->n_own++] = entry;
+  env_unset (env, key);
 }
 
+/* @value in decimal, without printf (a child's environment has a dozen). */
 static void
-env_unset (EnvBuilder *env,
-           const char *key)
+env_set_number (EnvBuilder *env,
+                const char *key,
+                guint64     value)
 {
-  g_ptr_array_add (env->drop, (gpointer) key);
+  char digits[24];
+  char *p = digits + sizeof digits;
+
+  *--p = '\0';
+  do
+    *--p = (char) ('0' + value % 10);
+  while ((value /= 10) > 0);
+  env_set (env, key, p);
 }
 
 static char **
 env_end (EnvBuilder *env)
 {
-  GPtrArray *result = g_ptr_array_new_full (64 + env->own->len, NULL);
   guint8 first[256] = { 0 };
+  gsize n_host = 0, n = 0;
+  char **result;
 
+  for (char **p = environ; *p != NULL; p++)
+    n_host++;
+  result = g_new (char *, n_host + env->n_own + 1);
   /* Only an entry whose first byte starts a replaced name is compared with
    * the replaced names (most of the host's are not: PATH, HOME, LANG...). */
-  for (guint i = 0; i < env->drop->len; i++)
-    first[*(const guchar *) g_ptr_array_index (env->drop, i)] = 1;
-  for (char **p = environ; *p != NULL; p++)
+  for (guint i = 0; i < env->n_drop; i++)
+    first[*(const guchar *) env->drop[i]] = 1;
+  for (char **p = environ; *p != NULL && n < n_host; p++)
     {
       const char *eq = strchr (*p, '=');
       gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
       gboolean dropped = FALSE;
 
-      for (guint i = 0; first[*(const guchar *) *p] && i < env->drop->len && !dropped; i++)
-        {
-          const char *key = g_ptr_array_index (env->drop, i);
-
-          dropped = strncmp (*p, key, key_len) == 0 && key[key_len] == '\0';
-        }
+      for (guint i = 0; first[*(const guchar *) *p] && i < env->n_drop && !dropped; i++)
+        dropped = strncmp (*p, env->drop[i], key_len) == 0 && env->drop[i][key_len] == '\0';
       if (!dropped && eq != NULL)
-        g_ptr_array_add (result, g_strdup (*p));
+        result[n++] = g_strdup (*p);
     }
-  for (guint i = 0; i < env->own->len; i++)
-    g_ptr_array_add (result, g_ptr_array_index (env->own, i));
-  g_ptr_array_unref (env->own);   /* its strings are the result's now */
-  g_ptr_array_unref (env->drop);
-  g_ptr_array_add (result, NULL);
-  return (char **) g_ptr_array_free (result, FALSE);
+  memcpy (result + n, env->own, env->n_own * sizeof (char *));  /* the result owns them now */
+  result[n + env->n_own] = NULL;
+  return result;
 }
 
 char **
@@ -125,56 +150,42 @@ _subagent_command_run_build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  EnvBuilder env = { g_ptr_array_new (), g_ptr_array_new () };
+  EnvBuilder env = { { NULL }, { NULL }, 0, 0 };
   char number[G_ASCII_DTOSTR_BUF_SIZE];
-  char depth[24], max_depth[24], max_iterations[24], max_tool_calls[24], timeout[24], bytes[24], prompt_length[24];
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
   const char *model = subagent_def_get_model (def);
   gint batch_index = subagent_run_context_get_batch_index (context);
-
-  g_snprintf (depth, sizeof depth, "%u", subagent_run_context_get_depth (context));
-  /* The tighter of the definition's limit and one the host itself runs under. */
-  g_snprintf (max_depth, sizeof max_depth, "%u",
-              inherited > 0 ? (guint) MIN (inherited, subagent_def_get_max_depth (def)) : subagent_def_get_max_depth (def));
-  g_snprintf (max_iterations, sizeof max_iterations, "%u", subagent_run_context_get_max_iterations (context));
-  g_snprintf (max_tool_calls, sizeof max_tool_calls, "%u", subagent_run_context_get_max_tool_calls (context));
-  g_snprintf (timeout, sizeof timeout, "%u", subagent_run_context_get_timeout_seconds (context));
-  g_snprintf (bytes, sizeof bytes, "%" G_GSIZE_FORMAT, task_bytes);
-  g_snprintf (prompt_length, sizeof prompt_length, "%" G_GSIZE_FORMAT, prompt_bytes);
 
   /* The key signs approval verdicts; a child holding it could forge them. */
   env_unset (&env, "SUBAGENT_APPROVAL_HMAC_KEY");
   env_set (&env, "SUBAGENT_PROTOCOL", "1");
   env_set (&env, "SUBAGENT_RUN_ID", subagent_run_context_get_run_id (context));
   env_set (&env, "SUBAGENT_PARENT_RUN_ID", subagent_run_context_get_parent_run_id (context));
-  env_set (&env, "SUBAGENT_DEPTH", depth);
-  env_set (&env, "SUBAGENT_MAX_DEPTH", max_depth);
+  env_set_number (&env, "SUBAGENT_DEPTH", subagent_run_context_get_depth (context));
+  /* The tighter of the definition's limit and one the host itself runs under. */
+  env_set_number (&env, "SUBAGENT_MAX_DEPTH",
+                  inherited > 0 ? MIN (inherited, subagent_def_get_max_depth (def)) : subagent_def_get_max_depth (def));
   env_set (&env, "SUBAGENT_DEF_NAME", subagent_def_get_name (def));
   env_set (&env, "SUBAGENT_CHILD_ROOT", subagent_isolation_context_get_child_root (isolation));
   env_set (&env, "SUBAGENT_ISOLATION", subagent_isolation_context_get_isolation (isolation));
-  env_set (&env, "SUBAGENT_MAX_ITERATIONS", max_iterations);
-  env_set (&env, "SUBAGENT_MAX_TOOL_CALLS", max_tool_calls);
-  env_set (&env, "SUBAGENT_TIMEOUT_SECONDS", timeout);
+  env_set_number (&env, "SUBAGENT_MAX_ITERATIONS", subagent_run_context_get_max_iterations (context));
+  env_set_number (&env, "SUBAGENT_MAX_TOOL_CALLS", subagent_run_context_get_max_tool_calls (context));
+  env_set_number (&env, "SUBAGENT_TIMEOUT_SECONDS", subagent_run_context_get_timeout_seconds (context));
   g_ascii_formatd (number, sizeof number, "%.2f", subagent_run_context_get_max_cost_cents (context));
   env_set (&env, "SUBAGENT_MAX_COST_CENTS", number);
   env_set (&env, "SUBAGENT_PERMISSION_MODE",
            subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)));
   env_set (&env, "SUBAGENT_TOOLS", tools);
-  if (batch_index != SUBAGENT_NO_BATCH_INDEX)
-    {
-      char index[24];
-
-      g_snprintf (index, sizeof index, "%d", batch_index);
-      env_set (&env, "SUBAGENT_BATCH_INDEX", index);
-    }
+  if (batch_index >= 0)
+    env_set_number (&env, "SUBAGENT_BATCH_INDEX", (guint) batch_index);
   else
     env_unset (&env, "SUBAGENT_BATCH_INDEX");
   env_set (&env, "SUBAGENT_STDIN_MODE", interactive_stdin ? "interactive" : "eof");
-  env_set (&env, "SUBAGENT_TASK_BYTES", bytes);
+  env_set_number (&env, "SUBAGENT_TASK_BYTES", task_bytes);
   /* stdin is PROMPT "\n\n" TASK: the prompt's length splits it, blank
    * lines in the prompt or not (0: no prompt, no separator). */
-  env_set (&env, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_length);
+  env_set_number (&env, "SUBAGENT_SYSTEM_PROMPT_BYTES", prompt_bytes);
   env_set (&env, "SUBAGENT_MODEL", model ? model : "");
   env_set (&env, SUBAGENT_RUN_TOKEN_ENV, state->token);
   if (state->confinement.tmpdir != NULL)
