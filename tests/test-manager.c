@@ -340,6 +340,35 @@ test_cost_propagation (Fixture *f, gconstpointer data)
   g_assert_cmpstr (json_object_get_string_member (record, "run_id"), ==, subagent_run_result_get_run_id (result));
   g_assert_cmpstr (json_object_get_string_member (record, "parent_run_id"), ==,
                    subagent_manager_get_run_id (f->manager));
+
+  /* The whole record, written directly (record_lineage()): its members in
+   * order, and the lineage as subagent_lineage_to_json() gives it. */
+  {
+    static const char * const keys[] = {
+      "event", "ts", "run_id", "parent_run_id", "def_name", "depth", "isolation", "batch_index", "status",
+      "iterations", "tool_calls", "cost_cents", "confinement", "lineage", NULL
+    };
+    g_autoptr(GList) members = json_object_get_members (record);
+    g_autoptr(JsonNode) expected = json_node_init_object (json_node_alloc (),
+                                                          subagent_lineage_to_json (subagent_run_result_get_lineage (result)));
+    guint i = 0;
+
+    for (GList *l = members; l != NULL; l = l->next, i++)
+      g_assert_cmpstr (l->data, ==, keys[i]);
+    g_assert_null (keys[i]);
+    g_assert_cmpstr (json_object_get_string_member (record, "event"), ==, SUBAGENT_AUDIT_EVENT_LINEAGE);
+    g_assert_cmpstr (json_object_get_string_member (record, "def_name"), ==, "writer");
+    g_assert_cmpint (json_object_get_int_member (record, "depth"), ==, 1);
+    g_assert_cmpstr (json_object_get_string_member (record, "isolation"), ==,
+                     subagent_lineage_get_isolation (subagent_run_result_get_lineage (result)));
+    g_assert_true (json_object_get_null_member (record, "batch_index"));
+    g_assert_cmpstr (json_object_get_string_member (record, "status"), ==, "complete");
+    g_assert_cmpint (json_object_get_int_member (record, "iterations"), ==, subagent_run_result_get_iterations (result));
+    g_assert_cmpint (json_object_get_int_member (record, "tool_calls"), ==, subagent_run_result_get_tool_calls (result));
+    g_assert_cmpstr (json_object_get_string_member (record, "confinement"), ==,
+                     subagent_run_result_get_confinement (result));
+    g_assert_true (json_node_equal (json_object_get_member (record, "lineage"), expected));
+  }
 }
 
 /* Run contract 6: a snapshot run leaves a review; a shared run none. */

@@ -219,16 +219,24 @@ subagent_json_read_amount (JsonObject  *object,
   return TRUE;
 }
 
-/* json-glib writes a double of 1e17 or more as "1e+17.0", which is not
- * JSON: every amount written is clamped below that. */
+/* An amount as records store it: finite, within ±SUBAGENT_JSON_MAX_AMOUNT
+ * (json-glib writes a double of 1e17 or more as "1e+17.0", which is not
+ * JSON: every amount written is clamped below that). */
+static inline double
+subagent_json_amount (double value)
+{
+  if (!isfinite (value))
+    value = value > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (value < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
+  return CLAMP (value, -SUBAGENT_JSON_MAX_AMOUNT, SUBAGENT_JSON_MAX_AMOUNT);
+}
+
+/* @value as an amount (subagent_json_amount()). */
 static inline void
 subagent_json_set_amount (JsonObject *object,
                           const char *key,
                           double      value)
 {
-  if (!isfinite (value))
-    value = value > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (value < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
-  json_object_set_double_member (object, key, CLAMP (value, -SUBAGENT_JSON_MAX_AMOUNT, SUBAGENT_JSON_MAX_AMOUNT));
+  json_object_set_double_member (object, key, subagent_json_amount (value));
 }
 
 static inline gboolean

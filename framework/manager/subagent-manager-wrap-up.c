@@ -10,6 +10,8 @@
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-json-line-private.h"
+#include "subagent-records-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-manager-run-private.h"
 #include "subagent-review-private.h"
@@ -172,36 +174,42 @@ capture_review (RunState  *state,
   }
 }
 
+/* The lineage record, written directly: its fields in this order, as
+ * subagent_audit_log_record() would write them from a JsonObject built in
+ * it (tests/test-manager.c reads one back). */
 static void
 record_lineage (RunState          *state,
                 SubagentRunResult *result)
 {
-  g_autoptr(JsonObject) fields = json_object_new ();
+  g_autoptr(GString) members = g_string_sized_new (768);
   g_autoptr(GError) error = NULL;
 
-  json_object_set_string_member (fields, "run_id", state->run_id);
-  json_object_set_string_member (fields, "parent_run_id", state->parent_run_id);
-  json_object_set_string_member (fields, "def_name", subagent_def_get_name (state->def));
-  json_object_set_int_member (fields, "depth", state->depth + 1);
-  json_object_set_string_member (fields, "isolation", state->isolation);
+  _subagent_json_line_append_string_member (members, "run_id", state->run_id);
+  _subagent_json_line_append_string_member (members, "parent_run_id", state->parent_run_id);
+  _subagent_json_line_append_string_member (members, "def_name", subagent_def_get_name (state->def));
+  _subagent_json_line_append_int_member (members, "depth", state->depth + 1);
+  _subagent_json_line_append_string_member (members, "isolation", state->isolation);
   if (state->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    json_object_set_null_member (fields, "batch_index");
+    g_string_append (members, ",\"batch_index\":null");
   else
-    json_object_set_int_member (fields, "batch_index", state->batch_index);
-  json_object_set_string_member (fields, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
-  json_object_set_int_member (fields, "iterations", subagent_run_result_get_iterations (result));
-  json_object_set_int_member (fields, "tool_calls", subagent_run_result_get_tool_calls (result));
-  subagent_json_set_amount (fields, "cost_cents", subagent_run_result_get_cost_cents (result));
+    _subagent_json_line_append_int_member (members, "batch_index", state->batch_index);
+  _subagent_json_line_append_string_member (members, "status",
+                                            subagent_run_status_to_string (subagent_run_result_get_status (result)));
+  _subagent_json_line_append_int_member (members, "iterations", subagent_run_result_get_iterations (result));
+  _subagent_json_line_append_int_member (members, "tool_calls", subagent_run_result_get_tool_calls (result));
+  _subagent_json_line_append_key (members, "cost_cents", FALSE);
+  _subagent_json_line_append_double (members, subagent_json_amount (subagent_run_result_get_cost_cents (result)));
   if (subagent_run_result_get_confinement (result) != NULL)
-    json_object_set_string_member (fields, "confinement", subagent_run_result_get_confinement (result));
-  json_object_set_object_member (fields, "lineage", subagent_lineage_to_json (state->lineage));
+    _subagent_json_line_append_string_member (members, "confinement", subagent_run_result_get_confinement (result));
+  _subagent_json_line_append_key (members, "lineage", FALSE);
+  _subagent_lineage_append_json (state->lineage, members);
   if (state->risk != SUBAGENT_RISK_LEVEL_NONE)
-    json_object_set_string_member (fields, "risk_level", subagent_risk_level_to_string (state->risk));
+    _subagent_json_line_append_string_member (members, "risk_level", subagent_risk_level_to_string (state->risk));
   if (state->skill != NULL)
-    json_object_set_string_member (fields, "skill", subagent_skill_get_relative_path (state->skill));
+    _subagent_json_line_append_string_member (members, "skill", subagent_skill_get_relative_path (state->skill));
   if (state->routing != NULL)
-    json_object_set_string_member (fields, "routing", state->routing);
-  if (!subagent_audit_log_record (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, fields, &error))
+    _subagent_json_line_append_string_member (members, "routing", state->routing);
+  if (!_subagent_audit_log_record_members (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, members, &error))
     g_warning ("%s", error->message);
 }
 

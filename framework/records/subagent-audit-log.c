@@ -14,6 +14,7 @@
 #include "subagent.h"
 #include "subagent-state-path-private.h"
 #include "subagent-json-line-private.h"
+#include "subagent-records-private.h"
 
 /**
  * SubagentAuditLog:
@@ -193,6 +194,38 @@ open_locked (SubagentAuditLog  *self,
   return fd;
 }
 
+/* Appends @line, a whole record, with one write(). */
+static gboolean
+append_line (SubagentAuditLog  *self,
+             const GString     *line,
+             GError           **error)
+{
+  gssize written;
+  int fd;
+
+  g_mutex_lock (&self->lock);
+  fd = open_locked (self, error);
+  if (fd < 0)
+    {
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  do
+    written = write (fd, line->str, line->len);
+  while (written < 0 && errno == EINTR);
+  if (fd != self->fd)
+    close (fd);
+  g_mutex_unlock (&self->lock);
+  if (written != (gssize) line->len)
+    {
+      int saved = written < 0 ? errno : EIO;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "Cannot append to the audit log %s: %s", self->path, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /**
  * subagent_audit_log_record:
  * @self: a #SubagentAuditLog
@@ -213,8 +246,6 @@ subagent_audit_log_record (SubagentAuditLog  *self,
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   char ts[SUBAGENT_TIME_TEXT_SIZE];
   g_autoptr(GString) line = NULL;
-  gssize written;
-  int fd;
 
   g_return_val_if_fail (SUBAGENT_IS_AUDIT_LOG (self), FALSE);
   g_return_val_if_fail (event != NULL, FALSE);
@@ -266,27 +297,26 @@ subagent_audit_log_record (SubagentAuditLog  *self,
       g_string_append_c (line, '\n');
     }
 
-  g_mutex_lock (&self->lock);
-  fd = open_locked (self, error);
-  if (fd < 0)
-    {
-      g_mutex_unlock (&self->lock);
-      return FALSE;
-    }
-  do
-    written = write (fd, line->str, line->len);
-  while (written < 0 && errno == EINTR);
-  if (fd != self->fd)
-    close (fd);
-  g_mutex_unlock (&self->lock);
-  if (written != (gssize) line->len)
-    {
-      int saved = written < 0 ? errno : EIO;
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "Cannot append to the audit log %s: %s", self->path, g_strerror (saved));
-      return FALSE;
-    }
-  return TRUE;
+  return append_line (self, line, error);
+}
+
+gboolean
+_subagent_audit_log_record_members (SubagentAuditLog  *self,
+                                    const char        *event,
+                                    const GString     *members,
+                                    GError           **error)
+{
+  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
+  char ts[SUBAGENT_TIME_TEXT_SIZE];
+  g_autoptr(GString) line = g_string_sized_new (members->len + 128);
+
+  g_string_append_len (line, "{\"event\":", 9);
+  _subagent_json_line_append_string (line, event);
+  g_string_append_len (line, ",\"ts\":", 6);
+  _subagent_json_line_append_string (line, _subagent_time_format_iso8601 (now, ts));
+  g_string_append_len (line, members->str, members->len);
+  g_string_append_len (line, "}\n", 2);
+  return append_line (self, line, error);
 }
 
 /**

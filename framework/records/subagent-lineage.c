@@ -6,6 +6,8 @@
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-json-line-private.h"
+#include "subagent-records-private.h"
 
 /**
  * SubagentLineage:
@@ -472,6 +474,26 @@ subagent_lineage_to_json (SubagentLineage *self)
   if (self->routing != NULL)
     json_object_set_string_member (object, "routing", self->routing);
   return object;
+}
+
+void
+_subagent_lineage_append_json (SubagentLineage *self,
+                               GString         *out)
+{
+  g_string_append_len (out, "{\"parent_run_id\":", 17);
+  _subagent_json_line_append_string (out, self->parent_run_id);
+  _subagent_json_line_append_string_member (out, "def_name", self->def_name);
+  _subagent_json_line_append_int_member (out, "depth", self->depth);
+  _subagent_json_line_append_string_member (out, "isolation", self->isolation);
+  if (self->batch_index == SUBAGENT_NO_BATCH_INDEX)
+    g_string_append (out, ",\"batch_index\":null");
+  else
+    _subagent_json_line_append_int_member (out, "batch_index", self->batch_index);
+  _subagent_json_line_append_string_member (out, "worktree_path", self->worktree_path);
+  _subagent_json_line_append_string_member (out, "container_path", self->container_path);
+  if (self->routing != NULL)
+    _subagent_json_line_append_string_member (out, "routing", self->routing);
+  g_string_append_c (out, '}');
 }
 
 /**

@@ -269,8 +269,6 @@ void
 _subagent_session_append_line (SubagentSession *self,
                                GString         *out)
 {
-  double cost = subagent_session_get_cost_cents (self);
-
   g_string_append_len (out, "{\"session_id\":", 14);
   _subagent_json_line_append_string (out, subagent_session_get_session_id (self));
   _subagent_json_line_append_string_member (out, "def_name", subagent_session_get_def_name (self));
@@ -288,11 +286,8 @@ _subagent_session_append_line (SubagentSession *self,
   append_time_member (out, "completed_at", subagent_session_get_completed_at (self));
   _subagent_json_line_append_int_member (out, "iterations", subagent_session_get_iterations (self));
   _subagent_json_line_append_int_member (out, "tool_calls", subagent_session_get_tool_calls (self));
-  /* As subagent_json_set_amount() stores it. */
-  if (!isfinite (cost))
-    cost = cost > 0 ? SUBAGENT_JSON_MAX_AMOUNT : (cost < 0 ? -SUBAGENT_JSON_MAX_AMOUNT : 0);
   _subagent_json_line_append_key (out, "cost_cents", FALSE);
-  _subagent_json_line_append_double (out, CLAMP (cost, -SUBAGENT_JSON_MAX_AMOUNT, SUBAGENT_JSON_MAX_AMOUNT));
+  _subagent_json_line_append_double (out, subagent_json_amount (subagent_session_get_cost_cents (self)));
   _subagent_json_line_append_string_member (out, "final_answer", subagent_session_get_final_answer (self));
   _subagent_json_line_append_key (out, "review", FALSE);
   if (subagent_session_get_review (self) != NULL)

@@ -1,0 +1,26 @@
+/* subagent-records-private.h: the lineage record of a child written
+ * directly, for the manager's wrap-up. Not installed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "subagent.h"
+
+G_BEGIN_DECLS
+
+/* Appends json_to_string() of subagent_lineage_to_json (@self), written
+ * directly (no object: one per child). */
+void     _subagent_lineage_append_json      (SubagentLineage   *self,
+                                             GString           *out) G_GNUC_INTERNAL;
+
+/* Appends the record {"event": @event, "ts": now, then @members}, as
+ * subagent_audit_log_record() does for fields in that order; @members is
+ * what follows the fixed two, each member led by its comma (`,"k":v`), none
+ * named "event" or "ts". */
+gboolean _subagent_audit_log_record_members (SubagentAuditLog  *self,
+                                             const char        *event,
+                                             const GString     *members,
+                                             GError           **error) G_GNUC_INTERNAL;
+
+G_END_DECLS
