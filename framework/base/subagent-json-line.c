@@ -9,6 +9,16 @@
 
 #include "subagent-json-line-private.h"
 
+/* Bytes json-glib 1.6 escapes: the quote, the backslash, those below
+ * 0x1f (0x1f itself goes out raw) and DEL. */
+static const guint8 needs_escape[256] = {
+  [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+  [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1,
+  [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+  [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
+  ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+};
+
 void
 _subagent_json_line_append_string (GString    *out,
                                    const char *text)
@@ -27,6 +37,8 @@ _subagent_json_line_append_string (GString    *out,
       const char *escape;
       char unicode[8];
 
+      if (G_LIKELY (!needs_escape[*p]))
+        continue;
       switch (*p)
         {
         case '"': escape = "\\\""; break;
@@ -37,10 +49,6 @@ _subagent_json_line_append_string (GString    *out,
         case '\r': escape = "\\r"; break;
         case '\t': escape = "\\t"; break;
         default:
-          /* json-glib 1.6 escapes below 0x1f (0x1f itself goes out raw)
-           * and DEL. */
-          if (*p >= 0x1f && *p != 0x7f)
-            continue;
           g_snprintf (unicode, sizeof unicode, "\\u%04x", *p);
           escape = unicode;
         }
