@@ -174,9 +174,8 @@ capture_review (RunState  *state,
   }
 }
 
-/* The lineage record, written directly: its fields in this order, as
- * subagent_audit_log_record() would write them from a JsonObject built in
- * it (tests/test-manager.c reads one back). */
+/* The lineage record, its members written directly in this order: no
+ * JsonObject per child (tests/test-manager.c reads one back). */
 static void
 record_lineage (RunState          *state,
                 SubagentRunResult *result)

@@ -107,7 +107,7 @@ job_event_details (SubagentJob *job,
   return details;
 }
 
-/* @details_in: the caller's fresh object (or NULL); the event seals it.
+/* An event of @job with @details (taken, from job_event_details()) and
  * @time (taken): when it happened, or %NULL for now. */
 static SubagentEvent *
 job_event_at (SubagentJob       *job,
