@@ -14,6 +14,7 @@
 #include "subagent.h"
 #include "subagent-state-path-private.h"
 #include "subagent-json-private.h"
+#include "subagent-fd-private.h"
 #include "subagent-json-line-private.h"
 #include "subagent-session-private.h"
 
@@ -313,33 +314,6 @@ _subagent_session_append_line (SubagentSession *self,
   g_string_append_c (out, '}');
 }
 
-static gboolean
-write_all (int          fd,
-           const char  *data,
-           gsize        len,
-           const char  *path,
-           GError     **error)
-{
-  while (len > 0)
-    {
-      gssize n = write (fd, data, len);
-
-      if (n < 0)
-        {
-          int saved = errno;
-
-          if (saved == EINTR)
-            continue;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                       "Could not write session file %s: %s", path, g_strerror (saved));
-          return FALSE;
-        }
-      data += n;
-      len -= (gsize) n;
-    }
-  return TRUE;
-}
-
 /**
  * subagent_session_save:
  * @self: a #SubagentSession
@@ -366,7 +340,7 @@ subagent_session_save (SubagentSession  *self,
   g_autofree char *path = NULL;
   g_autofree char *tmp_path = NULL;
   gsize length;
-  int fd, dir_fd;
+  int fd, dir_fd, write_errno;
 
   g_return_val_if_fail (SUBAGENT_IS_SESSION (self), FALSE);
   g_return_val_if_fail (sessions_dir != NULL, FALSE);
@@ -401,9 +375,13 @@ subagent_session_save (SubagentSession  *self,
                    "Could not create a temporary file in %s: %s", sessions_dir, g_strerror (saved));
       return FALSE;
     }
-  if (!write_all (fd, text, length, tmp_path, error) ||
-      !write_all (fd, "\n", 1, tmp_path, error))
-    goto fail;
+  if ((write_errno = _subagent_write_all (fd, text, length)) != 0 ||
+      (write_errno = _subagent_write_all (fd, "\n", 1)) != 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (write_errno),
+                   "Could not write session file %s: %s", tmp_path, g_strerror (write_errno));
+      goto fail;
+    }
   if (fsync (fd) != 0)
     {
       int saved = errno;

@@ -17,6 +17,7 @@
 #include <git2/sys/repository.h>
 
 #include "subagent-error.h"
+#include "subagent-fd-private.h"
 #include "subagent-review-private.h"
 
 #define COUNT_FILES_CHANGED SUBAGENT_REVIEW_COUNT_FILES_CHANGED
@@ -273,30 +274,19 @@ diff_shows (git_diff      *diff,
   return FALSE;
 }
 
+/* Appends @len bytes of the patch. */
 static gboolean
-write_all (int          fd,
-           const char  *data,
-           gsize        len,
-           GError     **error)
+write_patch (int          fd,
+             const char  *data,
+             gsize        len,
+             GError     **error)
 {
-  while (len > 0)
-    {
-      ssize_t n = write (fd, data, len);
+  int saved = _subagent_write_all (fd, data, len);
 
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-
-          g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED,
-                       "Could not write the review patch: %s", g_strerror (saved));
-          return FALSE;
-        }
-      data += n;
-      len -= n;
-    }
-  return TRUE;
+  if (saved != 0)
+    g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_FAILED, "Could not write the review patch: %s",
+                 g_strerror (saved));
+  return saved == 0;
 }
 
 /* Rename detection with libgit2's signatures, except that a stand-in of a
@@ -541,7 +531,7 @@ diff_trees (git_repository *repo,
           g_autoptr(GString) text = g_string_new (NULL);
 
           format_over_limit (text, w, delta, old_size, new_size);
-          if (!write_all (patch_fd, text->str, text->len, error))
+          if (!write_patch (patch_fd, text->str, text->len, error))
             goto out;
         }
       else
@@ -555,7 +545,7 @@ diff_trees (git_repository *repo,
               git_patch_free (patch);
               goto out;
             }
-          if (!write_all (patch_fd, buf.ptr, buf.size, error))
+          if (!write_patch (patch_fd, buf.ptr, buf.size, error))
             {
               git_buf_dispose (&buf);
               git_patch_free (patch);

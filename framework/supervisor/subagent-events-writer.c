@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "subagent.h"
+#include "subagent-fd-private.h"
 #include "subagent-supervisor-private.h"
 
 /**
@@ -38,32 +39,6 @@ struct _SubagentEventsWriter
 
 G_DEFINE_FINAL_TYPE (SubagentEventsWriter, subagent_events_writer, G_TYPE_OBJECT)
 
-static gboolean
-write_all (int          fd,
-           const char  *data,
-           gsize        len,
-           const char  *path,
-           GError     **error)
-{
-  while (len > 0)
-    {
-      gssize n = write (fd, data, len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          int saved = errno;
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                       "Cannot append to the events file %s: %s", path, g_strerror (saved));
-          return FALSE;
-        }
-      data += n;
-      len -= n;
-    }
-  return TRUE;
-}
-
 /* Appends @len bytes of lines; with the lock held. */
 static void
 append_locked (SubagentEventsWriter *self,
@@ -71,6 +46,7 @@ append_locked (SubagentEventsWriter *self,
                gsize                 len)
 {
   g_autoptr(GError) error = NULL;
+  int saved;
 
   if (len == 0)
     return;
@@ -86,8 +62,9 @@ append_locked (SubagentEventsWriter *self,
                        "Cannot open the events file %s: %s", self->path, g_strerror (saved));
         }
     }
-  if (self->fd >= 0)
-    write_all (self->fd, data, len, self->path, &error);
+  if (self->fd >= 0 && (saved = _subagent_write_all (self->fd, data, len)) != 0)
+    g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
+                 "Cannot append to the events file %s: %s", self->path, g_strerror (saved));
   if (error != NULL && self->error == NULL)
     self->error = g_steal_pointer (&error);
 }
