@@ -349,8 +349,8 @@ test_cost_propagation (Fixture *f, gconstpointer data)
       "iterations", "tool_calls", "cost_cents", "confinement", "lineage", NULL
     };
     g_autoptr(GList) members = json_object_get_members (record);
-    g_autoptr(JsonNode) expected = json_node_init_object (json_node_alloc (),
-                                                          subagent_lineage_to_json (subagent_run_result_get_lineage (result)));
+    g_autoptr(JsonObject) lineage = subagent_lineage_to_json (subagent_run_result_get_lineage (result));
+    g_autoptr(JsonNode) expected = json_node_init_object (json_node_alloc (), lineage);
     guint i = 0;
 
     for (GList *l = members; l != NULL; l = l->next, i++)
