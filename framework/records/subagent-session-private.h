@@ -1,5 +1,6 @@
-/* subagent-session-private.h: what the session log shares with the
- * session's serializer. Not installed.
+/* subagent-session-private.h: the session's instance struct (shared by
+ * subagent-session.c and -getters.c), and what the session log shares with
+ * the session's serializer. Not installed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -8,6 +9,35 @@
 #include "subagent.h"
 
 G_BEGIN_DECLS
+
+struct _SubagentSession
+{
+  GObject parent_instance;
+
+  char *session_id;
+  char *def_name;
+  char *parent_run_id;
+  SubagentRunStatus status;
+  GDateTime *started_at;
+  guint depth;
+  gint batch_index;
+  char *isolation;
+  char *worktree_path;
+  char *container_path;
+  GDateTime *completed_at;
+  guint iterations;
+  guint tool_calls;
+  double cost_cents;
+  char *final_answer;
+  JsonObject *review;
+  JsonArray *transcript;
+  char *task;
+  guint follow_ups;
+  gboolean workspace_kept;
+  char *child_root;
+
+  SubagentLineage *lineage;
+};
 
 /* Appends json_to_string() of subagent_session_to_json (@self), written
  * directly (no object, copies or generator: one per child). */

@@ -27,6 +27,14 @@ enum {
   SUBAGENT_REVIEW_N_COUNTS
 };
 
+/* A review of the artifacts at @patch_path and @status_path, with these
+ * counts (subagent-review-capture.c makes them; the class is in
+ * subagent-review.c). */
+G_GNUC_INTERNAL SubagentReview *_subagent_review_new (const char  *session_key,
+                                                      const char  *patch_path,
+                                                      const char  *status_path,
+                                                      const guint  counts[SUBAGENT_REVIEW_N_COUNTS]);
+
 /* Compares base (a resolved directory, or a commit of the repository at
  * base_git_dir or of child_root's) with child_root (resolved); appends the
  * patch and the status lines, fills counts. Writes nothing to disk. With a
