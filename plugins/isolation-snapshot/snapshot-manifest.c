@@ -60,13 +60,13 @@ struct _SnapshotManifestDir {
   ManifestStat st;
   GArray *entries;              /* ManifestEntry: files, links, subdirectories */
   GString *names;               /* NUL-terminated names, back to back */
-  GHashTable *by_name;          /* name -> index + 1, once loaded */
+  GHashTable *by_name;          /* name -> index + 1, once indexed */
   gboolean verified;            /* the check found it and its entries unchanged */
 };
 
 struct _SnapshotManifest {
   GPtrArray *dirs;              /* SnapshotManifestDir */
-  GHashTable *by_rel;           /* rel -> SnapshotManifestDir, once loaded */
+  GHashTable *by_rel;           /* rel -> SnapshotManifestDir, once indexed */
   GMutex lock;                  /* while a sync adds directories */
 };
 
@@ -283,23 +283,7 @@ snapshot_manifest_load (const char  *path,
         break;
     }
   if (manifest->dirs->len == n && at == end && n > 0)
-    {
-      /* Lookups for a sync the manifest guides: built once, read-only
-       * from the sync's threads after. */
-      manifest->by_rel = g_hash_table_new (g_str_hash, g_str_equal);
-      for (guint i = 0; i < manifest->dirs->len; i++)
-        {
-          SnapshotManifestDir *dir = manifest->dirs->pdata[i];
-
-          g_hash_table_insert (manifest->by_rel, dir->rel, dir);
-          dir->by_name = g_hash_table_new (g_str_hash, g_str_equal);
-          for (guint j = 0; j < dir->entries->len; j++)
-            g_hash_table_insert (dir->by_name,
-                                 dir->names->str + g_array_index (dir->entries, ManifestEntry, j).name_offset,
-                                 GUINT_TO_POINTER (j + 1));
-        }
-      return manifest;
-    }
+    return manifest;
   snapshot_manifest_free (manifest);
 
 bad:
@@ -309,7 +293,29 @@ bad:
 
 /* ---- lookups for a sync the manifest guides ------------------------------ */
 
-/* The directory recorded at rel, or NULL; only on a loaded manifest. */
+/* Builds the lookups of a loaded manifest for a sync it guides, once and
+ * before the sync's threads read them: a prepare that finds the parent
+ * unchanged (the usual case) needs none, and they were a tenth of it. */
+void
+snapshot_manifest_index (SnapshotManifest *manifest)
+{
+  if (manifest->by_rel != NULL)
+    return;
+  manifest->by_rel = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < manifest->dirs->len; i++)
+    {
+      SnapshotManifestDir *dir = manifest->dirs->pdata[i];
+
+      g_hash_table_insert (manifest->by_rel, dir->rel, dir);
+      dir->by_name = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint j = 0; j < dir->entries->len; j++)
+        g_hash_table_insert (dir->by_name,
+                             dir->names->str + g_array_index (dir->entries, ManifestEntry, j).name_offset,
+                             GUINT_TO_POINTER (j + 1));
+    }
+}
+
+/* The directory recorded at rel, or NULL; only on an indexed manifest. */
 SnapshotManifestDir *
 snapshot_manifest_find_dir (SnapshotManifest *manifest,
                             const char       *rel)

@@ -64,6 +64,7 @@ SnapshotManifest    *snapshot_manifest_load         (const char          *path,
 gboolean             snapshot_manifest_matches      (SnapshotManifest    *manifest,
                                                      const char          *parent,
                                                      gint64               since);
+void                 snapshot_manifest_index        (SnapshotManifest    *manifest);
 SnapshotManifestDir *snapshot_manifest_find_dir     (SnapshotManifest    *manifest,
                                                      const char          *rel);
 gboolean             snapshot_manifest_dir_unchanged (SnapshotManifestDir *dir,

@@ -564,6 +564,8 @@ snapshot_tree_sync (const char         *source,
   gboolean ok;
 
   memset (stats, 0, sizeof *stats);
+  if (trusted != NULL)
+    snapshot_manifest_index (trusted);  /* before the threads read it */
   g_mutex_init (&sync.lock);
   g_cond_init (&sync.finished_cond);
   root->sync = &sync;
