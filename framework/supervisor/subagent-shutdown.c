@@ -176,8 +176,7 @@ kept_disposed (GObject      *source,
       if (job == NULL)
         continue;
       json_object_set_string_member (details, "workspace", subagent_isolation_context_get_child_root (value));
-      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_EVENT, NULL,
-                                        _subagent_job_event (job, SUBAGENT_EVENT_WORKSPACE_DISPOSED, details));
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_WORKSPACE_DISPOSED, details);
     }
   g_mutex_unlock (&self->lock);
   _subagent_supervisor_kick (self);
@@ -254,7 +253,7 @@ shutdown_timed_out (gpointer user_data)
       g_strv_builder_add (unstopped, job->run_id);
       if (job->hooks.workspace_root != NULL && !g_str_equal (job->hooks.workspace_root, root))
         g_strv_builder_add (kept, job->hooks.workspace_root);
-      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job, NULL);
+      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job);
     }
   g_mutex_unlock (&self->lock);
   _subagent_supervisor_kick (self);
@@ -312,7 +311,7 @@ subagent_supervisor_shutdown_async (SubagentSupervisor  *self,
   g_mutex_lock (&self->lock);
   self->shutdown_cancelled = n;
   if (self->n_running == 0)
-    _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_SHUTDOWN_DONE, NULL, NULL);
+    _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_SHUTDOWN_DONE, NULL);
   else if (self->shutdown_task != NULL)
     {
       self->shutdown_timeout = g_timeout_source_new (timeout_ms ? timeout_ms : SUBAGENT_SUPERVISOR_DEFAULT_SHUTDOWN_TIMEOUT_MS);

@@ -29,7 +29,7 @@ on_request (SubagentSupervisor      *self,
                                      subagent_approval_status_to_string (subagent_approval_request_get_status (request)));
       if (reason != NULL && *reason != '\0')
         json_object_set_string_member (details, "denial_reason", reason);
-      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_EVENT, NULL, _subagent_job_event (job, kind, details));
+      _subagent_supervisor_push_event_locked (self, job, kind, details);
     }
   g_mutex_unlock (&self->lock);
   if (job != NULL)

@@ -52,7 +52,6 @@ _subagent_job_unref (SubagentJob *job)
 void
 _subagent_action_free (SubagentAction *action)
 {
-  g_clear_object (&action->event);
   g_clear_pointer (&action->job, _subagent_job_unref);
   g_clear_pointer (&action->time, g_date_time_unref);
   g_clear_pointer (&action->details, json_object_unref);
@@ -107,47 +106,23 @@ job_event_details (SubagentJob *job,
   return details;
 }
 
-/* An event of @job with @details (taken, from job_event_details()) and
- * @time (taken): when it happened, or %NULL for now. */
-static SubagentEvent *
-job_event_at (SubagentJob       *job,
-              SubagentEventKind  kind,
-              JsonObject        *details,
-              GDateTime         *time)
-{
-  return _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
-                                   job->batch_index, details, time);
-}
-
-SubagentEvent *
-_subagent_job_event (SubagentJob       *job,
-                     SubagentEventKind  kind,
-                     JsonObject        *details_in)
-{
-  return job_event_at (job, kind, job_event_details (job, details_in), NULL);
-}
-
 void
 _subagent_supervisor_push_locked (SubagentSupervisor *self,
                                   SubagentActionKind  kind,
-                                  SubagentJob        *job,
-                                  SubagentEvent      *event)
+                                  SubagentJob        *job)
 {
   SubagentAction *action = g_new0 (SubagentAction, 1);
 
   action->kind = kind;
   action->job = job ? _subagent_job_ref (job) : NULL;
-  action->event = event;  /* (transfer full) */
   g_queue_push_tail (&self->pending, action);
 }
 
-/* The event's parts, made into an event only if a handler is there to
- * see it when its turn comes (perform_event()). */
-static void
-push_event_locked (SubagentSupervisor *self,
-                   SubagentJob        *job,
-                   SubagentEventKind   kind,
-                   JsonObject         *details)
+void
+_subagent_supervisor_push_event_locked (SubagentSupervisor *self,
+                                        SubagentJob        *job,
+                                        SubagentEventKind   kind,
+                                        JsonObject         *details)
 {
   SubagentAction *action = g_new0 (SubagentAction, 1);
 
@@ -208,7 +183,7 @@ push_terminal_event_locked (SubagentSupervisor *self,
     }
   if (job->cancel_requested)
     json_object_set_string_member (details, "cause", job->cause == SUBAGENT_CANCEL_CAUSE_USER ? "user" : "system");
-  push_event_locked (self, job, kind, details);
+  _subagent_supervisor_push_event_locked (self, job, kind, details);
 }
 
 /* A child ended (or never started): record it, report it, free its slot. */
@@ -240,14 +215,14 @@ finish_locked (SubagentSupervisor *self,
       g_autoptr(JsonObject) details = json_object_new ();
 
       json_object_set_string_member (details, "workspace", job->hooks.workspace_root);
-      push_event_locked (self, job, SUBAGENT_EVENT_WORKSPACE_DISPOSED, details);
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_WORKSPACE_DISPOSED, details);
     }
   push_terminal_event_locked (self, job);
-  _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job, NULL);
+  _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job);
 
   schedule_locked (self);
   if (self->shutdown_task != NULL && self->n_running == 0)
-    _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_SHUTDOWN_DONE, NULL, NULL);
+    _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_SHUTDOWN_DONE, NULL);
 }
 
 static SubagentLineage *
@@ -275,7 +250,7 @@ finish_unstarted_locked (SubagentSupervisor *self,
 
       job->started_at = g_date_time_new_now_utc ();
       json_object_set_boolean_member (details, "cancelled_before_start", TRUE);
-      push_event_locked (self, job, SUBAGENT_EVENT_STARTED, details);
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_STARTED, details);
     }
   result = subagent_run_result_new (SUBAGENT_RUN_STATUS_CANCELLED, job->run_id, 0, 0, 0.0, "", lineage, NULL,
                                     message, SUBAGENT_STOP_REASON_CANCELLED, NULL);
@@ -310,8 +285,8 @@ schedule_locked (SubagentSupervisor *self)
       job->state = SUBAGENT_JOB_RUNNING;
       job->started_at = g_date_time_new_now_utc ();
       self->n_running++;
-      push_event_locked (self, job, SUBAGENT_EVENT_STARTED, NULL);
-      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_START, job, NULL);
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_STARTED, NULL);
+      _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_START, job);
     }
 }
 
@@ -405,44 +380,40 @@ return_to_waiters (SubagentSupervisor *self,
     }
 }
 
-/* Writes the event's line and emits it. An event nobody would see (no
- * handler of its kind's signal, none of ::event for its detail) is not
- * made: a batch listens to the ends of its children only, and the events
- * before them cost a command child's host about a twentieth of its CPU.
- * (An emission hook alone does not make one.) */
+/* Writes the event's line, from its parts, and emits it. An event nobody
+ * would see (no handler of its kind's signal, none of ::event for its
+ * detail) is not made: a batch listens to the ends of its children only,
+ * and making the events before them was about a twentieth of a command
+ * child's host instructions (callgrind). (An emission hook alone does not
+ * make one.) */
 static void
 perform_event (SubagentSupervisor *self,
                SubagentAction     *action)
 {
-  SubagentEventKind kind = action->event ? subagent_event_get_kind (action->event) : action->event_kind;
+  SubagentJob *job = action->job;
+  SubagentEventKind kind = action->event_kind;
   GQuark detail = g_quark_from_static_string (subagent_event_kind_to_string (kind));
   guint kind_signal = _subagent_supervisor_signals[SIGNAL_KIND_FIRST + kind];
   guint event_signal = _subagent_supervisor_signals[SIGNAL_EVENT];
+  g_autoptr(SubagentEvent) event = NULL;
 
+  if (self->writer != NULL)
+    {
+      g_autofree char *line = _subagent_event_line (kind, action->time, job->run_id, job->parent_run_id,
+                                                    job->def_name, job->depth, job->batch_index, action->details);
+
+      _subagent_events_writer_write_line (self->writer, line);
+    }
   /* GLib 2.74 matches a detail's handlers or, with 0, the undetailed. */
-  if (action->event == NULL && !g_signal_has_handler_pending (self, kind_signal, 0, FALSE) &&
+  if (!g_signal_has_handler_pending (self, kind_signal, 0, FALSE) &&
       !g_signal_has_handler_pending (self, event_signal, 0, FALSE) &&
       !g_signal_has_handler_pending (self, event_signal, detail, FALSE))
-    {
-      SubagentJob *job = action->job;
-
-      if (self->writer != NULL)
-        {
-          g_autofree char *line = _subagent_event_line (kind, action->time, job->run_id, job->parent_run_id,
-                                                        job->def_name, job->depth, job->batch_index,
-                                                        action->details);
-
-          _subagent_events_writer_write_line (self->writer, line);
-        }
-      return;
-    }
-  if (action->event == NULL)
-    action->event = job_event_at (action->job, kind, g_steal_pointer (&action->details),
-                                  g_steal_pointer (&action->time));
-  if (self->writer != NULL)
-    subagent_events_writer_write (self->writer, action->event);
-  g_signal_emit (self, kind_signal, 0, action->event);
-  g_signal_emit (self, event_signal, detail, action->event);
+    return;
+  event = _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
+                                    job->batch_index, g_steal_pointer (&action->details),
+                                    g_steal_pointer (&action->time));
+  g_signal_emit (self, kind_signal, 0, event);
+  g_signal_emit (self, event_signal, detail, event);
 }
 
 static void
@@ -559,7 +530,7 @@ job_usage (gpointer data,
       json_object_set_int_member (details, "iterations", iterations);
       json_object_set_int_member (details, "tool_calls", tool_calls);
       json_object_set_double_member (details, "cost_cents", cost_cents);
-      push_event_locked (self, job, SUBAGENT_EVENT_USAGE, details);
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_USAGE, details);
       pushed = TRUE;
     }
   g_mutex_unlock (&self->lock);
@@ -656,7 +627,7 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   if (extras->count_as_agent)
     g_hash_table_replace (self->agents, g_strdup (parent), GUINT_TO_POINTER (started + 1));
   g_hash_table_replace (self->jobs, job->run_id, job);  /* the table owns the first reference */
-  push_event_locked (self, job, SUBAGENT_EVENT_ACCEPTED, NULL);
+  _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_ACCEPTED, NULL);
   g_queue_push_tail (&self->queue, job);
   schedule_locked (self);
   if (job->state == SUBAGENT_JOB_QUEUED)
@@ -664,7 +635,7 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
       g_autoptr(JsonObject) details = json_object_new ();
 
       json_object_set_int_member (details, "position", self->queue.length);
-      push_event_locked (self, job, SUBAGENT_EVENT_QUEUED, details);
+      _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_QUEUED, details);
     }
   run_id = g_strdup (job->run_id);
   g_mutex_unlock (&self->lock);

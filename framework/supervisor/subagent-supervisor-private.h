@@ -53,15 +53,13 @@ typedef enum {
   SUBAGENT_ACTION_SHUTDOWN_DONE,    /* finish a pending shutdown */
 } SubagentActionKind;
 
-/* An event action holds the event, or the parts of one not made yet
- * (@event NULL: its job, kind, time and sealed details): the supervisor
- * makes an event only when a handler will see it, and writes the line of
- * one nobody listens to from its parts. */
+/* An event action holds the parts of an event (its job, kind, time and
+ * sealed details): the supervisor writes its line from them and makes the
+ * event only when a handler will see it. */
 typedef struct {
   SubagentActionKind kind;
-  SubagentEvent *event;
   SubagentJob *job;
-  SubagentEventKind event_kind;
+  SubagentEventKind event_kind;     /* an event's: */
   GDateTime *time;
   JsonObject *details;
 } SubagentAction;
@@ -147,12 +145,16 @@ guint _subagent_supervisor_cancel_all (SubagentSupervisor  *self,
 double _subagent_supervisor_spent_locked (SubagentSupervisor *self,
                                           const char         *parent_run_id) G_GNUC_INTERNAL;
 
-/* Queues an action (lock held) / runs the queued actions in the
+/* Queues an action (lock held) / an event of @job with @details (the
+ * caller's fresh object, or NULL) / runs the queued actions in the
  * supervisor's context (lock not held). */
 void _subagent_supervisor_push_locked (SubagentSupervisor *self,
                                        SubagentActionKind  kind,
-                                       SubagentJob        *job,
-                                       SubagentEvent      *event) G_GNUC_INTERNAL;
+                                       SubagentJob        *job) G_GNUC_INTERNAL;
+void _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
+                                             SubagentJob        *job,
+                                             SubagentEventKind   kind,
+                                             JsonObject         *details) G_GNUC_INTERNAL;
 void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
 SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
                                          const char        *run_id,
@@ -172,9 +174,6 @@ char          *_subagent_event_line     (SubagentEventKind  kind,
                                          JsonObject        *details) G_GNUC_INTERNAL;
 void           _subagent_events_writer_write_line (SubagentEventsWriter *self,
                                                    const char           *line) G_GNUC_INTERNAL;
-SubagentEvent *_subagent_job_event    (SubagentJob        *job,
-                                       SubagentEventKind   kind,
-                                       JsonObject         *details) G_GNUC_INTERNAL;
 
 /* Blocks until the child ends; iterates the supervisor's main context when
  * the calling thread owns it (or can), else waits on a private one.
