@@ -40,7 +40,13 @@ void _subagent_json_line_append_object (GString    *out,
 /* A double member's value as the generator writes it. */
 void _subagent_json_line_append_double (GString    *out,
                                         double      value) G_GNUC_INTERNAL;
-/* An integer as the generator (and printf's %" G_GINT64_FORMAT ") writes it. */
+/* Room for any integer _subagent_format_int() writes, with its NUL. */
+#define SUBAGENT_INT_TEXT_SIZE 24
+
+/* An integer as the generator (and printf's %" G_GINT64_FORMAT ") writes it:
+ * appended, or into the end of @text (returns where it starts). */
+const char *_subagent_format_int (gint64 value,
+                                  char   text[SUBAGENT_INT_TEXT_SIZE]) G_GNUC_INTERNAL;
 void _subagent_json_line_append_int    (GString    *out,
                                         gint64      value) G_GNUC_INTERNAL;
 /* `,"key":` (no comma with @first). */

@@ -258,15 +258,15 @@ _subagent_time_format_iso8601 (GDateTime *time,
 
 /* Digits from the end, no printf: g_string_append_printf() costs about a
  * thousand instructions a number, and a child's records hold about twenty. */
-void
-_subagent_json_line_append_int (GString *out,
-                                gint64   value)
+const char *
+_subagent_format_int (gint64 value,
+                      char   text[SUBAGENT_INT_TEXT_SIZE])
 {
-  char digits[24];
-  char *p = digits + sizeof digits;
+  char *p = text + SUBAGENT_INT_TEXT_SIZE;
   /* The magnitude as unsigned: -G_MININT64 does not fit a gint64. */
   guint64 magnitude = value < 0 ? (guint64) 0 - (guint64) value : (guint64) value;
 
+  *--p = '\0';
   do
     {
       *--p = (char) ('0' + magnitude % 10);
@@ -275,7 +275,16 @@ _subagent_json_line_append_int (GString *out,
   while (magnitude != 0);
   if (value < 0)
     *--p = '-';
-  g_string_append_len (out, p, digits + sizeof digits - p);
+  return p;
+}
+
+void
+_subagent_json_line_append_int (GString *out,
+                                gint64   value)
+{
+  char text[SUBAGENT_INT_TEXT_SIZE];
+
+  g_string_append (out, _subagent_format_int (value, text));
 }
 
 char *

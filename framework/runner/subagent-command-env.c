@@ -10,6 +10,7 @@
 
 #include "subagent.h"
 #include "subagent-command-run-state-private.h"
+#include "subagent-json-line-private.h"
 
 extern char **environ;
 
@@ -75,7 +76,8 @@ static void
 env_unset (EnvBuilder *env,
            const char *key)
 {
-  g_assert (env->n_drop < ENV_MAX);
+  if (G_UNLIKELY (env->n_drop == ENV_MAX))
+    g_error ("A child's environment sets more than %d names: raise ENV_MAX", ENV_MAX);
   env->drop[env->n_drop++] = key;
 }
 
@@ -90,9 +92,8 @@ env_set (EnvBuilder *env,
   memcpy (entry, key, key_len);
   entry[key_len] = '=';
   memcpy (entry + key_len + 1, value, value_len + 1);
-  g_assert (env->n_own < ENV_MAX);
+  env_unset (env, key);  /* first: it checks the room of both */
   env->own[env->n_own++] = entry;
-  env_unset (env, key);
 }
 
 /* @value in decimal, without printf (a child's environment has a dozen). */
@@ -101,16 +102,10 @@ env_set_number (EnvBuilder *env,
                 const char *key,
                 guint64     value)
 {
-  char digits[24];
-  char *p = digits + sizeof digits;
+  char text[SUBAGENT_INT_TEXT_SIZE];
 
-  *--p = '\0';
-  do
-    *--p = (char) ('0' + value % 10);
-  while ((value /= 10) > 0);
-  env_set (env, key, p);
+  env_set (env, key, _subagent_format_int ((gint64) MIN (value, (guint64) G_MAXINT64), text));
 }
-
 static char **
 env_end (EnvBuilder *env)
 {

@@ -46,7 +46,7 @@ append_locked (SubagentEventsWriter *self,
                gsize                 len)
 {
   g_autoptr(GError) error = NULL;
-  int saved;
+  int write_errno;
 
   if (len == 0)
     return;
@@ -62,9 +62,9 @@ append_locked (SubagentEventsWriter *self,
                        "Cannot open the events file %s: %s", self->path, g_strerror (saved));
         }
     }
-  if (self->fd >= 0 && (saved = _subagent_write_all (self->fd, data, len)) != 0)
-    g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (saved),
-                 "Cannot append to the events file %s: %s", self->path, g_strerror (saved));
+  if (self->fd >= 0 && (write_errno = _subagent_write_all (self->fd, data, len)) != 0)
+    g_set_error (&error, G_IO_ERROR, g_io_error_from_errno (write_errno),
+                 "Cannot append to the events file %s: %s", self->path, g_strerror (write_errno));
   if (error != NULL && self->error == NULL)
     self->error = g_steal_pointer (&error);
 }
