@@ -814,9 +814,9 @@ test_event_line_matches_json (void)
     }
 }
 
-/* Events nobody listens to are written from their parts, not made
- * (perform_event()): each such line must be, byte for byte, what the event
- * made of the same parts writes. */
+/* With no handler connected the supervisor makes no event (perform_event())
+ * but still writes each line: its values must be the child's, and the
+ * event they describe must write the same line byte for byte. */
 static void
 test_unheard_events_written_the_same (void)
 {

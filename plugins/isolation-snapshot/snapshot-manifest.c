@@ -295,7 +295,8 @@ bad:
 
 /* Builds the lookups of a loaded manifest for a sync it guides, once and
  * before the sync's threads read them: a prepare that finds the parent
- * unchanged (the usual case) needs none, and they were a tenth of it. */
+ * unchanged (the usual case) needs none (building them at load was half
+ * of loading, about 6 % of a pooled prepare). */
 void
 snapshot_manifest_index (SnapshotManifest *manifest)
 {
