@@ -153,11 +153,21 @@ const elicited = [];
 let withdrawn = null;
 const session = await connect(root, {
   elicitation: (params, extra) => {
+    // The SDK starts a handler two promise steps after the request, and
+    // handles notifications/cancelled one step after it: when both came in
+    // one read (the test blocks in execFileSync meanwhile), the signal has
+    // already fired by the time the handler runs.
     if (params.message.includes('{"path":"cli"}'))
-      return new Promise(resolve => extra.signal.addEventListener('abort', () => {
-        withdrawn = String(extra.signal.reason);
-        resolve({ action: 'cancel' });
-      }));
+      return new Promise(resolve => {
+        const withdraw = () => {
+          withdrawn = String(extra.signal.reason);
+          resolve({ action: 'cancel' });
+        };
+        if (extra.signal.aborted)
+          withdraw();
+        else
+          extra.signal.addEventListener('abort', withdraw, { once: true });
+      });
     elicited.push(params);
     if (params.message.includes('{"path":"yes"}'))
       return { action: 'accept', content: { decision: 'approve' } };
@@ -317,7 +327,12 @@ await step('an approval answered elsewhere withdraws the client\'s form', async 
   const result = await call;
   assert.match(result.structuredContent.final_answer, /"approved":false/);
   assert.match(result.structuredContent.final_answer, /from the terminal/);
-  await until('the form to be withdrawn', () => withdrawn !== null);
+  try {
+    await until('the form to be withdrawn', () => withdrawn !== null);
+  } catch (error) {
+    console.error(`subagentctl mcp's stderr:\n${session.stderr()}`);
+    throw error;
+  }
   assert.match(withdrawn, /answered elsewhere: denied/);
 });
 
