@@ -538,6 +538,35 @@ job_usage (gpointer data,
     _subagent_supervisor_kick (self);
 }
 
+/* Whether the supervisor's caps let @parent start one more subagent. */
+static gboolean
+spawn_allowed_locked (SubagentSupervisor         *self,
+                      const char                 *parent,
+                      const SubagentSpawnExtras  *extras,
+                      GError                    **error)
+{
+  guint started = GPOINTER_TO_UINT (g_hash_table_lookup (self->agents, parent));
+  guint outstanding = self->n_running + self->queue.length;
+
+  if (self->closed)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
+                 "The supervisor is shut down; it starts no more subagents");
+  else if (outstanding >= 2 * self->max_parallel)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
+                 "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
+                 "wait for one to finish", outstanding, self->max_parallel);
+  else if (extras->count_as_agent && self->max_agents > 0 && started >= self->max_agents)
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
+                 "The parent run %s already started %u subagents, its cap (runner.max_agents)", parent, started);
+  else if (self->max_cost_cents > 0 && _subagent_supervisor_spent_locked (self, parent) >= self->max_cost_cents)
+    g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_BUDGET_EXCEEDED,
+                 "The parent run %s has spent %.2f of its %.2f cents (budget.max_cost_cents); no more subagents",
+                 parent, _subagent_supervisor_spent_locked (self, parent), self->max_cost_cents);
+  else
+    return TRUE;
+  return FALSE;
+}
+
 char *
 _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
                                  const char                 *task,
@@ -550,7 +579,9 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   const char *parent;
   const char *isolation;
   g_autoptr(SubagentApprovalQueue) approval_queue = NULL;
-  guint started, outstanding;
+  SubagentJob *earlier;
+  gboolean refused;
+  guint started;
   char *run_id;
 
   if (is_blank (task))
@@ -560,6 +591,16 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
     }
   parent = options && subagent_run_options_get_parent_run_id (options)
            ? subagent_run_options_get_parent_run_id (options) : subagent_manager_get_run_id (self->manager);
+  /* A batch feeds until the outstanding cap refuses it, once per child:
+   * refuse before the job is made. The caps are asked again, locked,
+   * when the job goes in. */
+  g_mutex_lock (&self->lock);
+  if (!spawn_allowed_locked (self, parent, extras, error))
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
+  g_mutex_unlock (&self->lock);
   if (extras->centralized_approval &&
       subagent_should_use_centralized_approval (parent, options ? subagent_run_options_get_batch_index (options)
                                                                 : SUBAGENT_NO_BATCH_INDEX, TRUE))
@@ -597,26 +638,15 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
 
   g_mutex_lock (&self->lock);
   started = GPOINTER_TO_UINT (g_hash_table_lookup (self->agents, parent));
-  outstanding = self->n_running + self->queue.length;
-  if (self->closed)
-    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
-                 "The supervisor is shut down; it starts no more subagents");
-  else if (outstanding >= 2 * self->max_parallel)
-    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
-                 "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
-                 "wait for one to finish", outstanding, self->max_parallel);
-  else if (extras->count_as_agent && self->max_agents > 0 && started >= self->max_agents)
-    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
-                 "The parent run %s already started %u subagents, its cap (runner.max_agents)", parent, started);
-  else if (self->max_cost_cents > 0 && _subagent_supervisor_spent_locked (self, parent) >= self->max_cost_cents)
-    g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_BUDGET_EXCEEDED,
-                 "The parent run %s has spent %.2f of its %.2f cents (budget.max_cost_cents); no more subagents",
-                 parent, _subagent_supervisor_spent_locked (self, parent), self->max_cost_cents);
-  else if (job->resume != NULL && g_hash_table_lookup (self->jobs, job->run_id) != NULL &&
-           ((SubagentJob *) g_hash_table_lookup (self->jobs, job->run_id))->state != SUBAGENT_JOB_DONE)
-    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING,
-                 "Subagent %s is still running; a follow-up waits until it ends", job->run_id);
-  if (error != NULL && *error != NULL)
+  refused = !spawn_allowed_locked (self, parent, extras, error);
+  earlier = job->resume ? g_hash_table_lookup (self->jobs, job->run_id) : NULL;
+  if (!refused && earlier != NULL && earlier->state != SUBAGENT_JOB_DONE)
+    {
+      g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_STILL_RUNNING,
+                   "Subagent %s is still running; a follow-up waits until it ends", job->run_id);
+      refused = TRUE;
+    }
+  if (refused)
     {
       g_mutex_unlock (&self->lock);
       _subagent_job_unref (job);
