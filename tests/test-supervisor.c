@@ -147,6 +147,9 @@ check_outstanding_cap (guint max_parallel)
   refused = subagent_supervisor_spawn (f.supervisor, "one too many", NULL, &error);
   g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP);
   g_assert_null (refused);
+  /* Refused just the same by a caller who does not ask why. */
+  g_assert_null (subagent_supervisor_spawn (f.supervisor, "one too many, quietly", NULL, NULL));
+  g_assert_cmpuint (subagent_supervisor_get_n_queued (f.supervisor), ==, max_parallel);
   sst_flush_main ();
   g_assert_cmpuint (f.recorder.events->len, ==, n_events);  /* nothing accepted */
 
