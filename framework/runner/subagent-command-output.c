@@ -282,11 +282,17 @@ read_stream (GTask    *task,
              int       fd,
              gboolean  is_stdout)
 {
+  /* Most children print a few lines: those are read on the stack, and the
+   * large buffer is made for a child whose output fills a small one (one
+   * 64 KiB malloc and free per child made glibc consolidate its fast bins). */
+  guint8 small[STDERR_READ_CHUNK];
+  guint8 *buffer = state->read_buffer != NULL ? state->read_buffer : small;
+  gsize size = buffer == small ? sizeof small : is_stdout ? STDOUT_READ_CHUNK : STDERR_READ_CHUNK;
   gssize n;
 
-  if (state->read_buffer == NULL)
+  n = read (fd, buffer, size);
+  if (n == (gssize) size && buffer == small)
     state->read_buffer = g_malloc (STDOUT_READ_CHUNK);
-  n = read (fd, state->read_buffer, is_stdout ? STDOUT_READ_CHUNK : STDERR_READ_CHUNK);
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return TRUE;
   if (n <= 0)
@@ -301,10 +307,10 @@ read_stream (GTask    *task,
       return FALSE;
     }
   if (is_stdout)
-    take_chunk (task, state->read_buffer, (gsize) n);
+    take_chunk (task, buffer, (gsize) n);
   else
     {
-      g_byte_array_append (state->stderr_tail, state->read_buffer, (guint) n);
+      g_byte_array_append (state->stderr_tail, buffer, (guint) n);
       if (state->stderr_tail->len > STDERR_TAIL_BYTES)
         g_byte_array_remove_range (state->stderr_tail, 0, state->stderr_tail->len - STDERR_TAIL_BYTES);
     }

@@ -49,7 +49,7 @@ typedef struct {
   SubagentFdWatch *stdout_watch;
   SubagentFdWatch *stderr_watch;
   GTask *output_hold;
-  guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes */
+  guint8 *read_buffer;          /* STDOUT_READ_CHUNK bytes, once output fills a small one */
   GByteArray *line;              /* the stdout line being read */
   gboolean line_cut;             /* dropping the rest of an over-long line */
   guint lines_cut;
