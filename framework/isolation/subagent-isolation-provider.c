@@ -666,7 +666,7 @@ append_safe (GString    *out,
  * workspace: `{parent[:12]}-{def_name}-{8 hex digits}`, where both parts keep
  * only ASCII letters, digits, `-` and `_` (never a leading `-`), an empty
  * part becomes `run` or `agent`, the definition part is cut at 64
- * characters, and the suffix comes from a random UUID.
+ * characters, and the suffix is 32 random bits.
  *
  * Returns: (transfer full): a new key that passes subagent_isolation_session_key_is_valid()
  */
@@ -675,20 +675,17 @@ subagent_isolation_new_session_key (const char *parent_run_id,
                                     const char *def_name)
 {
   g_autofree char *parent = g_strstrip (g_strdup (parent_run_id ? parent_run_id : ""));
-  g_autofree char *uuid = g_uuid_string_random ();
+  /* What the first eight digits of a random UUID are, without formatting
+   * the other 24 (a UUID's version bits come later). */
+  guint32 suffix = g_random_int ();
   GString *key = g_string_new (NULL);
-  guint hex = 0;
 
   append_safe (key, parent, SESSION_KEY_PARENT_MAX, "run");
   g_string_append_c (key, '-');
   append_safe (key, def_name, SESSION_KEY_DEF_NAME_MAX, "agent");
   g_string_append_c (key, '-');
-  for (const char *p = uuid; *p && hex < 8; p++)
-    if (g_ascii_isxdigit (*p))
-      {
-        g_string_append_c (key, g_ascii_tolower (*p));
-        hex++;
-      }
+  for (int shift = 28; shift >= 0; shift -= 4)
+    g_string_append_c (key, "0123456789abcdef"[(suffix >> shift) & 0xf]);
   return g_string_free (key, FALSE);
 }
 
