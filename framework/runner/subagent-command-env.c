@@ -62,12 +62,13 @@ join_tool_names (SubagentToolRegistry *tools,
 /* The child's environment under construction: the host's, less what the
  * run sets or removes, plus the run's variables. Built in one pass over
  * the host's environment (g_environ_setenv() per variable scanned and
- * copied it each time: some 30 passes per child), in arrays of a fixed
- * size (a run sets or removes at most ENV_MAX names). */
+ * copied it each time: some 30 passes per child), the run's entries in one
+ * buffer and the names it replaces in an array of a fixed size (a run sets
+ * or removes at most ENV_MAX names). */
 #define ENV_MAX 40
 
 typedef struct {
-  char *own[ENV_MAX];            /* "KEY=VALUE" the run sets, owned until env_end() */
+  GString *own;                  /* the "KEY=VALUE\0" entries the run sets */
   const char *drop[ENV_MAX];     /* keys taken out of the host's (static strings) */
   guint n_own, n_drop;
 } EnvBuilder;
@@ -86,14 +87,11 @@ env_set (EnvBuilder *env,
          const char *key,
          const char *value)
 {
-  gsize key_len = strlen (key), value_len = strlen (value);
-  char *entry = g_malloc (key_len + value_len + 2);
-
-  memcpy (entry, key, key_len);
-  entry[key_len] = '=';
-  memcpy (entry + key_len + 1, value, value_len + 1);
-  env_unset (env, key);  /* first: it checks the room of both */
-  env->own[env->n_own++] = entry;
+  env_unset (env, key);
+  g_string_append (env->own, key);
+  g_string_append_c (env->own, '=');
+  g_string_append_len (env->own, value, (gssize) strlen (value) + 1);
+  env->n_own++;
 }
 
 /* @value in decimal, without printf (a child's environment has a dozen). */
@@ -106,33 +104,68 @@ env_set_number (EnvBuilder *env,
 
   env_set (env, key, _subagent_format_int ((gint64) MIN (value, (guint64) G_MAXINT64), text));
 }
+
+/* Whether the host's @entry keeps its place: not a name the run replaces
+ * (@first marks the first bytes of those, which most of the host's names,
+ * PATH, HOME, LANG..., do not start with). */
+static gboolean
+env_keeps (const EnvBuilder *env,
+           const guint8     *first,
+           const char       *entry)
+{
+  const char *eq = strchr (entry, '=');
+  gsize key_len;
+
+  if (eq == NULL)
+    return FALSE;
+  key_len = (gsize) (eq - entry);
+  for (guint i = 0; first[*(const guchar *) entry] && i < env->n_drop; i++)
+    if (strncmp (entry, env->drop[i], key_len) == 0 && env->drop[i][key_len] == '\0')
+      return FALSE;
+  return TRUE;
+}
+
+/* The environment as one block, the array first and its strings after it,
+ * so that one g_free() frees it (as the spawn does): a child's forty-odd
+ * entries were as many allocations, and as many frees. */
 static char **
 env_end (EnvBuilder *env)
 {
   guint8 first[256] = { 0 };
-  gsize n_host = 0, n = 0;
+  gsize n_env = 0, n = 0, text_size = env->own->len, array_size;
   char **result;
+  char *text;
 
-  for (char **p = environ; *p != NULL; p++)
-    n_host++;
-  result = g_new (char *, n_host + env->n_own + 1);
-  /* Only an entry whose first byte starts a replaced name is compared with
-   * the replaced names (most of the host's are not: PATH, HOME, LANG...). */
   for (guint i = 0; i < env->n_drop; i++)
     first[*(const guchar *) env->drop[i]] = 1;
-  for (char **p = environ; *p != NULL && n < n_host; p++)
+  for (char **p = environ; *p != NULL; p++)
+    n_env++;
+  /* The host's entries kept, then the block grown to hold their text. */
+  result = g_new (char *, n_env + env->n_own + 1);
+  for (char **p = environ; *p != NULL && n < n_env; p++)
+    if (env_keeps (env, first, *p))
+      {
+        result[n++] = *p;
+        text_size += strlen (*p) + 1;
+      }
+  array_size = (n + env->n_own + 1) * sizeof (char *);
+  result = g_realloc (result, array_size + text_size);
+  text = (char *) result + array_size;
+  for (gsize i = 0; i < n; i++)
     {
-      const char *eq = strchr (*p, '=');
-      gsize key_len = eq != NULL ? (gsize) (eq - *p) : strlen (*p);
-      gboolean dropped = FALSE;
+      gsize size = strlen (result[i]) + 1;
 
-      for (guint i = 0; first[*(const guchar *) *p] && i < env->n_drop && !dropped; i++)
-        dropped = strncmp (*p, env->drop[i], key_len) == 0 && env->drop[i][key_len] == '\0';
-      if (!dropped && eq != NULL)
-        result[n++] = g_strdup (*p);
+      result[i] = memcpy (text, result[i], size);
+      text += size;
     }
-  memcpy (result + n, env->own, env->n_own * sizeof (char *));  /* the result owns them now */
+  memcpy (text, env->own->str, env->own->len);
+  for (guint i = 0; i < env->n_own; i++)
+    {
+      result[n + i] = text;
+      text += strlen (text) + 1;
+    }
   result[n + env->n_own] = NULL;
+  g_string_free (env->own, TRUE);
   return result;
 }
 
@@ -145,7 +178,7 @@ _subagent_command_run_build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  EnvBuilder env = { { NULL }, { NULL }, 0, 0 };
+  EnvBuilder env = { g_string_sized_new (1024), { NULL }, 0, 0 };
   char number[G_ASCII_DTOSTR_BUF_SIZE];
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);

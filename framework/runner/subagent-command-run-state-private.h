@@ -93,6 +93,7 @@ void _subagent_command_run_stop_reading  (GTask    *task,
                                           RunState *state) G_GNUC_INTERNAL;
 
 /* ---- what the child is given (subagent-command-env.c) ------------------ */
+/* The environment is one block: g_free() frees the array and its strings. */
 char  **_subagent_command_run_build_environment (RunState *state,
                                                  gboolean  interactive_stdin,
                                                  gsize     task_bytes,

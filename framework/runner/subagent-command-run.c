@@ -346,7 +346,7 @@ subagent_command_run_start (GTask              *task,
 {
   g_auto(GStrv) argv = argv_owned;
   g_autoptr(GError) error = NULL;
-  g_auto(GStrv) envp = NULL;
+  g_autofree char **envp = NULL;  /* one block */
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   RunState *state;

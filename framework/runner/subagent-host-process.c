@@ -234,7 +234,7 @@ typedef struct {
   char *path;
   char *cwd;
   char **argv;
-  char **envp;                  /* NULL: the host's environ */
+  char **envp;                  /* one block; NULL: the host's environ */
   int ruleset_fd;
   int cgroup_fd;
   int fds[6];                   /* stdin r/w, stdout r/w, stderr r/w */
@@ -259,7 +259,7 @@ spawn_job_free (SpawnJob *job)
   g_free (job->path);
   g_free (job->cwd);
   g_strfreev (job->argv);
-  g_strfreev (job->envp);
+  g_free (job->envp);  /* one block */
   g_clear_pointer (&job->context, g_main_context_unref);
   g_free (job);
 }
@@ -467,7 +467,9 @@ subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation)
  * subagent_host_process_spawn_async: (skip)
  * @isolation: the run's isolation
  * @argv: (transfer full): the command line
- * @envp: (transfer full) (nullable): its environment; %NULL to inherit
+ * @envp: (transfer full) (nullable): its environment, the array and its strings
+ *   in one allocation that g_free() frees (as
+ *   _subagent_command_run_build_environment() makes it); %NULL to inherit
  * @ruleset_fd: a Landlock ruleset the child enters before exec, or -1; it
  *   must stay open until @callback is called
  * @context: where @callback is called
