@@ -516,8 +516,9 @@ subagent_event_to_json (SubagentEvent *self)
   else
     json_object_set_int_member (object, "batch_index", self->batch_index);
 
-  json_object_iter_init (&iter, self->details);
-  while (json_object_iter_next (&iter, &key, &value))
+  /* In the order they were set, as the line writes them. */
+  json_object_iter_init_ordered (&iter, self->details);
+  while (json_object_iter_next_ordered (&iter, &key, &value))
     if (!is_fixed_member (key))
       json_object_set_member (object, key, subagent_json_node_deep_copy (value));
   return object;
@@ -537,7 +538,9 @@ _subagent_event_line (SubagentEventKind  kind,
                       const char        *def_name,
                       guint              depth,
                       gint               batch_index,
-                      JsonObject        *details)
+                      JsonObject        *details,
+                      GDateTime         *accepted_at,
+                      guint              follow_up)
 {
   GString *out = g_string_sized_new (256);
   char text[SUBAGENT_TIME_TEXT_SIZE];
@@ -568,8 +571,11 @@ _subagent_event_line (SubagentEventKind  kind,
 
   if (details != NULL)
     {
-      json_object_iter_init (&iter, details);
-      while (json_object_iter_next (&iter, &key, &value))
+      /* In the order they were set, so that a line written from an
+       * action's parts (the details, then accepted_at and follow_up)
+       * is the line of the event made of them. */
+      json_object_iter_init_ordered (&iter, details);
+      while (json_object_iter_next_ordered (&iter, &key, &value))
         {
           if (is_fixed_member (key))
             continue;
@@ -577,6 +583,12 @@ _subagent_event_line (SubagentEventKind  kind,
           _subagent_json_line_append_node (out, value);
         }
     }
+  /* A supervisor's line written from an action's parts: what a made
+   * event has last in its details (job_event_details()). */
+  if (accepted_at != NULL)
+    _subagent_json_line_append_string_member (out, "accepted_at", _subagent_time_format_micro (accepted_at, text));
+  if (follow_up > 0)
+    _subagent_json_line_append_int_member (out, "follow_up", follow_up);
   g_string_append (out, "}\n");
   return g_string_free (out, FALSE);
 }
@@ -598,5 +610,5 @@ subagent_event_to_line (SubagentEvent *self)
   g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
 
   return _subagent_event_line (self->kind, self->time, self->run_id, self->parent_run_id, self->def_name,
-                               self->depth, self->batch_index, self->details);
+                               self->depth, self->batch_index, self->details, NULL, 0);
 }

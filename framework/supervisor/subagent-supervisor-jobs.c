@@ -90,19 +90,19 @@ _subagent_run_options_copy (SubagentRunOptions *options)
 }
 
 
-/* @details_in (the caller's fresh object, or NULL) with what every event
- * of @job carries, sealed. */
+/* An event's details: @details (the action's, or NULL) and, last, what
+ * every event of @job carries, as the line from the action's parts writes
+ * them (_subagent_event_line()). Only for an event that is made. */
 static JsonObject *
 job_event_details (SubagentJob *job,
                    JsonObject  *details_in)
 {
-  JsonObject *details = details_in ? json_object_ref (details_in) : json_object_new ();
+  JsonObject *details = details_in ? details_in : json_object_new ();
   char accepted[SUBAGENT_TIME_TEXT_SIZE];
 
   json_object_set_string_member (details, "accepted_at", _subagent_time_format_micro (job->accepted_at, accepted));
   if (job->follow_up > 0)
     json_object_set_int_member (details, "follow_up", job->follow_up);
-  json_object_seal (details);
   return details;
 }
 
@@ -130,7 +130,10 @@ _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
   action->job = _subagent_job_ref (job);
   action->event_kind = kind;
   action->time = g_date_time_new_now_utc ();
-  action->details = job_event_details (job, details);
+  /* The caller's fresh object, which it drops: what every event of @job
+   * carries is added only to an event that is made (the line writes it
+   * from the job), and sealed then. */
+  action->details = details ? json_object_ref (details) : NULL;
   g_queue_push_tail (&self->pending, action);
 }
 
@@ -400,7 +403,8 @@ perform_event (SubagentSupervisor *self,
   if (self->writer != NULL)
     {
       g_autofree char *line = _subagent_event_line (kind, action->time, job->run_id, job->parent_run_id,
-                                                    job->def_name, job->depth, job->batch_index, action->details);
+                                                    job->def_name, job->depth, job->batch_index, action->details,
+                                                    job->accepted_at, job->follow_up);
 
       _subagent_events_writer_write_line (self->writer, line);
     }
@@ -410,7 +414,7 @@ perform_event (SubagentSupervisor *self,
       !g_signal_has_handler_pending (self, event_signal, detail, FALSE))
     return;
   event = _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
-                                    job->batch_index, g_steal_pointer (&action->details),
+                                    job->batch_index, job_event_details (job, g_steal_pointer (&action->details)),
                                     g_steal_pointer (&action->time));
   g_signal_emit (self, kind_signal, 0, event);
   g_signal_emit (self, event_signal, detail, event);

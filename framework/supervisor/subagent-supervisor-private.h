@@ -171,7 +171,9 @@ char          *_subagent_event_line     (SubagentEventKind  kind,
                                          const char        *def_name,
                                          guint              depth,
                                          gint               batch_index,
-                                         JsonObject        *details) G_GNUC_INTERNAL;
+                                         JsonObject        *details,
+                                         GDateTime         *accepted_at,
+                                         guint              follow_up) G_GNUC_INTERNAL;
 void           _subagent_events_writer_write_line (SubagentEventsWriter *self,
                                                    const char           *line) G_GNUC_INTERNAL;
 
