@@ -180,7 +180,9 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
-  state->options = options ? _subagent_run_options_copy (options) : NULL;
+  /* A supervisor passes its job's own copy, which nothing changes while
+   * the run lives; anyone else's may change once this returns. */
+  state->options = options == NULL ? NULL : hooks != NULL ? g_object_ref (options) : _subagent_run_options_copy (options);
 
   if (!_subagent_manager_resolve_skill (self, options, &state->skill, &state->risk, &error))
     {

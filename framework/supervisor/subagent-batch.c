@@ -472,7 +472,7 @@ static void
 batch_feed (Batch *batch)
 {
   SubagentSupervisor *self = batch->supervisor;
-  const SubagentSpawnExtras extras = { .centralized_approval = TRUE, .count_as_agent = TRUE };
+  SubagentSpawnExtras extras = { .centralized_approval = TRUE, .count_as_agent = TRUE, .in_batch = TRUE };
 
   /* A child cancelled with the batch ends before the cancellable's source
    * is dispatched: its end must not start the next item. */
@@ -491,7 +491,6 @@ batch_feed (Batch *batch)
   batch->feeding = TRUE;
   for (;;)
     {
-      g_autoptr(SubagentRunOptions) options = NULL;
       g_autoptr(GError) error = NULL;
       g_autofree char *run_id = NULL;
       SubagentBatchItem *item;
@@ -504,11 +503,11 @@ batch_feed (Batch *batch)
         break;
       index = batch->next;
       item = g_ptr_array_index (batch->items, index);
-      options = _subagent_run_options_copy (item->options);
-      subagent_run_options_set_batch_index (options, (gint) index);
+      /* The spawn copies the item's options and sets the index in its copy. */
+      extras.batch_index = (gint) index;
       g_mutex_unlock (&batch->lock);
 
-      run_id = _subagent_supervisor_spawn_full (self, item->task, options, &extras, &error);
+      run_id = _subagent_supervisor_spawn_full (self, item->task, item->options, &extras, &error);
 
       g_mutex_lock (&batch->lock);
       if (batch->stopped)

@@ -585,6 +585,7 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   g_autoptr(SubagentApprovalQueue) approval_queue = NULL;
   SubagentJob *earlier;
   gboolean refused;
+  gint batch_index;
   guint started;
   char *run_id;
 
@@ -605,15 +606,17 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
       return NULL;
     }
   g_mutex_unlock (&self->lock);
-  if (extras->centralized_approval &&
-      subagent_should_use_centralized_approval (parent, options ? subagent_run_options_get_batch_index (options)
-                                                                : SUBAGENT_NO_BATCH_INDEX, TRUE))
+  batch_index = extras->in_batch ? extras->batch_index
+                                 : options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
+  if (extras->centralized_approval && subagent_should_use_centralized_approval (parent, batch_index, TRUE))
     approval_queue = _subagent_supervisor_get_approval_queue (self, parent);
 
   job = g_new0 (SubagentJob, 1);
   g_atomic_ref_count_init (&job->ref);
   job->task = g_strdup (task);
   job->options = _subagent_run_options_copy (options);
+  if (extras->in_batch)
+    subagent_run_options_set_batch_index (job->options, batch_index);
   job->def_name = job_def_name (self, options, &def);
   job->parent_run_id = g_strdup (parent);
   isolation = options ? subagent_run_options_get_isolation (options) : NULL;
@@ -623,7 +626,7 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
     isolation = subagent_config_get_default_isolation (subagent_manager_get_config (self->manager));
   job->isolation = g_strdup (isolation);
   job->depth = (options ? subagent_run_options_get_depth (options) : 0) + 1;
-  job->batch_index = options ? subagent_run_options_get_batch_index (options) : SUBAGENT_NO_BATCH_INDEX;
+  job->batch_index = batch_index;
   job->cancellable = g_cancellable_new ();
   job->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) _subagent_waiter_unref);
   job->resume = extras->resume ? g_object_ref (extras->resume) : NULL;

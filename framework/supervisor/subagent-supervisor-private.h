@@ -108,6 +108,8 @@ typedef struct {
   SubagentSession *resume;          /* a follow-up of this session (run id = its id) */
   SubagentIsolationContext *reuse;  /* ...in this kept workspace */
   gboolean count_as_agent;          /* counts against max-agents (follow-ups do not) */
+  gboolean in_batch;                /* the child is item @batch_index of a batch... */
+  gint batch_index;                 /* ...whatever the options say (they are the item's) */
 } SubagentSpawnExtras;
 
 /* subagent-supervisor-wait.c: one caller waiting for a child. */
