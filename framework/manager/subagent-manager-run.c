@@ -481,8 +481,14 @@ run_start (GTask *task_in)
   double max_cost;
   g_auto(GStrv) hidden = NULL;
 
-  g_clear_object (&state->lineage);
-  state->lineage = lineage_for (state);
+  /* The workspace's paths join the lineage made before it existed; a
+   * workspace without any (shared) leaves that lineage as it is. */
+  if (state->lineage == NULL || subagent_isolation_context_get_worktree_path (state->context) != NULL ||
+      subagent_isolation_context_get_container_path (state->context) != NULL)
+    {
+      g_clear_object (&state->lineage);
+      state->lineage = lineage_for (state);
+    }
 
   /* From here on the workspace exists: every path ends in
    * _subagent_manager_run_wrap_up(), which cleans it up. */
