@@ -651,6 +651,25 @@ on_completed_signal (SubagentSupervisor *supervisor,
   (*(guint *) user_data)++;
 }
 
+
+/* The members every events.jsonl line of @run_id has: a "helper" child of
+ * @f's manager run, outside a batch. */
+static void
+assert_helper_event_line (JsonObject *object,
+                          const char *kind,
+                          const char *run_id,
+                          Fixture    *f)
+{
+  g_assert_cmpstr (json_object_get_string_member (object, "event"), ==, kind);
+  g_assert_cmpstr (json_object_get_string_member (object, "run_id"), ==, run_id);
+  g_assert_cmpstr (json_object_get_string_member (object, "parent_run_id"), ==,
+                   subagent_manager_get_run_id (f->manager));
+  g_assert_cmpstr (json_object_get_string_member (object, "def_name"), ==, "helper");
+  g_assert_cmpint (json_object_get_int_member (object, "depth"), ==, 1);
+  g_assert_true (json_object_get_null_member (object, "batch_index"));
+  g_assert_true (json_object_has_member (object, "accepted_at"));
+}
+
 static void
 test_events_signals_and_jsonl (void)
 {
@@ -690,15 +709,8 @@ test_events_signals_and_jsonl (void)
       g_autoptr(JsonNode) node = json_from_string (lines[i], NULL);
       JsonObject *object = json_node_get_object (node);
 
-      g_assert_cmpstr (json_object_get_string_member (object, "event"), ==, expected[i]);
-      g_assert_cmpstr (json_object_get_string_member (object, "run_id"), ==, run_id);
-      g_assert_cmpstr (json_object_get_string_member (object, "parent_run_id"), ==,
-                       subagent_manager_get_run_id (f.manager));
-      g_assert_cmpstr (json_object_get_string_member (object, "def_name"), ==, "helper");
-      g_assert_cmpint (json_object_get_int_member (object, "depth"), ==, 1);
-      g_assert_true (json_object_get_null_member (object, "batch_index"));
+      assert_helper_event_line (object, expected[i], run_id, &f);
       g_assert_true (g_str_has_suffix (json_object_get_string_member (object, "time"), "Z"));
-      g_assert_true (json_object_has_member (object, "accepted_at"));
     }
   {
     g_autoptr(JsonNode) node = json_from_string (lines[2], NULL);
@@ -855,14 +867,7 @@ test_unheard_events_written_the_same (void)
       g_autofree char *line = NULL;
       g_autofree char *original = g_strconcat (lines[i], "\n", NULL);
 
-      g_assert_cmpstr (json_object_get_string_member (object, "event"), ==, expected[i]);
-      g_assert_cmpstr (json_object_get_string_member (object, "run_id"), ==, run_id);
-      g_assert_cmpstr (json_object_get_string_member (object, "parent_run_id"), ==,
-                       subagent_manager_get_run_id (f.manager));
-      g_assert_cmpstr (json_object_get_string_member (object, "def_name"), ==, "helper");
-      g_assert_cmpint (json_object_get_int_member (object, "depth"), ==, 1);
-      g_assert_true (json_object_get_null_member (object, "batch_index"));
-      g_assert_true (json_object_has_member (object, "accepted_at"));
+      assert_helper_event_line (object, expected[i], run_id, &f);
       for (GList *l = members; l != NULL; l = l->next)
         if (!g_strv_contains (fixed, l->data))
           json_object_set_member (details, l->data, json_node_copy (json_object_get_member (object, l->data)));

@@ -67,7 +67,9 @@ void                   _subagent_manager_drop_approval_queue (SubagentManager *s
 
 /* What a SubagentSupervisor adds to one run (all optional). The caller
  * keeps @hooks alive until the run's callback; the out fields are written
- * before it is called. */
+ * before it is called. A run with hooks keeps a reference to its options
+ * instead of a copy: the supervisor passes its job's own, which it never
+ * changes. */
 typedef struct {
   /* in */
   const char *run_id;                      /* the child's run id; NULL: a new one */

@@ -180,8 +180,8 @@ _subagent_manager_run_hooked_async (SubagentManager     *self,
       return_error_result (task, state, error->message);
       return;
     }
-  /* A supervisor passes its job's own copy, which nothing changes while
-   * the run lives; anyone else's may change once this returns. */
+  /* Hooks come with the supervisor's own copy (see SubagentRunHooks);
+   * anyone else's options may change once this returns. */
   state->options = options == NULL ? NULL : hooks != NULL ? g_object_ref (options) : _subagent_run_options_copy (options);
 
   if (!_subagent_manager_resolve_skill (self, options, &state->skill, &state->risk, &error))

@@ -54,8 +54,9 @@ typedef enum {
 } SubagentActionKind;
 
 /* An event action holds the parts of an event (its job, kind, time and
- * sealed details): the supervisor writes its line from them and makes the
- * event only when a handler will see it. */
+ * the caller's details, without what every event of the job carries): the
+ * supervisor writes its line from them and makes the event, with those
+ * members added and sealed, only when a handler will see it. */
 typedef struct {
   SubagentActionKind kind;
   SubagentJob *job;
