@@ -398,7 +398,8 @@ subagent_command_run_start (GTask              *task,
    * thread, while this one goes on with other runs. The task is held
    * until then. */
   subagent_host_process_spawn_async (isolation, g_steal_pointer (&argv), g_steal_pointer (&envp),
-                                     state->confinement.ruleset_fd, g_task_get_context (task),
+                                     state->confinement.ruleset_fd, state->stdin_text, state->interactive_stdin,
+                                     g_task_get_context (task),
                                      on_spawned, g_object_ref (task));
 }
 
@@ -458,16 +459,22 @@ on_spawned (SubagentHostProcess *process,
         }
     }
 
-  {
-    int stdin_fd = subagent_host_process_steal_stdin_fd (state->process);
+  /* The text is usually in the pipe already; an interactive child's stdin
+   * stays open for the verdicts. */
+  if (!subagent_host_process_get_stdin_written (state->process) || state->interactive_stdin)
+    {
+      int stdin_fd = subagent_host_process_steal_stdin_fd (state->process);
 
-    state->stdin_writer = stdin_fd >= 0 ? subagent_pipe_writer_new_fd (stdin_fd, g_task_get_context (task))
-                                        : subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
-                                                                    g_task_get_context (task));
-  }
-  subagent_pipe_writer_write (state->stdin_writer, stdin_text);
-  if (!state->interactive_stdin)
-    subagent_pipe_writer_close (state->stdin_writer, FALSE);
+      state->stdin_writer = stdin_fd >= 0 ? subagent_pipe_writer_new_fd (stdin_fd, g_task_get_context (task))
+                                          : subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
+                                                                      g_task_get_context (task));
+    }
+  if (!subagent_host_process_get_stdin_written (state->process))
+    {
+      subagent_pipe_writer_write (state->stdin_writer, stdin_text);
+      if (!state->interactive_stdin)
+        subagent_pipe_writer_close (state->stdin_writer, FALSE);
+    }
   state->approvals = subagent_command_approvals_new (context, g_task_get_context (task), state->label,
                                                      write_to_child, on_approvals_idle, G_OBJECT (task), task);
 

@@ -26,10 +26,13 @@ void                 subagent_host_process_spawn_async  (SubagentIsolationContex
                                                          char                      **argv,
                                                          char                      **envp,
                                                          int                         ruleset_fd,
+                                                         GBytes                     *stdin_text,
+                                                         gboolean                    keep_stdin_open,
                                                          GMainContext               *context,
                                                          SubagentHostProcessSpawned  callback,
                                                          gpointer                    user_data);
 GOutputStream       *subagent_host_process_get_stdin    (SubagentHostProcess       *self);
+gboolean             subagent_host_process_get_stdin_written (SubagentHostProcess  *self);
 int                  subagent_host_process_steal_stdin_fd (SubagentHostProcess     *self);
 int                  subagent_host_process_get_stdout_fd (SubagentHostProcess      *self);
 int                  subagent_host_process_get_stderr_fd (SubagentHostProcess      *self);

@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <string.h>
 #include <pthread.h>
@@ -57,6 +58,7 @@ struct _SubagentHostProcess
   /* Spawned directly: */
   GPid pid;                     /* 0 once reaped */
   int stdin_fd;                  /* write end, -1 once handed over or closed */
+  gboolean stdin_written;        /* the text was put in the pipe before the spawn */
   int stdout_fd;                 /* read ends, -1 once closed */
   int stderr_fd;
   GSource *watch;                /* GLib's child watch (kernels before 5.3) */
@@ -277,6 +279,33 @@ spawn_job_make_pipes (SpawnJob  *job,
   return TRUE;
 }
 
+/* Puts @text in the child's stdin pipe before the child exists, when it
+ * fits: the pipe is new, so at most PIPE_BUF bytes go in at once without
+ * blocking, and its read end is still ours, so no SIGPIPE can come. That
+ * spares the run a non-blocking writer, the signal mask around its write
+ * and, for a child that exits without reading, the EPIPE. */
+static void
+prefill_stdin (SpawnJob *job,
+               GBytes   *text,
+               gboolean  keep_open)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  ssize_t n = 0;
+
+  if (size > PIPE_BUF)
+    return;
+  if (size > 0)
+    do
+      n = write (job->fds[1], data, size);
+    while (n < 0 && errno == EINTR);
+  if (n != (ssize_t) size)
+    return;  /* the caller writes it, as for a long text */
+  job->process->stdin_written = TRUE;
+  if (!keep_open)
+    close_fds (job->fds + 1, 1);
+}
+
 /* vfork() and exec: only this thread waits for the child to exec; the
  * child's ends are closed here. Leaves the pid in @job->pid (0 on failure,
  * with @job->child_errno). */
@@ -472,6 +501,12 @@ subagent_host_process_expects_cgroup (SubagentIsolationContext *isolation)
  *   _subagent_command_run_build_environment() makes it); %NULL to inherit
  * @ruleset_fd: a Landlock ruleset the child enters before exec, or -1; it
  *   must stay open until @callback is called
+ * @stdin_text: (nullable): what the child reads on stdin, put in the pipe
+ *   before the child exists when it fits (see
+ *   subagent_host_process_get_stdin_written())
+ * @keep_stdin_open: whether the child's stdin stays open after
+ *   @stdin_text written that way (for later writes); else the child reads
+ *   end-of-file after it
  * @context: where @callback is called
  * @callback: called once with the process (transfer full) or an error
  * @user_data: for @callback
@@ -491,6 +526,8 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
                                    char                      **argv,
                                    char                      **envp,
                                    int                         ruleset_fd,
+                                   GBytes                     *stdin_text,
+                                   gboolean                    keep_stdin_open,
                                    GMainContext               *context,
                                    SubagentHostProcessSpawned  callback,
                                    gpointer                    user_data)
@@ -567,6 +604,8 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
       spawn_job_free (job);
       return;
     }
+  if (stdin_text != NULL)
+    prefill_stdin (job, stdin_text, keep_stdin_open);
   job->context = g_main_context_ref (context);
   g_async_queue_push (spawner (&job->host_pid), job);
 }
@@ -596,8 +635,18 @@ subagent_host_process_get_stdin (SubagentHostProcess *self)
   return self->subprocess ? g_subprocess_get_stdin_pipe (self->subprocess) : NULL;
 }
 
+/* Whether the stdin text given to subagent_host_process_spawn_async() is
+ * in the child's pipe already (and the pipe closed unless it was to stay
+ * open); if not, the caller writes it. */
+gboolean
+subagent_host_process_get_stdin_written (SubagentHostProcess *self)
+{
+  return self->stdin_written;
+}
+
 /* The write end of a directly spawned child's stdin, now the caller's to
- * close; -1 for a GSubprocess (or once handed over). */
+ * close; -1 for a GSubprocess, once handed over, or once closed after the
+ * text written before the spawn. */
 int
 subagent_host_process_steal_stdin_fd (SubagentHostProcess *self)
 {
