@@ -35,7 +35,7 @@ floor_fail (const char *what)
 }
 
 /* The floor: command children with nothing but what the framework has to
- * do for each (confinement.c, host-process.c, session-log.c), in plain C on
+ * do for each (confinement.c, host-process-spawn.c, session-log.c), in plain C on
  * the same main loop. Each child joins a cgroup of its slot, resets its
  * signals, gets its own session, dies with the host, has three pipes and
  * the workspace as its directory, drops the capabilities that reach the
