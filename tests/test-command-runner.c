@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -222,6 +223,47 @@ test_plain_stdout_answer (Fixture       *f,
   g_assert_cmpstr (subagent_run_outcome_get_message (outcome), ==, "");
 }
 
+/* Runs @argv with @task on its stdin and checks that it printed the
+ * cksum of exactly @task's bytes (the task ends with a newline: none is
+ * added). */
+static void
+assert_child_read_task (Fixture      *f,
+                        const char  **argv,
+                        GString      *task)
+{
+  g_autoptr(SubagentDef) def = g_object_new (SUBAGENT_TYPE_DEF, "name", "counter", "command", argv, NULL);
+  g_autoptr(SubagentRunContext) context = new_context (f, def, task->str, 0, 0);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentRunOutcome) outcome = run_and_wait (f, context, NULL, &error);
+  g_autofree char *expected = NULL;
+  g_autofree char *path = g_build_filename (f->root, "task.txt", NULL);
+  g_autofree char *command = NULL;
+  g_autofree char *standard_output = NULL;
+  int status;
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_COMPLETE);
+  g_assert_true (g_file_set_contents (path, task->str, task->len, NULL));
+  command = g_strdup_printf ("/bin/sh -c 'cksum < \"%s\"'", path);
+  g_assert_true (g_spawn_command_line_sync (command, &standard_output, NULL, &status, NULL));
+  g_assert_true (g_spawn_check_wait_status (status, NULL));
+  expected = g_strstrip (g_steal_pointer (&standard_output));
+  g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, expected);
+}
+
+/* A task of @length bytes, lines of text ending in a newline. */
+static GString *
+make_task (gsize length)
+{
+  GString *task = g_string_sized_new (length);
+
+  for (guint i = 0; task->len < length; i++)
+    g_string_append_printf (task, "line %u\n", i);
+  g_string_truncate (task, length - 1);
+  g_string_append_c (task, '\n');
+  return task;
+}
+
 /* A task larger than a pipe's buffer reaches the child whole, byte for
  * byte: the stdin writer waits for the pipe to drain between writes (here
  * the child sleeps before reading, so the pipe fills first). */
@@ -230,31 +272,28 @@ test_large_stdin_arrives_whole (Fixture       *f,
                                 gconstpointer  data)
 {
   const char *argv[] = { "/bin/sh", "-c", "sleep 0.2; cksum", NULL };
-  g_autoptr(SubagentDef) def = g_object_new (SUBAGENT_TYPE_DEF, "name", "counter", "command", argv, NULL);
-  g_autoptr(GString) task = g_string_sized_new (3 * 1024 * 1024);
-  g_autoptr(SubagentRunContext) context = NULL;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentRunOutcome) outcome = NULL;
-  g_autofree char *expected = NULL;
-  g_autofree char *path = g_build_filename (f->root, "task.txt", NULL);
-  g_autofree char *command = NULL;
-  g_autofree char *standard_output = NULL;
-  int status;
+  g_autoptr(GString) task = make_task (3 * 1024 * 1024 - 32);
 
-  for (guint i = 0; task->len < 3 * 1024 * 1024 - 32; i++)
-    g_string_append_printf (task, "line %u\n", i);
-  context = new_context (f, def, task->str, 0, 0);
-  outcome = run_and_wait (f, context, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, SUBAGENT_STOP_REASON_COMPLETE);
+  assert_child_read_task (f, argv, task);
+}
 
-  /* cksum of the same bytes (the task ends with a newline: none added). */
-  g_assert_true (g_file_set_contents (path, task->str, task->len, NULL));
-  command = g_strdup_printf ("/bin/sh -c 'cksum < \"%s\"'", path);
-  g_assert_true (g_spawn_command_line_sync (command, &standard_output, NULL, &status, NULL));
-  g_assert_true (g_spawn_check_wait_status (status, NULL));
-  expected = g_strstrip (g_steal_pointer (&standard_output));
-  g_assert_cmpstr (subagent_run_outcome_get_final_answer (outcome), ==, expected);
+/* Around PIPE_BUF, where the text stops being put in the pipe before the
+ * child starts and goes through the writer instead: whole either way. */
+static void
+test_stdin_around_pipe_buf (Fixture       *f,
+                            gconstpointer  data)
+{
+  const char *argv[] = { "cksum", NULL };
+  const gsize lengths[] = { 1, PIPE_BUF - 1, PIPE_BUF, PIPE_BUF + 1, 2 * PIPE_BUF };
+
+  for (guint i = 0; i < G_N_ELEMENTS (lengths); i++)
+    {
+      g_autoptr(GString) task = make_task (lengths[i]);
+
+      g_test_message ("a task of %zu bytes", lengths[i]);
+      g_assert_cmpuint (task->len, ==, lengths[i]);
+      assert_child_read_task (f, argv, task);
+    }
 }
 
 /* A child on the host starts in the child root, with an empty signal mask
@@ -1044,6 +1083,7 @@ main (int argc, char *argv[])
   ADD ("/command-runner/answer/plain-stdout-trimmed", test_plain_stdout_answer);
   ADD ("/command-runner/stdin/system-prompt-prefix", test_system_prompt_prefix);
   ADD ("/command-runner/stdin/larger-than-pipe-arrives-whole", test_large_stdin_arrives_whole);
+  ADD ("/command-runner/stdin/around-pipe-buf", test_stdin_around_pipe_buf);
   ADD ("/command-runner/spawn/host-child-starts-clean", test_host_child_starts_clean);
   ADD ("/command-runner/spawn/host-std-streams-closed", test_host_child_with_std_streams_closed);
   ADD ("/command-runner/protocol/usage-and-final", test_json_usage_and_final);

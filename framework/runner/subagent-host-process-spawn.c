@@ -268,8 +268,12 @@ prefill_stdin (SpawnJob *job,
     do
       n = write (job->fds[1], data, size);
     while (n < 0 && errno == EINTR);
+  /* POSIX makes such a write all or nothing: nothing written, the caller
+   * writes it as it writes a long text. */
+  if (n <= 0 && size > 0)
+    return;
   if (n != (ssize_t) size)
-    return;  /* the caller writes it, as for a long text */
+    g_warning ("Only %zd of the %zu bytes of the child's stdin went into its pipe", n, size);
   job->process->stdin_written = TRUE;
   if (!keep_open)
     close_fds (job->fds + 1, 1);
