@@ -137,14 +137,6 @@ cpu_seconds (void)
   return usage_seconds (RUSAGE_SELF) + usage_seconds (RUSAGE_CHILDREN);
 }
 
-/* Of those, this process's alone (the framework; a child's time between
- * vfork and exec counts as the child's). */
-static double
-host_cpu_seconds (void)
-{
-  return usage_seconds (RUSAGE_SELF);
-}
-
 /* This process's user and system CPU seconds and context switches so
  * far: where the host's time goes (the framework's code or the kernel) and
  * how often its threads sleep and wake (on this VM a wake-up from another
@@ -166,6 +158,16 @@ host_usage (void)
     usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6,
     usage.ru_nvcsw + usage.ru_nivcsw,
   };
+}
+
+/* Of cpu_seconds(), this process's alone (the framework; a child's time
+ * between vfork and exec counts as the child's). */
+static double
+host_cpu_seconds (void)
+{
+  HostUsage usage = host_usage ();
+
+  return usage.user + usage.system;
 }
 
 typedef struct {
@@ -512,25 +514,24 @@ profile_commands (guint       children,
   g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
-  double wall, cpu0, host0;
+  double wall, cpu0;
   HostUsage usage0, usage1;
 
   if (manager == NULL)
     die ("manager", error);
   cpu0 = cpu_seconds ();
-  host0 = host_cpu_seconds ();
   usage0 = host_usage ();
   wall = manager_alone ? through_manager (manager, children, parallel)
        : supervisor ? through_supervisor (manager, children, parallel)
        : duties ? floor_spawns (children, parallel, 0, &confined)
               : timed_spawns (children, parallel, spawn_more_posix);
+  usage1 = host_usage ();
   printf ("  %s %7.3f s  %7.3f ms/child  cpu %6.3f ms/child, host %6.3f%s\n",
           manager_alone ? "manager alone              " : supervisor ? "supervisor (batch)         "
           : duties ? "floor (plain C)            " : "bare posix_spawn + waitpid ",
-          wall, 1000 * wall / children,
-          1000 * (cpu_seconds () - cpu0) / children, 1000 * (host_cpu_seconds () - host0) / children,
+          wall, 1000 * wall / children, 1000 * (cpu_seconds () - cpu0) / children,
+          1000 * (usage1.user + usage1.system - usage0.user - usage0.system) / children,
           confined ? "" : " (NOT confined)");
-  usage1 = host_usage ();
   printf ("  host per child: user %.3f ms, system %.3f ms, %.2f context switches (all its threads)\n",
           1000 * (usage1.user - usage0.user) / children, 1000 * (usage1.system - usage0.system) / children,
           (usage1.switches - usage0.switches) / children);

@@ -414,6 +414,7 @@ on_spawned (SubagentHostProcess *process,
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
   GCancellable *cancellable = g_task_get_cancellable (task);
   g_autoptr(GBytes) stdin_text = g_steal_pointer (&state->stdin_text);
+  gboolean stdin_written;
   guint timeout;
 
   state->process = process;
@@ -461,7 +462,8 @@ on_spawned (SubagentHostProcess *process,
 
   /* The text is usually in the pipe already; an interactive child's stdin
    * stays open for the verdicts. */
-  if (!subagent_host_process_get_stdin_written (state->process) || state->interactive_stdin)
+  stdin_written = subagent_host_process_get_stdin_written (state->process);
+  if (!stdin_written || state->interactive_stdin)
     {
       int stdin_fd = subagent_host_process_steal_stdin_fd (state->process);
 
@@ -469,7 +471,7 @@ on_spawned (SubagentHostProcess *process,
                                           : subagent_pipe_writer_new (subagent_host_process_get_stdin (state->process),
                                                                       g_task_get_context (task));
     }
-  if (!subagent_host_process_get_stdin_written (state->process))
+  if (!stdin_written)
     {
       subagent_pipe_writer_write (state->stdin_writer, stdin_text);
       if (!state->interactive_stdin)
