@@ -42,6 +42,12 @@ struct _SactlApprovalRoute
   gboolean reading;
   GQueue prompts;                      /* SubagentApprovalRequest, oldest first */
   SubagentApprovalRequest *current;    /* the one on screen */
+
+  /* Events forwarded to the main context and not yet handled, oldest
+   * first: forward() runs on any thread. */
+  GMutex lock;
+  GQueue pending;
+  gboolean closed;                     /* sactl_approval_route_free() ran */
 };
 
 static SactlApprovalRoute *
@@ -64,6 +70,7 @@ route_unref (SactlApprovalRoute *route)
     close (route->tty_fd);
   g_clear_object (&route->queue);
   g_main_context_unref (route->context);
+  g_mutex_clear (&route->lock);
   g_free (route->root);
   g_free (route);
 }
@@ -281,6 +288,7 @@ typedef struct {
   SactlApprovalRoute *route;
   SubagentApprovalRequest *request;
   gboolean resolved;
+  GSource *source;                     /* owns the event */
 } Event;
 
 static void
@@ -291,10 +299,9 @@ event_free (Event *event)
   g_free (event);
 }
 
-static gboolean
-on_event (gpointer data)
+static void
+handle_event (Event *event)
 {
-  Event *event = data;
   SactlApprovalRoute *route = event->route;
   SubagentApprovalRequest *request = event->request;
   const char *id = subagent_approval_request_get_request_id (request);
@@ -303,14 +310,14 @@ on_event (gpointer data)
   if (!event->resolved)
     {
       if (status != SUBAGENT_APPROVAL_STATUS_PENDING)
-        return G_SOURCE_REMOVE;
+        return;
       announce (route, request);
       if (route->tty_fd >= 0)
         {
           g_queue_push_tail (&route->prompts, g_object_ref (request));
           show_next_prompt (route);
         }
-      return G_SOURCE_REMOVE;
+      return;
     }
 
   fprintf (stderr, "subagentctl: approval request %s: %s%s%s\n", id, subagent_approval_status_to_string (status),
@@ -327,9 +334,24 @@ on_event (gpointer data)
                  subagent_approval_status_to_string (status));
       show_next_prompt (route);
     }
+}
+
+static gboolean
+on_event (gpointer data)
+{
+  Event *event = data;
+
+  g_mutex_lock (&event->route->lock);
+  g_queue_remove (&event->route->pending, event);
+  g_mutex_unlock (&event->route->lock);
+  if (!event->route->closed)
+    handle_event (event);
   return G_SOURCE_REMOVE;
 }
 
+/* At the default priority, not an idle's: a run that keeps the main context
+ * busy would otherwise end before its verdicts are shown, and a prompt
+ * answered elsewhere would never be withdrawn. */
 static void
 forward (SactlApprovalRoute      *route,
          SubagentApprovalRequest *request,
@@ -341,8 +363,13 @@ forward (SactlApprovalRoute      *route,
   event->route = route_ref (route);
   event->request = g_object_ref (request);
   event->resolved = resolved;
+  event->source = source;
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
   g_source_set_callback (source, on_event, event, (GDestroyNotify) event_free);
+  g_mutex_lock (&route->lock);
+  g_queue_push_tail (&route->pending, event);
   g_source_attach (source, route->context);
+  g_mutex_unlock (&route->lock);
 }
 
 static void
@@ -430,6 +457,8 @@ sactl_approval_route_new (SubagentManager  *manager,
   route->tty_fd = tty_fd;
   route->cancellable = g_cancellable_new ();
   g_queue_init (&route->prompts);
+  g_mutex_init (&route->lock);
+  g_queue_init (&route->pending);
   if (tty_fd >= 0)
     {
       route->tty_in = g_data_input_stream_new (g_unix_input_stream_new (tty_fd, FALSE));
@@ -443,14 +472,39 @@ sactl_approval_route_new (SubagentManager  *manager,
   return route;
 }
 
-/* Stops announcing and prompting; verdicts already on their way still land. */
+/* Stops announcing and prompting; verdicts already on their way still land.
+ * What the run ended before showing is shown here: the events forwarded
+ * but not yet handled, and a verdict given elsewhere to the prompt on
+ * screen whose event is not even forwarded yet (the queue wakes the
+ * child's wait before it tells its listeners). */
 void
 sactl_approval_route_free (SactlApprovalRoute *route)
 {
+  GQueue pending = G_QUEUE_INIT;
+  Event *event;
+
   if (route == NULL)
     return;
   g_signal_handler_disconnect (route->queue, route->added_id);
   g_signal_handler_disconnect (route->queue, route->resolved_id);
+  g_mutex_lock (&route->lock);
+  pending = route->pending;
+  g_queue_init (&route->pending);
+  g_mutex_unlock (&route->lock);
+  while ((event = g_queue_pop_head (&pending)) != NULL)
+    {
+      handle_event (event);
+      g_source_destroy (event->source);  /* frees @event */
+    }
+  if (route->current != NULL &&
+      subagent_approval_request_get_status (route->current) != SUBAGENT_APPROVAL_STATUS_PENDING)
+    {
+      g_autoptr(SubagentApprovalRequest) request = g_object_ref (route->current);
+      Event answered = { route, request, TRUE, NULL };
+
+      handle_event (&answered);
+    }
+  route->closed = TRUE;
   g_cancellable_cancel (route->cancellable);
   if (route->current != NULL)
     tty_print (route, "\n");
