@@ -33,6 +33,7 @@
 #include "subagent-approval-json.h"
 #include "subagent-approval-request.h"
 #include "subagent-approval-sink.h"
+#include "subagent-memory-approval-sink.h"
 #include "subagent-approval-queue.h"
 #include "subagent-approval-policy.h"
 #include "subagent-approval-handler.h"

@@ -136,12 +136,4 @@ void       subagent_approval_sink_emit_integrity_failed (SubagentApprovalSink *s
                                                          const char           *parent_run_id,
                                                          const char           *message);
 
-/* The built-in sink: requests kept in memory, for one process. */
-#define SUBAGENT_TYPE_MEMORY_APPROVAL_SINK (subagent_memory_approval_sink_get_type ())
-SUBAGENT_AVAILABLE_IN_ALL
-G_DECLARE_FINAL_TYPE (SubagentMemoryApprovalSink, subagent_memory_approval_sink, SUBAGENT, MEMORY_APPROVAL_SINK, GObject)
-
-SUBAGENT_AVAILABLE_IN_ALL
-SubagentApprovalSink *subagent_memory_approval_sink_new (void);
-
 G_END_DECLS
