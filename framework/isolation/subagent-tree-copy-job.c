@@ -1,7 +1,7 @@
 /* subagent-tree-copy-job.c: the copy behind subagent_tree_copy(). The
  * calling thread walks the source, creating directories and links and
- * queueing regular files, while 1 to 3 more threads copy the queued files;
- * once the walk is done the caller copies too.
+ * queueing regular files, while 1 to 3 more threads copy the queued files
+ * (subagent-tree-copy-file.c); once the walk is done the caller copies too.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -10,73 +10,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fs.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "subagent-tree-copier.h"
 #include "subagent-tree-copier-private.h"
-
-/* A directory whose files are being copied: both sides stay open while
- * files of it are queued, so each file is opened by its name alone (no
- * path walk). Reference-counted under CopyJob.lock: the walker holds one
- * while it reads the directory, each queued file one. */
-typedef struct {
-  guint ref;
-  int src_fd;
-  int dst_fd;
-  const char *rel;         /* "" for the root; owned by the DirInfo */
-} Dir;
-
-/* Mode and times of a directory, set once everything under it is done. */
-typedef struct {
-  char *rel;
-  mode_t mode;
-  struct timespec times[2];
-} DirInfo;
-
-typedef struct {
-  Dir *dir;                /* a reference, dropped once the file is done */
-  char name[];
-} Entry;
-
-enum { REFLINK_UNTRIED, REFLINK_WORKS, REFLINK_REFUSED };
-
-/* How many queued files a worker takes at once. */
-#define COPY_CLAIM 32
+#include "subagent-tree-copy-job-private.h"
 
 /* Directories the walker has left but whose files still wait: bounds the
  * descriptors they hold at twice this, whatever the tree's size (the walk
  * itself holds three per level of depth). */
 #define MAX_WAITING_DIRS 128
-
-typedef struct {
-  const char *source;
-  const char *dest;
-  const char * const *exclude_top_level;
-  const SubagentExcludeSet *exclude;   /* at any depth; NULL for none */
-  int src_root;
-  int dst_root;
-  gboolean allow_reflink;
-  mode_t umask;            /* the bits creation removes; all if unknown */
-  GPtrArray *dirs;         /* DirInfo, pre-order */
-  gint reflink_state;      /* atomic */
-  gint failed;             /* atomic */
-  GCancellable *cancellable;
-
-  GMutex lock;
-  GCond cond;              /* files queued, walk done, a directory closed */
-  GPtrArray *files;        /* Entry, under lock */
-  guint next_file;         /* under lock */
-  guint open_dirs;         /* Dir objects alive, under lock */
-  guint walk_depth;        /* of them, held by the walker, under lock */
-  gboolean walk_done;      /* under lock */
-  GError *error;           /* the first error, under lock */
-} CopyJob;
 
 static void
 dir_info_free (gpointer data)
@@ -118,9 +65,9 @@ dir_new_locked (CopyJob    *job,
   return d;
 }
 
-static void
-dir_unref_locked (CopyJob *job,
-                  Dir     *d)
+void
+_subagent_tree_copy_dir_unref_locked (CopyJob *job,
+                                      Dir     *d)
 {
   if (--d->ref > 0)
     return;
@@ -138,28 +85,17 @@ dir_release (CopyJob *job,
 {
   g_mutex_lock (&job->lock);
   job->walk_depth--;
-  dir_unref_locked (job, d);
+  _subagent_tree_copy_dir_unref_locked (job, d);
   g_mutex_unlock (&job->lock);
 }
 
-static char *
-entry_rel (const Entry *e)
-{
-  return *e->dir->rel ? g_strconcat (e->dir->rel, "/", e->name, NULL) : g_strdup (e->name);
-}
 
 /* Records the first failure; later ones are consequences of stopping. */
-static void
-job_fail (CopyJob    *job,
-          int         saved_errno,
-          const char *format,
-          ...) G_GNUC_PRINTF (3, 4);
-
-static void
-job_fail (CopyJob    *job,
-          int         saved_errno,
-          const char *format,
-          ...)
+void
+_subagent_tree_copy_job_fail (CopyJob    *job,
+                              int         saved_errno,
+                              const char *format,
+                              ...)
 {
   g_autofree char *what = NULL;
   va_list ap;
@@ -177,8 +113,8 @@ job_fail (CopyJob    *job,
   g_mutex_unlock (&job->lock);
 }
 
-static gboolean
-job_should_stop (CopyJob *job)
+gboolean
+_subagent_tree_copy_job_should_stop (CopyJob *job)
 {
   GError *cancel_error = NULL;
 
@@ -220,218 +156,6 @@ name_is_excluded (const char * const *exclude,
                   const char         *name)
 {
   return exclude != NULL && g_strv_contains (exclude, name);
-}
-
-/* ---- copying one file ----------------------------------------------------- */
-
-static gboolean
-errno_means_no_reflink (int e)
-{
-  return e == EOPNOTSUPP || e == ENOTTY || e == EXDEV || e == EINVAL || e == ENOSYS || e == EPERM;
-}
-
-/* Copies the file as big as it was when opened (or to an earlier EOF): a
- * snapshot is the tree as copied, and not asking again for EOF saves one
- * syscall per file, a good part of what a small file costs. With no size
- * known (0), copies to EOF. */
-static gboolean
-copy_bytes (int   src,
-            int   dst,
-            off_t expected)
-{
-  gboolean use_cfr = TRUE;
-  off_t copied = 0;
-
-  for (;;)
-    {
-      ssize_t n;
-
-      if (expected > 0 && copied >= expected)
-        return TRUE;
-      if (use_cfr)
-        {
-          n = copy_file_range (src, NULL, dst, NULL, 8 * 1024 * 1024, 0);
-          if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP))
-            {
-              use_cfr = FALSE;
-              continue;
-            }
-          if (n < 0 && errno == EINTR)
-            continue;
-          if (n < 0)
-            return FALSE;
-          if (n == 0)
-            return TRUE;
-          copied += n;
-        }
-      else
-        {
-          char buf[64 * 1024];
-          ssize_t r = read (src, buf, sizeof buf);
-
-          if (r < 0 && errno == EINTR)
-            continue;
-          if (r <= 0)
-            return r == 0;
-          copied += r;
-          for (ssize_t done = 0; done < r;)
-            {
-              ssize_t w = write (dst, buf + done, r - done);
-              if (w < 0 && errno == EINTR)
-                continue;
-              if (w < 0)
-                return FALSE;
-              done += w;
-            }
-        }
-    }
-}
-
-/* Per file: open, fstat, create (with its final mode), copy, futimens, two
- * closes; fchmod only when the umask removed bits the source has. */
-static void
-copy_one_file (CopyJob *job,
-               Entry   *e)
-{
-  g_autofree char *rel = NULL;
-  struct timespec times[2];
-  struct stat st;
-  mode_t mode;
-  int src, dst = -1;
-
-  /* O_NONBLOCK: a FIFO that replaced the file since the walk must not block
-   * the open; it is skipped below. Regular files ignore the flag. */
-  src = openat (e->dir->src_fd, e->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (src < 0)
-    {
-      if (errno == ENOENT || errno == ENXIO)
-        return;  /* removed since the walk, or now a socket */
-      rel = entry_rel (e);
-      job_fail (job, errno, "Could not open %s/%s", job->source, rel);
-      return;
-    }
-  if (fstat (src, &st) != 0)
-    {
-      rel = entry_rel (e);
-      job_fail (job, errno, "Could not stat %s/%s", job->source, rel);
-      goto out;
-    }
-  if (!S_ISREG (st.st_mode))
-    {
-      g_debug ("Snapshot skips special file %s/%s/%s", job->source, e->dir->rel, e->name);
-      goto out;
-    }
-
-  /* Permission bits without set-user/group-ID: a snapshot never mints
-   * privileges. Created with them: the directory is 0700 until the end, so
-   * nobody else sees the file before it is complete. */
-  mode = st.st_mode & 01777;
-  dst = openat (e->dir->dst_fd, e->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  if (dst < 0)
-    {
-      rel = entry_rel (e);
-      job_fail (job, errno, "Could not create %s/%s", job->dest, rel);
-      goto out;
-    }
-
-  if (job->allow_reflink && g_atomic_int_get (&job->reflink_state) != REFLINK_REFUSED)
-    {
-      if (ioctl (dst, FICLONE, src) == 0)
-        {
-          g_atomic_int_set (&job->reflink_state, REFLINK_WORKS);
-          goto metadata;
-        }
-      if (!errno_means_no_reflink (errno))
-        {
-          rel = entry_rel (e);
-          job_fail (job, errno, "Could not clone %s/%s", job->source, rel);
-          goto out;
-        }
-      /* Same filesystem for the whole tree: do not ask again. */
-      g_atomic_int_set (&job->reflink_state, REFLINK_REFUSED);
-    }
-
-  if (!copy_bytes (src, dst, st.st_size))
-    {
-      rel = entry_rel (e);
-      job_fail (job, errno, "Could not copy %s/%s to %s/%s", job->source, rel, job->dest, rel);
-      goto out;
-    }
-
-metadata:
-  times[0] = st.st_atim;
-  times[1] = st.st_mtim;
-  if (((mode & ~job->umask) != mode && fchmod (dst, mode) != 0) || futimens (dst, times) != 0)
-    {
-      rel = entry_rel (e);
-      job_fail (job, errno, "Could not set mode and times of %s/%s", job->dest, rel);
-    }
-
-out:
-  close (src);
-  if (dst >= 0)
-    close (dst);
-}
-
-/* Claims up to COPY_CLAIM queued files, [*first, *end). Files are queued
- * in walk order, so a run mostly shares a directory: claiming runs keeps
- * workers out of each other's directory lock, which creating files takes. */
-static gboolean
-claim_locked (CopyJob *job,
-              guint   *first,
-              guint   *end)
-{
-  if (job->next_file >= job->files->len)
-    return FALSE;
-  *first = job->next_file;
-  *end = MIN (job->files->len, *first + COPY_CLAIM);
-  job->next_file = *end;
-  return TRUE;
-}
-
-/* Copies a claimed run; returns with the lock held, as it was called. */
-static void
-copy_run_locked (CopyJob *job,
-                 guint    first,
-                 guint    end)
-{
-  Entry *run[COPY_CLAIM];
-
-  /* The array may grow (and move) while the lock is released. */
-  for (guint i = first; i < end; i++)
-    run[i - first] = g_ptr_array_index (job->files, i);
-  g_mutex_unlock (&job->lock);
-  for (guint i = 0; i < end - first; i++)
-    if (!job_should_stop (job))
-      copy_one_file (job, run[i]);
-  g_mutex_lock (&job->lock);
-  for (guint i = 0; i < end - first; i++)
-    {
-      dir_unref_locked (job, run[i]->dir);
-      run[i]->dir = NULL;
-    }
-}
-
-/* Copies queued files until the walk is done and nothing is left, or the
- * job stops. */
-static gpointer
-copy_worker (gpointer data)
-{
-  CopyJob *job = data;
-  guint first, end;
-
-  g_mutex_lock (&job->lock);
-  while (!g_atomic_int_get (&job->failed))
-    {
-      if (claim_locked (job, &first, &end))
-        copy_run_locked (job, first, end);
-      else if (job->walk_done)
-        break;
-      else
-        g_cond_wait (&job->cond, &job->lock);
-    }
-  g_mutex_unlock (&job->lock);
-  return NULL;
 }
 
 /* ---- the walk ---------------------------------------------------------- */
@@ -484,8 +208,8 @@ wait_for_room (CopyJob *job)
   g_mutex_lock (&job->lock);
   while (job->open_dirs - job->walk_depth >= MAX_WAITING_DIRS && !g_atomic_int_get (&job->failed))
     {
-      if (claim_locked (job, &first, &end))
-        copy_run_locked (job, first, end);
+      if (_subagent_tree_copy_claim_locked (job, &first, &end))
+        _subagent_tree_copy_run_locked (job, first, end);
       else
         g_cond_wait (&job->cond, &job->lock);
     }
@@ -509,7 +233,7 @@ walk_subdir (CopyJob           *job,
   /* 0700 while filling; the real mode is set afterwards. */
   if (mkdirat (parent->dst_fd, name, S_IRWXU) != 0)
     {
-      job_fail (job, errno, "Could not create directory %s/%s", job->dest, child_rel);
+      _subagent_tree_copy_job_fail (job, errno, "Could not create directory %s/%s", job->dest, child_rel);
       return FALSE;
     }
   info = dir_info_new (g_steal_pointer (&child_rel), st);
@@ -519,13 +243,13 @@ walk_subdir (CopyJob           *job,
   sub_src = openat (parent->src_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub_src < 0)
     {
-      job_fail (job, errno, "Could not open directory %s/%s", job->source, info->rel);
+      _subagent_tree_copy_job_fail (job, errno, "Could not open directory %s/%s", job->source, info->rel);
       return FALSE;
     }
   sub_dst = openat (parent->dst_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub_dst < 0)
     {
-      job_fail (job, errno, "Could not open directory %s/%s", job->dest, info->rel);
+      _subagent_tree_copy_job_fail (job, errno, "Could not open directory %s/%s", job->dest, info->rel);
       close (sub_src);
       return FALSE;
     }
@@ -549,14 +273,14 @@ copy_link (CopyJob           *job,
 
   if (len < 0 || len > st->st_size)
     {
-      job_fail (job, len < 0 ? errno : EOVERFLOW, "Could not read link %s/%s%s%s",
-                job->source, dir->rel, *dir->rel ? "/" : "", name);
+      _subagent_tree_copy_job_fail (job, len < 0 ? errno : EOVERFLOW, "Could not read link %s/%s%s%s",
+                                    job->source, dir->rel, *dir->rel ? "/" : "", name);
       return FALSE;
     }
   target[len] = '\0';
   if (symlinkat (target, dir->dst_fd, name) != 0)
     {
-      job_fail (job, errno, "Could not create link %s/%s%s%s", job->dest, dir->rel, *dir->rel ? "/" : "", name);
+      _subagent_tree_copy_job_fail (job, errno, "Could not create link %s/%s%s%s", job->dest, dir->rel, *dir->rel ? "/" : "", name);
       return FALSE;
     }
   /* Some filesystems refuse link times; the link itself is what matters. */
@@ -583,7 +307,7 @@ walk_dir (CopyJob            *job,
       int saved = errno;
       if (dup_fd >= 0)
         close (dup_fd);
-      job_fail (job, saved, "Could not read directory %s/%s", job->source, dir->rel);
+      _subagent_tree_copy_job_fail (job, saved, "Could not read directory %s/%s", job->source, dir->rel);
       return FALSE;
     }
 
@@ -595,7 +319,7 @@ walk_dir (CopyJob            *job,
         continue;
       if (name_is_excluded (exclude, de->d_name))
         continue;
-      if (job_should_stop (job))
+      if (_subagent_tree_copy_job_should_stop (job))
         {
           ok = FALSE;
           break;
@@ -612,7 +336,7 @@ walk_dir (CopyJob            *job,
         {
           if (errno == ENOENT)
             continue;  /* removed while we walk: not part of the copy */
-          job_fail (job, errno, "Could not stat %s/%s%s%s", job->source, dir->rel, *dir->rel ? "/" : "", de->d_name);
+          _subagent_tree_copy_job_fail (job, errno, "Could not stat %s/%s%s%s", job->source, dir->rel, *dir->rel ? "/" : "", de->d_name);
           ok = FALSE;
           break;
         }
@@ -629,7 +353,7 @@ walk_dir (CopyJob            *job,
     }
   if (ok && errno != 0 && de == NULL)
     {
-      job_fail (job, errno, "Could not read directory %s/%s", job->source, dir->rel);
+      _subagent_tree_copy_job_fail (job, errno, "Could not read directory %s/%s", job->source, dir->rel);
       ok = FALSE;
     }
   closedir (dp);
@@ -668,7 +392,7 @@ run_copy (CopyJob *job)
 
   if (root_src < 0 || root_dst < 0)
     {
-      job_fail (job, errno, "Could not open directory %s", job->source);
+      _subagent_tree_copy_job_fail (job, errno, "Could not open directory %s", job->source);
       if (root_src >= 0)
         close (root_src);
       if (root_dst >= 0)
@@ -679,7 +403,7 @@ run_copy (CopyJob *job)
   /* The caller walks, then joins the workers. */
   for (guint i = 1; i < n_workers; i++)
     {
-      GThread *t = g_thread_try_new ("subagent-copy", copy_worker, job, NULL);
+      GThread *t = g_thread_try_new ("subagent-copy", _subagent_tree_copy_worker, job, NULL);
       if (t != NULL)
         g_ptr_array_add (threads, t);
     }
@@ -695,7 +419,7 @@ run_copy (CopyJob *job)
   g_cond_broadcast (&job->cond);
   g_mutex_unlock (&job->lock);
 
-  copy_worker (job);
+  _subagent_tree_copy_worker (job);
   for (guint i = 0; i < threads->len; i++)
     g_thread_join (g_ptr_array_index (threads, i));
 
@@ -704,7 +428,7 @@ run_copy (CopyJob *job)
   for (guint i = job->next_file; i < job->files->len; i++)
     {
       Entry *e = g_ptr_array_index (job->files, i);
-      dir_unref_locked (job, e->dir);
+      _subagent_tree_copy_dir_unref_locked (job, e->dir);
       e->dir = NULL;
     }
   g_warn_if_fail (job->open_dirs == 0);
@@ -765,25 +489,25 @@ _subagent_tree_copy (const char           *source,
     created_dest = TRUE;
   else if (errno != EEXIST)
     {
-      job_fail (&job, errno, "Could not create directory %s", dest);
+      _subagent_tree_copy_job_fail (&job, errno, "Could not create directory %s", dest);
       goto out;
     }
 
   job.src_root = open (source_real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (job.src_root < 0)
     {
-      job_fail (&job, errno, "Could not open directory %s", source_real);
+      _subagent_tree_copy_job_fail (&job, errno, "Could not open directory %s", source_real);
       goto out;
     }
   job.dst_root = open (dest, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (job.dst_root < 0)
     {
-      job_fail (&job, errno, "Could not open directory %s", dest);
+      _subagent_tree_copy_job_fail (&job, errno, "Could not open directory %s", dest);
       goto out;
     }
 
   run_copy (&job);
-  if (g_atomic_int_get (&job.failed) || job_should_stop (&job))
+  if (g_atomic_int_get (&job.failed) || _subagent_tree_copy_job_should_stop (&job))
     goto out;
 
   /* Deepest first, so a read-only parent never blocks its children. */
@@ -794,7 +518,7 @@ _subagent_tree_copy (const char           *source,
       if (fchmodat (job.dst_root, info->rel, info->mode & 07777 & ~S_ISUID, 0) != 0 ||
           utimensat (job.dst_root, info->rel, info->times, AT_SYMLINK_NOFOLLOW) != 0)
         {
-          job_fail (&job, errno, "Could not set mode and times of %s/%s", dest, info->rel);
+          _subagent_tree_copy_job_fail (&job, errno, "Could not set mode and times of %s/%s", dest, info->rel);
           goto out;
         }
     }
@@ -802,7 +526,7 @@ _subagent_tree_copy (const char           *source,
     struct timespec times[2] = { root_st.st_atim, root_st.st_mtim };
     if (fchmod (job.dst_root, root_st.st_mode & 07777 & ~S_ISUID) != 0 || futimens (job.dst_root, times) != 0)
       {
-        job_fail (&job, errno, "Could not set mode and times of %s", dest);
+        _subagent_tree_copy_job_fail (&job, errno, "Could not set mode and times of %s", dest);
         goto out;
       }
   }
