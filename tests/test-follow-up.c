@@ -342,6 +342,125 @@ test_session_loaded_from_disk (void)
   fixture_close (&f);
 }
 
+/* Only the latest children's records stay in memory; the older ones are
+ * read back from the manager's session log, listed and resumed like the
+ * others. */
+static void
+test_older_sessions_read_back (void)
+{
+  Fixture f = { 0, };
+  char *ids[5] = { NULL, };
+  g_autoptr(GPtrArray) all = NULL;
+  g_autoptr(SubagentRunResult) result = NULL;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  g_assert_cmpuint (subagent_manager_get_sessions_in_memory (f.manager), ==, 256);
+  subagent_manager_set_sessions_in_memory (f.manager, 2);
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autofree char *task = g_strdup_printf ("task %u", i);
+
+      ids[i] = run_to_end (&f, task, "helper");
+    }
+
+  /* The latest: the one object kept in memory. */
+  {
+    g_autoptr(SubagentSession) once = subagent_manager_get_session (f.manager, ids[4]);
+    g_autoptr(SubagentSession) again = subagent_manager_get_session (f.manager, ids[4]);
+
+    g_assert_true (once == again);
+  }
+  /* The oldest: read back, a new object each time, the same record. */
+  {
+    g_autoptr(SubagentSession) once = subagent_manager_get_session (f.manager, ids[0]);
+    g_autoptr(SubagentSession) again = subagent_manager_get_session (f.manager, ids[0]);
+
+    g_assert_nonnull (once);
+    g_assert_true (once != again);
+    g_assert_cmpstr (subagent_session_get_session_id (once), ==, ids[0]);
+    g_assert_cmpstr (subagent_session_get_task (once), ==, "task 0");
+    g_assert_cmpstr (subagent_session_get_final_answer (once), ==, "answer to task 0");
+    g_assert_cmpint (subagent_session_get_status (once), ==, SUBAGENT_RUN_STATUS_COMPLETE);
+    g_assert_cmpstr (subagent_session_get_final_answer (again), ==, "answer to task 0");
+  }
+  g_assert_null (subagent_manager_get_session (f.manager, "0123456789abcdef"));
+
+  all = subagent_manager_list_sessions (f.manager);
+  g_assert_cmpuint (all->len, ==, G_N_ELEMENTS (ids));
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      guint found = 0;
+
+      for (guint j = 0; j < all->len; j++)
+        found += g_str_equal (subagent_session_get_session_id (all->pdata[j]), ids[i]);
+      g_assert_cmpuint (found, ==, 1);
+    }
+
+  /* Resumed, the oldest is the newest in memory. */
+  result = follow_up_to_end (&f, ids[0], "again");
+  g_assert_cmpstr (subagent_run_result_get_final_answer (result), ==, "answer to again");
+  {
+    g_autoptr(SubagentSession) once = subagent_manager_get_session (f.manager, ids[0]);
+    g_autoptr(SubagentSession) again = subagent_manager_get_session (f.manager, ids[0]);
+
+    g_assert_true (once == again);
+    g_assert_cmpuint (subagent_session_get_follow_ups (once), ==, 1);
+  }
+  /* A smaller bound drops the older ones at once. */
+  subagent_manager_set_sessions_in_memory (f.manager, 1);
+  {
+    g_autoptr(SubagentSession) once = subagent_manager_get_session (f.manager, ids[4]);
+    g_autoptr(SubagentSession) again = subagent_manager_get_session (f.manager, ids[4]);
+
+    g_assert_true (once != again);
+    g_assert_cmpstr (subagent_session_get_task (once), ==, "task 4");
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    g_free (ids[i]);
+  fixture_close (&f);
+}
+
+/* A record the session log could not take stays in memory, whatever the
+ * bound: it is the only copy. */
+static void
+test_unwritten_sessions_stay (void)
+{
+  Fixture f = { 0, };
+  char *ids[3] = { NULL, };
+  g_autofree char *sessions_dir = NULL;
+  g_autoptr(GPtrArray) all = NULL;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  subagent_manager_set_sessions_in_memory (f.manager, 1);
+  /* A file where the sessions directory would be: no log can be made. */
+  sessions_dir = g_build_filename (f.root, ".subagent", "sessions", NULL);
+  g_assert_true (g_file_set_contents (sessions_dir, "", 0, NULL));
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autofree char *task = g_strdup_printf ("task %u", i);
+
+      g_test_expect_message ("Subagent", G_LOG_LEVEL_WARNING, "Cannot keep the session record of run *");
+      ids[i] = run_to_end (&f, task, "helper");
+      g_test_assert_expected_messages ();
+    }
+
+  all = subagent_manager_list_sessions (f.manager);
+  g_assert_cmpuint (all->len, ==, G_N_ELEMENTS (ids));
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autoptr(SubagentSession) once = subagent_manager_get_session (f.manager, ids[i]);
+      g_autoptr(SubagentSession) again = subagent_manager_get_session (f.manager, ids[i]);
+
+      g_assert_nonnull (once);
+      g_assert_true (once == again);
+      g_free (ids[i]);
+    }
+  g_assert_cmpint (g_unlink (sessions_dir), ==, 0);
+  fixture_close (&f);
+}
+
 static void
 test_cli_sessions_and_follow_up (void)
 {
@@ -402,6 +521,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/follow-up/refused/kept-workspace-gone", test_refused_kept_workspace_gone);
   g_test_add_func ("/follow-up/refused/unknown-and-invalid-session", test_refused_unknown_and_invalid);
   g_test_add_func ("/follow-up/kept-workspace/reused-then-disposed-at-shutdown", test_kept_workspace_reused_then_disposed);
+  g_test_add_func ("/follow-up/sessions/older-ones-read-back-from-the-log", test_older_sessions_read_back);
+  g_test_add_func ("/follow-up/sessions/unwritten-ones-stay-in-memory", test_unwritten_sessions_stay);
   g_test_add_func ("/follow-up/cli/sessions-and-follow-up", test_cli_sessions_and_follow_up);
   return g_test_run ();
 }

@@ -1,5 +1,6 @@
 /* subagent-manager-lookup.c: a manager's definitions and the session records
- * of its children, looked up by name or run id, or listed.
+ * of its children, looked up by name or run id, or listed; which of the
+ * records stay in memory.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -7,6 +8,7 @@
 
 #include "subagent.h"
 #include "subagent-manager-private.h"
+#include "subagent-records-private.h"
 
 /**
  * subagent_manager_get_def:
@@ -44,14 +46,60 @@ subagent_manager_list_defs (SubagentManager *self)
   return subagent_catalog_list (self->catalog);
 }
 
+/* Drops the oldest logged sessions past the bound. Called locked. */
+static void
+trim_sessions_locked (SubagentManager *self)
+{
+  while (self->sessions_logged.length > self->sessions_in_memory)
+    {
+      g_autofree char *oldest = g_queue_pop_head (&self->sessions_logged);
+
+      g_hash_table_remove (self->sessions, oldest);
+      self->sessions_dropped = TRUE;
+    }
+}
+
+void
+_subagent_manager_keep_session_locked (SubagentManager *self,
+                                       const char      *run_id,
+                                       SubagentSession *session,
+                                       gboolean         logged)
+{
+  /* A follow-up's record replaces its session's: it is the newest now. */
+  if (g_hash_table_contains (self->sessions, run_id))
+    {
+      GList *link = g_queue_find_custom (&self->sessions_logged, run_id, (GCompareFunc) g_strcmp0);
+
+      if (link != NULL)
+        {
+          g_free (link->data);
+          g_queue_delete_link (&self->sessions_logged, link);
+        }
+    }
+  g_hash_table_replace (self->sessions, g_strdup (run_id), session);
+  if (logged)
+    g_queue_push_tail (&self->sessions_logged, g_strdup (run_id));
+  trim_sessions_locked (self);
+}
+
+/* The manager's session log, when some sessions left memory for it. */
+static SubagentSessionLog *
+dup_log_of_dropped_locked (SubagentManager *self)
+{
+  return self->sessions_dropped && self->session_log != NULL ? g_object_ref (self->session_log) : NULL;
+}
+
 /**
  * subagent_manager_get_session:
  * @self: a #SubagentManager
  * @run_id: a child's run id
  *
- * Gets the child's session record.
+ * Gets the child's session record: from memory for the latest children
+ * (#SubagentManager:sessions-in-memory), else read back from the
+ * manager's session log.
  *
- * Returns: (transfer full) (nullable): the child's session record
+ * Returns: (transfer full) (nullable): the child's session record, or
+ *   %NULL when this manager ran no such child
  *
  * Since: 0.2
  */
@@ -59,23 +107,35 @@ SubagentSession *
 subagent_manager_get_session (SubagentManager *self,
                               const char      *run_id)
 {
+  g_autoptr(SubagentSessionLog) log = NULL;
+  g_autoptr(GHashTable) logged = NULL;
   SubagentSession *session;
 
   g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
+  g_return_val_if_fail (run_id != NULL, NULL);
 
   g_mutex_lock (&self->lock);
   session = g_hash_table_lookup (self->sessions, run_id);
   if (session != NULL)
     g_object_ref (session);
+  else
+    log = dup_log_of_dropped_locked (self);
   g_mutex_unlock (&self->lock);
-  return session;
+  if (session != NULL || log == NULL)
+    return session;
+
+  logged = _subagent_session_log_read_back (log);
+  session = g_hash_table_lookup (logged, run_id);
+  return session != NULL ? g_object_ref (session) : NULL;
 }
 
 /**
  * subagent_manager_list_sessions:
  * @self: a #SubagentManager
  *
- * Lists the sessions of this manager's children.
+ * Lists the sessions of this manager's children, those no longer in
+ * memory read back from its session log (see
+ * #SubagentManager:sessions-in-memory).
  *
  * Returns: (transfer container) (element-type SubagentSession): the sessions of this manager's children
  *
@@ -85,15 +145,80 @@ GPtrArray *
 subagent_manager_list_sessions (SubagentManager *self)
 {
   GPtrArray *sessions = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(SubagentSessionLog) log = NULL;
+  g_autoptr(GHashTable) all = NULL;
   GHashTableIter iter;
-  gpointer value;
+  gpointer key, value;
 
   g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
 
   g_mutex_lock (&self->lock);
+  log = dup_log_of_dropped_locked (self);
+  g_mutex_unlock (&self->lock);
+  /* Read outside the lock; what is in memory then is as new or newer. */
+  all = log != NULL ? _subagent_session_log_read_back (log)
+                    : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+
+  g_mutex_lock (&self->lock);
   g_hash_table_iter_init (&iter, self->sessions);
+  while (g_hash_table_iter_next (&iter, &key, &value))
+    g_hash_table_replace (all, g_strdup (key), g_object_ref (value));
+  g_mutex_unlock (&self->lock);
+
+  g_hash_table_iter_init (&iter, all);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     g_ptr_array_add (sessions, g_object_ref (value));
-  g_mutex_unlock (&self->lock);
   return sessions;
+}
+
+/**
+ * subagent_manager_get_sessions_in_memory:
+ * @self: a #SubagentManager
+ *
+ * Gets #SubagentManager:sessions-in-memory.
+ *
+ * Returns: how many children's session records stay in memory
+ *
+ * Since: 0.2
+ */
+guint
+subagent_manager_get_sessions_in_memory (SubagentManager *self)
+{
+  guint n;
+
+  g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), 0);
+
+  g_mutex_lock (&self->lock);
+  n = self->sessions_in_memory;
+  g_mutex_unlock (&self->lock);
+  return n;
+}
+
+/**
+ * subagent_manager_set_sessions_in_memory:
+ * @self: a #SubagentManager
+ * @n_sessions: how many children's session records stay in memory, at
+ *   least 1
+ *
+ * Sets #SubagentManager:sessions-in-memory; older records leave memory at
+ * once (they stay in the session log).
+ *
+ * Since: 0.2
+ */
+void
+subagent_manager_set_sessions_in_memory (SubagentManager *self,
+                                         guint            n_sessions)
+{
+  gboolean changed;
+
+  g_return_if_fail (SUBAGENT_IS_MANAGER (self));
+  g_return_if_fail (n_sessions >= 1);
+
+  g_mutex_lock (&self->lock);
+  changed = self->sessions_in_memory != n_sessions;
+  self->sessions_in_memory = n_sessions;
+  trim_sessions_locked (self);
+  g_mutex_unlock (&self->lock);
+  if (changed)
+    g_object_notify (G_OBJECT (self), "sessions-in-memory");
 }

@@ -9,6 +9,8 @@
 
 G_BEGIN_DECLS
 
+#define SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT 256
+
 struct _SubagentManager
 {
   GObject parent_instance;
@@ -28,7 +30,10 @@ struct _SubagentManager
   SubagentPermissionMode permission_mode;
 
   GMutex lock;
-  GHashTable *sessions;  /* run id → SubagentSession */
+  GHashTable *sessions;  /* run id → SubagentSession, those kept in memory */
+  GQueue sessions_logged;  /* run ids of those also in session_log, oldest first */
+  guint sessions_in_memory;  /* how many of those stay in memory */
+  gboolean sessions_dropped; /* some left memory: the log has them */
   GHashTable *providers; /* backend → SubagentIsolationProvider, configured for root */
   SubagentSessionLog *session_log;  /* `sessions/<run_id>.jsonl`, made on first use */
 
@@ -42,6 +47,15 @@ struct _SubagentManager
 };
 
 char *_subagent_manager_new_run_id (void) G_GNUC_INTERNAL;
+
+/* Keeps @session (transfer full), @logged when its record is in
+ * session_log: the oldest logged ones leave memory past
+ * sessions_in_memory; one whose record could not be written never does.
+ * Called with the lock held. */
+void _subagent_manager_keep_session_locked (SubagentManager *self,
+                                            const char      *run_id,
+                                            SubagentSession *session,
+                                            gboolean         logged) G_GNUC_INTERNAL;
 
 /* The queue a child's requests go to, if one is at hand without any I/O (the
  * host's, or made for an earlier run). *must_make is set when none is at

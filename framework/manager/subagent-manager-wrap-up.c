@@ -223,6 +223,7 @@ keep_session (RunState          *state,
   g_autoptr(SubagentSessionLog) log = NULL;
   g_autoptr(SubagentSession) session = NULL;
   g_autoptr(GError) error = NULL;
+  gboolean logged;
   /* A follow-up continues its session: usage adds up (reference 003). */
   SubagentSession *resume = state->hooks ? state->hooks->resume : NULL;
 
@@ -262,11 +263,12 @@ keep_session (RunState          *state,
     }
   log = self->session_log ? g_object_ref (self->session_log) : NULL;
   g_mutex_unlock (&self->lock);
-  if (log == NULL || !subagent_session_log_append (log, session, &error))
+  logged = log != NULL && subagent_session_log_append (log, session, &error);
+  if (!logged)
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 
   g_mutex_lock (&self->lock);
-  g_hash_table_replace (self->sessions, g_strdup (state->run_id), g_steal_pointer (&session));
+  _subagent_manager_keep_session_locked (self, state->run_id, g_steal_pointer (&session), logged);
   g_mutex_unlock (&self->lock);
 }
 

@@ -26,7 +26,8 @@
  * 6. always cleans the isolation up, whether the child completed, failed,
  *    crashed or was cancelled;
  * 7. records the child's cost in the audit log and keeps a session record,
- *    in memory and in `<root>/.subagent/sessions/<run_id>.json`.
+ *    in `<root>/.subagent/sessions/<run_id>.jsonl` and, for the latest
+ *    #SubagentManager:sessions-in-memory children, in memory too.
  *
  * Each child gets a #SubagentApprovalHandler on its run context: its route
  * to the parent run's #SubagentApprovalQueue, made on first need from the
@@ -56,6 +57,7 @@ enum {
   PROP_APPROVAL_QUEUE,
   PROP_APPROVAL_SINK,
   PROP_UNATTENDED,
+  PROP_SESSIONS_IN_MEMORY,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -86,6 +88,7 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->approval_sink);
   g_mutex_clear (&self->approval_lock);
   g_hash_table_unref (self->sessions);
+  g_queue_clear_full (&self->sessions_logged, g_free);
   g_hash_table_unref (self->providers);
   g_clear_object (&self->session_log);
   /* Runs still going keep their rulesets; the rest are closed here. */
@@ -120,6 +123,7 @@ subagent_manager_get_property (GObject *object, guint prop_id, GValue *value, GP
       g_mutex_unlock (&self->approval_lock);
       break;
     case PROP_UNATTENDED: g_value_set_boolean (value, subagent_manager_get_unattended (self)); break;
+    case PROP_SESSIONS_IN_MEMORY: g_value_set_uint (value, subagent_manager_get_sessions_in_memory (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -142,6 +146,7 @@ subagent_manager_set_property (GObject *object, guint prop_id, const GValue *val
     case PROP_APPROVAL_QUEUE: subagent_manager_set_approval_queue (self, g_value_get_object (value)); break;
     case PROP_APPROVAL_SINK: subagent_manager_set_approval_sink (self, g_value_get_object (value)); break;
     case PROP_UNATTENDED: subagent_manager_set_unattended (self, g_value_get_boolean (value)); break;
+    case PROP_SESSIONS_IN_MEMORY: subagent_manager_set_sessions_in_memory (self, g_value_get_uint (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -322,6 +327,22 @@ subagent_manager_class_init (SubagentManagerClass *klass)
   properties[PROP_UNATTENDED] =
     g_param_spec_boolean ("unattended", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentManager:sessions-in-memory:
+   *
+   * How many of its children's session records the manager keeps in
+   * memory, the latest ones; subagent_manager_get_session() and
+   * subagent_manager_list_sessions() read the older ones back from the
+   * manager's session log. A record that could not be written there stays
+   * in memory however many there are. Bounds what a long-lived host (a
+   * server that delegates for hours) holds for children long finished,
+   * transcripts included.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_SESSIONS_IN_MEMORY] =
+    g_param_spec_uint ("sessions-in-memory", NULL, NULL, 1, G_MAXUINT, SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -332,6 +353,8 @@ subagent_manager_init (SubagentManager *self)
   g_mutex_init (&self->approval_lock);
   self->confinement_cache = _subagent_confinement_cache_new ();
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  g_queue_init (&self->sessions_logged);
+  self->sessions_in_memory = SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT;
   self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 

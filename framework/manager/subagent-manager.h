@@ -108,5 +108,10 @@ SubagentSession *subagent_manager_get_session   (SubagentManager *self,
                                                  const char      *run_id);
 SUBAGENT_AVAILABLE_IN_ALL
 GPtrArray       *subagent_manager_list_sessions (SubagentManager *self);
+SUBAGENT_AVAILABLE_IN_ALL
+guint            subagent_manager_get_sessions_in_memory (SubagentManager *self);
+SUBAGENT_AVAILABLE_IN_ALL
+void             subagent_manager_set_sessions_in_memory (SubagentManager *self,
+                                                          guint            n_sessions);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
-/* subagent-records-private.h: the lineage record of a child written
- * directly, for the manager's wrap-up. Not installed.
+/* subagent-records-private.h: what the manager takes from the records
+ * beyond their API: the lineage record of a child written directly, the
+ * audit line from its parts, the session log read back. Not installed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -22,5 +23,10 @@ gboolean _subagent_audit_log_record_members (SubagentAuditLog  *self,
                                              const char        *event,
                                              const GString     *members,
                                              GError           **error) G_GNUC_INTERNAL;
+
+/* This log's own file read back: session id → the latest record of that
+ * session in it (transfer full). What cannot be read is logged at debug
+ * level and left out. */
+GHashTable *_subagent_session_log_read_back (SubagentSessionLog *self) G_GNUC_INTERNAL;
 
 G_END_DECLS

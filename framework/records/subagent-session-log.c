@@ -12,6 +12,7 @@
 
 #include "subagent.h"
 #include "subagent-state-path-private.h"
+#include "subagent-records-private.h"
 #include "subagent-session-private.h"
 
 /* A log holds one line per finished run; anything bigger is not one. */
@@ -521,6 +522,21 @@ read_log (const char *path,
         }
       keep_latest (latest, session);
     }
+}
+
+GHashTable *
+_subagent_session_log_read_back (SubagentSessionLog *self)
+{
+  GHashTable *latest = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  g_autoptr(GPtrArray) problems = g_ptr_array_new_with_free_func (g_free);
+
+  g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), latest);
+
+  read_log (self->path, latest, problems);
+  /* A line being appended right now reads as torn: it is in memory still. */
+  for (guint i = 0; i < problems->len; i++)
+    g_debug ("Reading back %s: %s", self->path, (const char *) problems->pdata[i]);
+  return latest;
 }
 
 static gint
