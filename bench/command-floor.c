@@ -62,6 +62,7 @@ struct _Floor {
   guint parallel;
   gboolean done;
   guint extra_host_us;          /* host CPU spent on top, per child */
+  const char *program;          /* what each child runs */
   char *workspace;
   char *tmpdir;
   char **envp;
@@ -229,7 +230,7 @@ floor_child_exec (Floor     *floor,
                   pid_t      host)
 {
   struct sigaction dfl = { 0 };
-  const char *argv[] = { "/bin/true", NULL };
+  const char *argv[] = { floor->program, NULL };
   sigset_t none;
 
   if (floor->cgroup_procs[slot] >= 0 && write (floor->cgroup_procs[slot], "0", 1) != 1)
@@ -251,7 +252,7 @@ floor_child_exec (Floor     *floor,
     }
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
-  execve (argv[0], (char * const *) argv, floor->envp);
+  execve (floor->program, (char * const *) argv, floor->envp);
   _exit (127);
 }
 
@@ -383,6 +384,7 @@ floor_cgroups (Floor *floor,
 
 /**
  * command_floor_run:
+ * @program: the absolute path of what each child runs, such as `/bin/true`
  * @workspace: an existing directory the children run in (their records,
  *   and their temporary directory, are made in it)
  * @n: how many children
@@ -390,7 +392,7 @@ floor_cgroups (Floor *floor,
  * @extra_host_us: host CPU to spend on top for each child, in µs (0: none)
  * @confined: (out): whether they ran in a Landlock domain and a cgroup
  *
- * Runs @n floor children of `/bin/true`, @parallel at a time, on the
+ * Runs @n floor children of @program, @parallel at a time, on the
  * thread-default main context. With @extra_host_us, the loop spends that
  * much CPU more after each child, as a framework with more to do per child
  * would: how the wall time grows with it is the host CPU a target allows.
@@ -398,7 +400,8 @@ floor_cgroups (Floor *floor,
  * Returns: the seconds it took
  */
 double
-command_floor_run (const char *workspace,
+command_floor_run (const char *program,
+                   const char *workspace,
                    guint       n,
                    guint       parallel,
                    guint       extra_host_us,
@@ -412,6 +415,7 @@ command_floor_run (const char *workspace,
   void (*old_pipe) (int);
   gint64 start;
 
+  floor.program = program;
   floor.workspace = (char *) workspace;
   floor.tmpdir = g_build_filename (workspace, "tmp", NULL);
   if (g_mkdir_with_parents (floor.tmpdir, 0700) != 0)

@@ -6,7 +6,8 @@
 
 #include <glib.h>
 
-double command_floor_run (const char *workspace,
+double command_floor_run (const char *program,
+                          const char *workspace,
                           guint       n,
                           guint       parallel,
                           guint       extra_host_us,

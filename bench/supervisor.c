@@ -23,6 +23,10 @@
  *     CPU spent on top per child, to read off how much host CPU per child
  *     the 1.2× target leaves on this machine (beside the supervisor's).
  *
+ * --child PROGRAM runs another program than `true` in every command child
+ * (all loops alike): a static one that only exits measures the spawn
+ * without the child's own run.
+ *
  * Usage: supervisor [--children N] [--parallel P]
  *        [--only in-process|command|command-manager|command-supervisor|command-bare|command-floor|host-budget]
  * (command-*: only those children, for perf and strace.)
@@ -109,6 +113,21 @@ make_root (const char *definition)
   if (!g_file_set_contents (path, "approvals:\n  sink: memory\n", -1, &error))
     die ("configuration", error);
   return root;
+}
+
+/* What each command child runs: `/bin/true` unless --child names another
+ * program (an absolute path); the bare loop then spawns it too. */
+static const char *child_program = "/bin/true";
+static gboolean child_program_set;
+
+/* A root whose definition runs child_program, with @extra YAML before it. */
+static char *
+command_root (const char *extra)
+{
+  g_autofree char *definition = g_strdup_printf ("name: bench\nisolation: shared\n%scommand: [\"%s\"]\n", extra,
+                                                 child_program);
+
+  return make_root (definition);
 }
 
 static void
@@ -306,7 +325,8 @@ spawn_more (Spawns *spawns)
   while (spawns->left > 0 && spawns->running < spawns->parallel)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, "true", NULL);
+      g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error,
+                                                                child_program_set ? child_program : "true", NULL);
 
       if (process == NULL)
         die ("spawn", error);
@@ -336,10 +356,12 @@ spawn_more_posix (Spawns *spawns)
 {
   while (spawns->left > 0 && spawns->running < spawns->parallel)
     {
-      char *argv[] = { (char *) "true", NULL };
+      /* `true` found on PATH, as the figures before --child were taken. */
+      const char *program = child_program_set ? child_program : "true";
+      char *argv[] = { (char *) program, NULL };
       pid_t pid;
 
-      if (posix_spawnp (&pid, "true", NULL, NULL, argv, environ) != 0)
+      if (posix_spawnp (&pid, program, NULL, NULL, argv, environ) != 0)
         die ("posix_spawn", NULL);
       spawns->left--;
       spawns->running++;
@@ -358,7 +380,7 @@ floor_spawns (guint     n,
               gboolean *confined)
 {
   g_autofree char *root = make_root ("name: bench\n");
-  double seconds = command_floor_run (root, n, parallel, extra_host_us, confined);
+  double seconds = command_floor_run (child_program, root, n, parallel, extra_host_us, confined);
 
   remove_tree (root);
   return seconds;
@@ -420,7 +442,7 @@ static void
 bench_commands (guint children,
                 guint parallel)
 {
-  g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  g_autofree char *root = command_root ("");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
   double plain, man, sup, bare, duties, cpu[6], host[6];
@@ -450,9 +472,9 @@ bench_commands (guint children,
   remove_tree (root);
 
   {
-    g_autofree char *open_root = make_root ("name: bench\nisolation: shared\nconfinement: none\ncommand: [/bin/true]\n");
+    g_autofree char *open_root = command_root ("confinement: none\n");
     g_autoptr(SubagentManager) unconfined = subagent_manager_new (open_root, &error);
-    g_autofree char *confined_root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+    g_autofree char *confined_root = command_root ("");
     g_autoptr(SubagentManager) confined = subagent_manager_new (confined_root, &error);
     double none, landlock, none_cpu, landlock_cpu, t0;
 
@@ -476,8 +498,8 @@ bench_commands (guint children,
     remove_tree (confined_root);
   }
 
-  printf ("command children running `true`, %u at a time (cpu: this process + its children; host: this process):\n",
-          parallel);
+  printf ("command children running %s, %u at a time (cpu: this process + its children; host: this process):\n",
+          child_program_set ? child_program : "`true`", parallel);
   printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f\n", plain,
           1000 * plain / children, 1000 * (cpu[1] - cpu[0]) / children, 1000 * (host[1] - host[0]) / children);
   printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child, host %6.3f\n", man,
@@ -511,7 +533,7 @@ profile_commands (guint       children,
   gboolean supervisor = g_str_equal (which, "command-supervisor");
   gboolean duties = g_str_equal (which, "command-floor");
   gboolean confined = TRUE;
-  g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  g_autofree char *root = command_root ("");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
   double wall, cpu0;
@@ -548,7 +570,7 @@ bench_host_budget (guint children,
                    guint parallel)
 {
   static const guint extra[] = { 0, 50, 100, 150, 200 };
-  g_autofree char *root = make_root ("name: bench\nisolation: shared\ncommand: [/bin/true]\n");
+  g_autofree char *root = command_root ("");
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentManager) manager = subagent_manager_new (root, &error);
   double bare, wall[G_N_ELEMENTS (extra)], host[G_N_ELEMENTS (extra)], sup, sup_host, h0, allowed = -1;
@@ -599,9 +621,12 @@ main (int argc, char *argv[])
   int children = 1000;
   int parallel = 4;
   g_autofree char *only = NULL;
+  g_autofree char *child = NULL;
   const GOptionEntry entries[] = {
     { "children", 'n', 0, G_OPTION_ARG_INT, &children, "Children per measurement (default 1000)", "N" },
     { "parallel", 'p', 0, G_OPTION_ARG_INT, &parallel, "max-parallel (default 4)", "P" },
+    { "child", 0, 0, G_OPTION_ARG_FILENAME, &child, "What each command child runs, an absolute path (default /bin/true)",
+      "PROGRAM" },
     { "only", 0, 0, G_OPTION_ARG_STRING, &only,
       "Measure only in-process or command children; command-manager, command-supervisor, command-bare and "
       "command-floor run only those children, for perf and strace; host-budget measures the host CPU per child "
@@ -617,6 +642,14 @@ main (int argc, char *argv[])
     die ("options", error);
   if (children < 1 || parallel < 1)
     die ("--children and --parallel must be at least 1", NULL);
+  if (child != NULL)
+    {
+      if (!g_path_is_absolute (child) || strpbrk (child, "\"\\\n") != NULL ||
+          !g_file_test (child, G_FILE_TEST_IS_EXECUTABLE))
+        die ("--child takes the absolute path of an executable (without quotes or backslashes)", NULL);
+      child_program = child;
+      child_program_set = TRUE;
+    }
   if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command") &&
       !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-supervisor") &&
       !g_str_equal (only, "command-bare") && !g_str_equal (only, "command-floor") &&
@@ -629,7 +662,8 @@ main (int argc, char *argv[])
       return 0;
     }
 
-  printf ("# supervisor bench: %d children, max-parallel %d\n", children, parallel);
+  printf ("# supervisor bench: %d children, max-parallel %d, command children run %s\n", children, parallel,
+          child_program);
   if (only == NULL || g_str_equal (only, "in-process"))
     bench_in_process (children, parallel);
   if (only == NULL || g_str_equal (only, "command"))
