@@ -116,9 +116,11 @@ make_root (const char *definition)
 }
 
 /* What each command child runs: `/bin/true` unless --child names another
- * program (an absolute path); the bare loop then spawns it too. */
+ * program (an absolute path). The GSubprocess and bare loops spawn `true`
+ * found on PATH, as the figures before --child were taken, or that
+ * program. */
 static const char *child_program = "/bin/true";
-static gboolean child_program_set;
+static const char *spawned_program = "true";
 
 /* A root whose definition runs child_program, with @extra YAML before it. */
 static char *
@@ -325,8 +327,8 @@ spawn_more (Spawns *spawns)
   while (spawns->left > 0 && spawns->running < spawns->parallel)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error,
-                                                                child_program_set ? child_program : "true", NULL);
+      g_autoptr(GSubprocess) process = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, spawned_program,
+                                                                NULL);
 
       if (process == NULL)
         die ("spawn", error);
@@ -356,12 +358,10 @@ spawn_more_posix (Spawns *spawns)
 {
   while (spawns->left > 0 && spawns->running < spawns->parallel)
     {
-      /* `true` found on PATH, as the figures before --child were taken. */
-      const char *program = child_program_set ? child_program : "true";
-      char *argv[] = { (char *) program, NULL };
+      char *argv[] = { (char *) spawned_program, NULL };
       pid_t pid;
 
-      if (posix_spawnp (&pid, program, NULL, NULL, argv, environ) != 0)
+      if (posix_spawnp (&pid, spawned_program, NULL, NULL, argv, environ) != 0)
         die ("posix_spawn", NULL);
       spawns->left--;
       spawns->running++;
@@ -499,7 +499,7 @@ bench_commands (guint children,
   }
 
   printf ("command children running %s, %u at a time (cpu: this process + its children; host: this process):\n",
-          child_program_set ? child_program : "`true`", parallel);
+          spawned_program, parallel);
   printf ("  plain GSubprocess spawns      %7.3f s  %7.3f ms/child         cpu %6.3f ms/child, host %6.3f\n", plain,
           1000 * plain / children, 1000 * (cpu[1] - cpu[0]) / children, 1000 * (host[1] - host[0]) / children);
   printf ("  manager alone                 %7.3f s  %7.3f ms/child  %5.2fx  cpu %6.3f ms/child, host %6.3f\n", man,
@@ -647,8 +647,7 @@ main (int argc, char *argv[])
       if (!g_path_is_absolute (child) || strpbrk (child, "\"\\\n") != NULL ||
           !g_file_test (child, G_FILE_TEST_IS_EXECUTABLE))
         die ("--child takes the absolute path of an executable (without quotes or backslashes)", NULL);
-      child_program = child;
-      child_program_set = TRUE;
+      child_program = spawned_program = child;
     }
   if (only != NULL && !g_str_equal (only, "in-process") && !g_str_equal (only, "command") &&
       !g_str_equal (only, "command-manager") && !g_str_equal (only, "command-supervisor") &&

@@ -651,7 +651,6 @@ on_completed_signal (SubagentSupervisor *supervisor,
   (*(guint *) user_data)++;
 }
 
-
 /* The members every events.jsonl line of @run_id has: a "helper" child of
  * @f's manager run, outside a batch. */
 static void

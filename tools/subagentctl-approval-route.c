@@ -299,15 +299,17 @@ event_free (Event *event)
   g_free (event);
 }
 
+/* Announces an added @request (and prompts for it), or says a @resolved
+ * one's verdict and withdraws its prompt if it is on screen. */
 static void
-handle_event (Event *event)
+handle_event (SactlApprovalRoute      *route,
+              SubagentApprovalRequest *request,
+              gboolean                 resolved)
 {
-  SactlApprovalRoute *route = event->route;
-  SubagentApprovalRequest *request = event->request;
   const char *id = subagent_approval_request_get_request_id (request);
   SubagentApprovalStatus status = subagent_approval_request_get_status (request);
 
-  if (!event->resolved)
+  if (!resolved)
     {
       if (status != SUBAGENT_APPROVAL_STATUS_PENDING)
         return;
@@ -345,7 +347,7 @@ on_event (gpointer data)
   g_queue_remove (&event->route->pending, event);
   g_mutex_unlock (&event->route->lock);
   if (!event->route->closed)
-    handle_event (event);
+    handle_event (event->route, event->request, event->resolved);
   return G_SOURCE_REMOVE;
 }
 
@@ -493,16 +495,15 @@ sactl_approval_route_free (SactlApprovalRoute *route)
   g_mutex_unlock (&route->lock);
   while ((event = g_queue_pop_head (&pending)) != NULL)
     {
-      handle_event (event);
+      handle_event (route, event->request, event->resolved);
       g_source_destroy (event->source);  /* frees @event */
     }
   if (route->current != NULL &&
       subagent_approval_request_get_status (route->current) != SUBAGENT_APPROVAL_STATUS_PENDING)
     {
       g_autoptr(SubagentApprovalRequest) request = g_object_ref (route->current);
-      Event answered = { route, request, TRUE, NULL };
 
-      handle_event (&answered);
+      handle_event (route, request, TRUE);
     }
   route->closed = TRUE;
   g_cancellable_cancel (route->cancellable);

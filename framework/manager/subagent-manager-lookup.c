@@ -96,7 +96,7 @@ dup_log_of_dropped_locked (SubagentManager *self)
  *
  * Gets the child's session record: from memory for the latest children
  * (#SubagentManager:sessions-in-memory), else read back from the
- * manager's session log.
+ * manager's session log (a blocking read of that file).
  *
  * Returns: (transfer full) (nullable): the child's session record, or
  *   %NULL when this manager ran no such child
@@ -134,8 +134,8 @@ subagent_manager_get_session (SubagentManager *self,
  * @self: a #SubagentManager
  *
  * Lists the sessions of this manager's children, those no longer in
- * memory read back from its session log (see
- * #SubagentManager:sessions-in-memory).
+ * memory read back from its session log (a blocking read of that file;
+ * see #SubagentManager:sessions-in-memory).
  *
  * Returns: (transfer container) (element-type SubagentSession): the sessions of this manager's children
  *

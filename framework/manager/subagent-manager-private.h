@@ -9,8 +9,6 @@
 
 G_BEGIN_DECLS
 
-#define SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT 256
-
 struct _SubagentManager
 {
   GObject parent_instance;

@@ -62,6 +62,9 @@ enum {
 };
 static GParamSpec *properties[N_PROPS];
 
+/* Children whose session records stay in memory unless the host says. */
+#define SESSIONS_IN_MEMORY_DEFAULT 256
+
 static void subagent_manager_initable_iface_init (GInitableIface *iface);
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentManager, subagent_manager, G_TYPE_OBJECT,
@@ -341,7 +344,7 @@ subagent_manager_class_init (SubagentManagerClass *klass)
    * Since: 0.2
    */
   properties[PROP_SESSIONS_IN_MEMORY] =
-    g_param_spec_uint ("sessions-in-memory", NULL, NULL, 1, G_MAXUINT, SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT,
+    g_param_spec_uint ("sessions-in-memory", NULL, NULL, 1, G_MAXUINT, SESSIONS_IN_MEMORY_DEFAULT,
                        G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
@@ -354,7 +357,7 @@ subagent_manager_init (SubagentManager *self)
   self->confinement_cache = _subagent_confinement_cache_new ();
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   g_queue_init (&self->sessions_logged);
-  self->sessions_in_memory = SUBAGENT_MANAGER_SESSIONS_IN_MEMORY_DEFAULT;
+  self->sessions_in_memory = SESSIONS_IN_MEMORY_DEFAULT;
   self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }
 
