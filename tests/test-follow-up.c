@@ -73,15 +73,16 @@ decide (SubagentRunContext *context,
   return sst_complete (answer, 1.0);
 }
 
-static char *
-run_to_end (Fixture    *f,
-            const char *task,
-            const char *def_name)
+/* A child of @def_name run to its end, complete. */
+static SubagentRunResult *
+spawn_to_end (Fixture    *f,
+              const char *task,
+              const char *def_name)
 {
   g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
-  g_autoptr(SubagentRunResult) result = NULL;
   g_autoptr(GError) error = NULL;
-  char *run_id;
+  g_autofree char *run_id = NULL;
+  SubagentRunResult *result;
 
   subagent_run_options_set_def_name (options, def_name);
   run_id = subagent_supervisor_spawn (f->supervisor, task, options, &error);
@@ -89,7 +90,17 @@ run_to_end (Fixture    *f,
   result = sst_wait_result (f->supervisor, run_id, &error);
   g_assert_no_error (error);
   g_assert_cmpint (subagent_run_result_get_status (result), ==, SUBAGENT_RUN_STATUS_COMPLETE);
-  return run_id;
+  return result;
+}
+
+static char *
+run_to_end (Fixture    *f,
+            const char *task,
+            const char *def_name)
+{
+  g_autoptr(SubagentRunResult) result = spawn_to_end (f, task, def_name);
+
+  return g_strdup (subagent_run_result_get_run_id (result));
 }
 
 static SubagentRunResult *
@@ -461,6 +472,153 @@ test_unwritten_sessions_stay (void)
   fixture_close (&f);
 }
 
+/* A result as JSON text, for comparing one rebuilt with the original. */
+static char *
+result_text (SubagentRunResult *result)
+{
+  g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  g_autofree char *text = json_to_string (node, FALSE);
+
+  /* to_json() leaves out what error results do not show: add them. */
+  return g_strdup_printf ("%s session=%s stop=%s", text, subagent_run_result_get_session_id (result),
+                          subagent_run_result_get_stop_reason (result));
+}
+
+/* Past results-in-memory, a finished child's result leaves memory and is
+ * rebuilt from its session record, the same result. */
+static void
+test_older_results_read_back (void)
+{
+  Fixture f = { 0, };
+  SubagentRunResult *results[4] = { NULL, };
+  g_autoptr(SubagentRunResult) again = NULL;
+  g_autoptr(SubagentRunResult) latest = NULL;
+  g_autoptr(SubagentRunResult) follow_up = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *oldest;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  g_assert_cmpuint (subagent_supervisor_get_results_in_memory (f.supervisor), ==, 256);
+  subagent_supervisor_set_results_in_memory (f.supervisor, 2);
+  /* From the log, not from the manager's memory. */
+  subagent_manager_set_sessions_in_memory (f.manager, 1);
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    {
+      g_autofree char *task = g_strdup_printf ("task %u", i);
+
+      results[i] = spawn_to_end (&f, task, "helper");
+    }
+  oldest = subagent_run_result_get_run_id (results[0]);
+
+  /* The latest: the very object the wait returned. */
+  latest = subagent_supervisor_lookup_result (f.supervisor, subagent_run_result_get_run_id (results[3]));
+  g_assert_true (latest == results[3]);
+  /* The oldest: rebuilt, equal in every field. */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(SubagentRunResult) rebuilt = subagent_supervisor_lookup_result (f.supervisor,
+                                                                              subagent_run_result_get_run_id (results[i]));
+      g_autofree char *expected = result_text (results[i]);
+      g_autofree char *found = NULL;
+
+      g_assert_nonnull (rebuilt);
+      g_assert_true (rebuilt != results[i]);
+      found = result_text (rebuilt);
+      g_assert_cmpstr (found, ==, expected);
+      g_assert_cmpstr (subagent_run_result_get_confinement (rebuilt), ==,
+                       subagent_run_result_get_confinement (results[i]));
+    }
+  again = sst_wait_result (f.supervisor, oldest, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (again), ==, "answer to task 0");
+  g_assert_cmpint (subagent_supervisor_cancel (f.supervisor, oldest, SUBAGENT_CANCEL_CAUSE_USER), ==,
+                   SUBAGENT_CANCEL_OUTCOME_ALREADY_FINISHED);
+  g_assert_false (subagent_supervisor_is_active (f.supervisor, oldest));
+
+  /* An id no child had is still unknown. */
+  g_assert_null (subagent_supervisor_lookup_result (f.supervisor, "0123456789abcdef"));
+  g_assert_cmpint (subagent_supervisor_cancel (f.supervisor, "0123456789abcdef", SUBAGENT_CANCEL_CAUSE_USER), ==,
+                   SUBAGENT_CANCEL_OUTCOME_NOT_ACTIVE);
+  g_assert_null (sst_wait_result (f.supervisor, "0123456789abcdef", &error));
+  g_assert_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE);
+  g_clear_error (&error);
+
+  /* A follow-up's result is its own run's (1 cent), not the session's
+   * total (2 cents), also once it left memory. */
+  follow_up = follow_up_to_end (&f, oldest, "again");
+  g_assert_cmpfloat (subagent_run_result_get_cost_cents (follow_up), ==, 1.0);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *task = g_strdup_printf ("later %u", i);
+      g_autoptr(SubagentRunResult) later = spawn_to_end (&f, task, "helper");
+    }
+  {
+    g_autoptr(SubagentRunResult) rebuilt = subagent_supervisor_lookup_result (f.supervisor, oldest);
+    g_autoptr(SubagentSession) session = subagent_manager_get_session (f.manager, oldest);
+    g_autofree char *expected = result_text (follow_up);
+    g_autofree char *found = result_text (rebuilt);
+
+    g_assert_true (rebuilt != follow_up);
+    g_assert_cmpstr (found, ==, expected);
+    g_assert_cmpfloat (subagent_session_get_cost_cents (session), ==, 2.0);
+  }
+
+  /* A smaller bound drops the older ones at once. */
+  subagent_supervisor_set_results_in_memory (f.supervisor, 1);
+  g_clear_object (&latest);
+  latest = subagent_supervisor_lookup_result (f.supervisor, subagent_run_result_get_run_id (results[3]));
+  g_assert_true (latest != results[3]);
+  for (guint i = 0; i < G_N_ELEMENTS (results); i++)
+    g_object_unref (results[i]);
+  fixture_close (&f);
+}
+
+/* A child cancelled before it started has no session record: its result
+ * stays in memory, whatever the bound. */
+static void
+test_unrecorded_results_stay (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GError) error = NULL;
+  char *held[2] = { NULL, };
+  g_autofree char *queued = NULL;
+  g_autoptr(SubagentRunResult) cancelled = NULL;
+  g_autoptr(SubagentRunResult) found = NULL;
+
+  fixture_open (&f, FALSE);
+  subagent_supervisor_set_results_in_memory (f.supervisor, 1);
+  /* Two at the gate fill both slots; the third waits in the queue. */
+  held[0] = subagent_supervisor_spawn (f.supervisor, "held 0", NULL, &error);
+  g_assert_no_error (error);
+  held[1] = subagent_supervisor_spawn (f.supervisor, "held 1", NULL, &error);
+  g_assert_no_error (error);
+  queued = subagent_supervisor_spawn (f.supervisor, "queued", NULL, &error);
+  g_assert_no_error (error);
+  sst_wait_started (f.gate, 2);
+  g_assert_cmpint (subagent_supervisor_cancel (f.supervisor, queued, SUBAGENT_CANCEL_CAUSE_USER), ==,
+                   SUBAGENT_CANCEL_OUTCOME_ACCEPTED);
+  cancelled = sst_wait_result (f.supervisor, queued, &error);
+  g_assert_no_error (error);
+  g_assert_null (subagent_run_result_get_session_id (cancelled));
+
+  for (guint i = 0; i < G_N_ELEMENTS (held); i++)
+    {
+      g_autofree char *task = g_strdup_printf ("held %u", i);
+      g_autoptr(SubagentRunResult) result = NULL;
+
+      gate_runner_release (f.gate, task, sst_complete ("done", 0));
+      result = sst_wait_result (f.supervisor, held[i], &error);
+      g_assert_no_error (error);
+      g_free (held[i]);
+    }
+  found = subagent_supervisor_lookup_result (f.supervisor, queued);
+  g_assert_true (found == cancelled);
+  g_assert_cmpint (subagent_run_result_get_status (found), ==, SUBAGENT_RUN_STATUS_CANCELLED);
+  fixture_close (&f);
+}
+
 static void
 test_cli_sessions_and_follow_up (void)
 {
@@ -523,6 +681,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/follow-up/kept-workspace/reused-then-disposed-at-shutdown", test_kept_workspace_reused_then_disposed);
   g_test_add_func ("/follow-up/sessions/older-ones-read-back-from-the-log", test_older_sessions_read_back);
   g_test_add_func ("/follow-up/sessions/unwritten-ones-stay-in-memory", test_unwritten_sessions_stay);
+  g_test_add_func ("/follow-up/results/older-ones-rebuilt-from-the-records", test_older_results_read_back);
+  g_test_add_func ("/follow-up/results/unrecorded-ones-stay-in-memory", test_unrecorded_results_stay);
   g_test_add_func ("/follow-up/cli/sessions-and-follow-up", test_cli_sessions_and_follow_up);
   return g_test_run ();
 }

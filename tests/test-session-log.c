@@ -261,7 +261,8 @@ test_append_async (void)
 /* Session records are written directly: each line is, byte for byte, what
  * json-glib's generator writes for subagent_session_to_json(), for a full
  * record (review, transcript, batch index, paths, fractions, escapes, times
- * with and without microseconds, an offset) and for a bare one. */
+ * with and without microseconds, an offset), for a bare one and for one
+ * with the latest run's own result (`last_run`), which also reads back. */
 static void
 test_line_matches_generator (void)
 {
@@ -321,7 +322,23 @@ test_line_matches_generator (void)
                                            "completed-at", completed,
                                            "cost-cents", 1e20,
                                            NULL));
-  g_assert_no_error (error);
+  /* The manager's records keep the latest run's own result parts. */
+  {
+    g_autoptr(JsonParser) parser = json_parser_new ();
+    SubagentSession *with_last_run;
+
+    g_assert_true (json_parser_load_from_data (parser,
+                                               "{\"session_id\": \"child-last-run\", \"def_name\": \"coder\", "
+                                               "\"parent_run_id\": \"parent-7\", \"status\": \"complete\", "
+                                               "\"started_at\": \"2026-12-02T10:00:00Z\", \"cost_cents\": 3, "
+                                               "\"last_run\": {\"iterations\": 2, \"tool_calls\": 5, "
+                                               "\"cost_cents\": 0.25, \"message\": \"said \\\"so\\\"\\n\", "
+                                               "\"stop_reason\": \"complete\", \"confinement\": null}}",
+                                               -1, &error));
+    with_last_run = subagent_session_new_from_json (json_node_get_object (json_parser_get_root (parser)), &error);
+    g_assert_no_error (error);
+    g_ptr_array_add (sessions, with_last_run);
+  }
   for (guint i = 0; i < sessions->len; i++)
     {
       g_assert_true (subagent_session_log_append (log, sessions->pdata[i], &error));
@@ -339,6 +356,45 @@ test_line_matches_generator (void)
       json_object_unref (json_node_get_object (node));
       g_assert_cmpstr (lines[i], ==, expected);
     }
+  g_assert_nonnull (strstr (lines[3], ",\"last_run\":{\"iterations\":2,\"tool_calls\":5,\"cost_cents\":0.25,"
+                                      "\"message\":\"said \\\"so\\\"\\n\",\"stop_reason\":\"complete\","
+                                      "\"confinement\":null}"));
+  /* Read back, the same record. */
+  {
+    g_autoptr(SubagentSession) back = subagent_session_log_lookup (root, "child-last-run", &error);
+    g_autoptr(JsonNode) node = NULL;
+    g_autofree char *again = NULL;
+
+    g_assert_no_error (error);
+    node = json_node_init_object (json_node_alloc (), subagent_session_to_json (back));
+    again = json_to_string (node, FALSE);
+    json_object_unref (json_node_get_object (node));
+    g_assert_cmpstr (again, ==, lines[3]);
+  }
+  /* A bad `last_run` is refused, as any bad member is. */
+  {
+    static const char *bad[] = {
+      "{\"session_id\": \"x\", \"def_name\": \"d\", \"parent_run_id\": \"p\", \"status\": \"complete\", "
+      "\"started_at\": \"2026-12-02T10:00:00Z\", \"last_run\": 3}",
+      "{\"session_id\": \"x\", \"def_name\": \"d\", \"parent_run_id\": \"p\", \"status\": \"complete\", "
+      "\"started_at\": \"2026-12-02T10:00:00Z\", \"last_run\": {\"iterations\": -1}}",
+      "{\"session_id\": \"x\", \"def_name\": \"d\", \"parent_run_id\": \"p\", \"status\": \"complete\", "
+      "\"started_at\": \"2026-12-02T10:00:00Z\", \"last_run\": {\"message\": 7}}",
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+      {
+        g_autoptr(JsonParser) parser = json_parser_new ();
+        g_autoptr(SubagentSession) refused = NULL;
+
+        g_assert_true (json_parser_load_from_data (parser, bad[i], -1, NULL));
+        refused = subagent_session_new_from_json (json_node_get_object (json_parser_get_root (parser)), &error);
+        g_assert_null (refused);
+        g_assert_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT);
+        g_assert_nonnull (strstr (error->message, "last_run"));
+        g_clear_error (&error);
+      }
+  }
   sat_rm_rf (root);
 }
 

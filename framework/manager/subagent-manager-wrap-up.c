@@ -253,6 +253,8 @@ keep_session (RunState          *state,
                           "child-root", subagent_isolation_context_get_child_root (state->context),
                           "transcript", state->outcome ? subagent_run_outcome_get_transcript (state->outcome) : NULL,
                           NULL);
+  /* What the supervisor needs to give this run's result back once it left memory. */
+  _subagent_session_set_last_run (session, result);
   /* One log per manager: concurrent children share its writes. */
   g_mutex_lock (&self->lock);
   if (self->session_log == NULL)

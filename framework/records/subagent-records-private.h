@@ -1,6 +1,7 @@
 /* subagent-records-private.h: what the manager takes from the records
  * beyond their API: the lineage record of a child written directly, the
- * audit line from its parts, the session log read back. Not installed.
+ * audit line from its parts, the session log read back, a session's latest
+ * run's result. Not installed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -28,5 +29,16 @@ gboolean _subagent_audit_log_record_members (SubagentAuditLog  *self,
  * session in it (transfer full). What cannot be read is logged at debug
  * level and left out. */
 GHashTable *_subagent_session_log_read_back (SubagentSessionLog *self) G_GNUC_INTERNAL;
+
+/* Keeps @result's own parts (its usage, message, stop reason and
+ * confinement) in @self, written to the record as `last_run`: the session's
+ * usage is the total of its runs. */
+void _subagent_session_set_last_run (SubagentSession   *self,
+                                     SubagentRunResult *result) G_GNUC_INTERNAL;
+
+/* The result subagent_manager_run() returned for @session's latest run,
+ * rebuilt from its record; %NULL when the record does not keep it (written
+ * before `last_run` was). */
+SubagentRunResult *_subagent_run_result_new_from_session (SubagentSession *session) G_GNUC_INTERNAL;
 
 G_END_DECLS

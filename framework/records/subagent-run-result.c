@@ -6,6 +6,8 @@
 
 #include "subagent.h"
 #include "subagent-json-private.h"
+#include "subagent-records-private.h"
+#include "subagent-session-private.h"
 
 /**
  * SubagentRunResult:
@@ -419,6 +421,29 @@ subagent_run_result_new_from_outcome (const char         *run_id,
                        "stop-reason", subagent_run_outcome_get_stop_reason (outcome),
                        "session-id", session_id,
                        "confinement", subagent_run_outcome_get_confinement (outcome),
+                       NULL);
+}
+
+SubagentRunResult *
+_subagent_run_result_new_from_session (SubagentSession *session)
+{
+  g_return_val_if_fail (SUBAGENT_IS_SESSION (session), NULL);
+
+  if (!session->has_last_run)
+    return NULL;
+  return g_object_new (SUBAGENT_TYPE_RUN_RESULT,
+                       "status", session->status,
+                       "run-id", session->session_id,
+                       "iterations", session->last_iterations,
+                       "tool-calls", session->last_tool_calls,
+                       "cost-cents", session->last_cost_cents,
+                       "final-answer", session->final_answer,
+                       "lineage", subagent_session_get_lineage (session),
+                       "review", session->review,
+                       "message", session->last_message,
+                       "stop-reason", session->last_stop_reason,
+                       "session-id", session->session_id,
+                       "confinement", session->last_confinement,
                        NULL);
 }
 

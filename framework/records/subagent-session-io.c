@@ -17,6 +17,7 @@
 #include "subagent-fd-private.h"
 #include "subagent-json-line-private.h"
 #include "subagent-session-private.h"
+#include "subagent-records-private.h"
 
 /* A session file is a small JSON record; anything bigger is not one. */
 #define SESSION_FILE_MAX_BYTES (16 * 1024 * 1024)
@@ -78,6 +79,54 @@ read_time (JsonObject  *object,
   return TRUE;
 }
 
+/* The `last_run` member: the latest run's own result parts. */
+static gboolean
+read_last_run (SubagentSession  *self,
+               JsonObject       *object,
+               const char       *what,
+               GError          **error)
+{
+  g_autofree char *where = g_strdup_printf ("%s, “last_run”", what);
+  const char *message, *stop_reason, *confinement;
+  gint64 iterations = 0, tool_calls = 0;
+  double cost_cents = 0;
+
+  if (!subagent_json_read_int (object, where, "iterations", 0, G_MAXUINT, &iterations, error) ||
+      !subagent_json_read_int (object, where, "tool_calls", 0, G_MAXUINT, &tool_calls, error) ||
+      !subagent_json_read_amount (object, where, "cost_cents", &cost_cents, error) ||
+      !subagent_json_read_string (object, where, "message", FALSE, &message, error) ||
+      !subagent_json_read_string (object, where, "stop_reason", FALSE, &stop_reason, error) ||
+      !subagent_json_read_string (object, where, "confinement", FALSE, &confinement, error))
+    return FALSE;
+  self->has_last_run = TRUE;
+  self->last_iterations = (guint) iterations;
+  self->last_tool_calls = (guint) tool_calls;
+  self->last_cost_cents = cost_cents;
+  self->last_message = g_strdup (message);
+  self->last_stop_reason = g_strdup (stop_reason);
+  self->last_confinement = g_strdup (confinement);
+  return TRUE;
+}
+
+void
+_subagent_session_set_last_run (SubagentSession   *self,
+                                SubagentRunResult *result)
+{
+  g_return_if_fail (SUBAGENT_IS_SESSION (self));
+  g_return_if_fail (SUBAGENT_IS_RUN_RESULT (result));
+
+  self->has_last_run = TRUE;
+  self->last_iterations = subagent_run_result_get_iterations (result);
+  self->last_tool_calls = subagent_run_result_get_tool_calls (result);
+  self->last_cost_cents = subagent_run_result_get_cost_cents (result);
+  g_free (self->last_message);
+  self->last_message = g_strdup (subagent_run_result_get_message (result));
+  g_free (self->last_stop_reason);
+  self->last_stop_reason = g_strdup (subagent_run_result_get_stop_reason (result));
+  g_free (self->last_confinement);
+  self->last_confinement = g_strdup (subagent_run_result_get_confinement (result));
+}
+
 /**
  * subagent_session_new_from_json:
  * @object: a JSON object as written by subagent_session_to_json()
@@ -104,7 +153,9 @@ subagent_session_new_from_json (JsonObject  *object,
   JsonObject *review = NULL;
   JsonArray *transcript = NULL;
   JsonNode *transcript_node;
+  JsonObject *last_run = NULL;
   SubagentRunStatus status;
+  SubagentSession *session;
 
   g_return_val_if_fail (object != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -138,7 +189,8 @@ subagent_session_new_from_json (JsonObject  *object,
       !subagent_json_read_string (object, what, "task", FALSE, &task, error) ||
       !subagent_json_read_int (object, what, "follow_ups", 0, G_MAXUINT, &follow_ups, error) ||
       !subagent_json_read_boolean (object, what, "workspace_kept", &workspace_kept, error) ||
-      !subagent_json_read_string (object, what, "child_root", FALSE, &child_root, error))
+      !subagent_json_read_string (object, what, "child_root", FALSE, &child_root, error) ||
+      !subagent_json_read_object (object, what, "last_run", &last_run, error))
     return NULL;
 
   transcript_node = json_object_get_member (object, "transcript");
@@ -158,29 +210,32 @@ subagent_session_new_from_json (JsonObject  *object,
       return NULL;
     }
 
-  return g_object_new (SUBAGENT_TYPE_SESSION,
-                       "session-id", session_id,
-                       "def-name", def_name,
-                       "parent-run-id", parent_run_id,
-                       "status", status,
-                       "started-at", started_at,
-                       "depth", (guint) depth,
-                       "batch-index", (gint) batch_index,
-                       "isolation", isolation,
-                       "worktree-path", worktree_path,
-                       "container-path", container_path,
-                       "completed-at", completed_at,
-                       "iterations", (guint) iterations,
-                       "tool-calls", (guint) tool_calls,
-                       "cost-cents", cost_cents,
-                       "final-answer", final_answer,
-                       "review", review,
-                       "task", task,
-                       "follow-ups", (guint) follow_ups,
-                       "workspace-kept", workspace_kept,
-                       "child-root", child_root,
+  session = g_object_new (SUBAGENT_TYPE_SESSION,
+                         "session-id", session_id,
+                         "def-name", def_name,
+                         "parent-run-id", parent_run_id,
+                         "status", status,
+                         "started-at", started_at,
+                         "depth", (guint) depth,
+                         "batch-index", (gint) batch_index,
+                         "isolation", isolation,
+                         "worktree-path", worktree_path,
+                         "container-path", container_path,
+                         "completed-at", completed_at,
+                         "iterations", (guint) iterations,
+                         "tool-calls", (guint) tool_calls,
+                         "cost-cents", cost_cents,
+                         "final-answer", final_answer,
+                         "review", review,
+                         "task", task,
+                         "follow-ups", (guint) follow_ups,
+                         "workspace-kept", workspace_kept,
+                         "child-root", child_root,
                        "transcript", transcript,
-                       NULL);
+                         NULL);
+  if (last_run != NULL && !read_last_run (session, last_run, what, error))
+    g_clear_object (&session);
+  return session;
 }
 
 static void
@@ -201,8 +256,11 @@ set_time_member (JsonObject *object,
  * `parent_run_id`, `status`, `started_at`, `depth`, `batch_index`,
  * `isolation`, `worktree_path`, `container_path`, `completed_at`,
  * `iterations`, `tool_calls`, `cost_cents`, `final_answer`, `review`) then
- * `task`, `follow_ups`, `workspace_kept`, `child_root` and, for a
- * model-backed child, `transcript`. Unset values are
+ * `task`, `follow_ups`, `workspace_kept`, `child_root`, for a record the
+ * manager wrote `last_run` (the latest run's own `iterations`,
+ * `tool_calls`, `cost_cents`, `message`, `stop_reason` and `confinement`:
+ * the session's usage adds up its follow-ups) and, for a model-backed
+ * child, `transcript`. Unset values are
  * `null`; times are ISO-8601.
  *
  * Returns: (transfer full): a new JSON object
@@ -245,6 +303,18 @@ subagent_session_to_json (SubagentSession *self)
   json_object_set_int_member (object, "follow_ups", subagent_session_get_follow_ups (self));
   json_object_set_boolean_member (object, "workspace_kept", subagent_session_get_workspace_kept (self));
   subagent_json_set_nullable_string (object, "child_root", subagent_session_get_child_root (self));
+  if (self->has_last_run)
+    {
+      JsonObject *last_run = json_object_new ();
+
+      json_object_set_int_member (last_run, "iterations", self->last_iterations);
+      json_object_set_int_member (last_run, "tool_calls", self->last_tool_calls);
+      subagent_json_set_amount (last_run, "cost_cents", self->last_cost_cents);
+      subagent_json_set_nullable_string (last_run, "message", self->last_message);
+      subagent_json_set_nullable_string (last_run, "stop_reason", self->last_stop_reason);
+      subagent_json_set_nullable_string (last_run, "confinement", self->last_confinement);
+      json_object_set_object_member (object, "last_run", last_run);
+    }
   if (subagent_session_get_transcript (self) != NULL)
     {
       g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), subagent_session_get_transcript (self));
@@ -304,6 +374,18 @@ _subagent_session_append_line (SubagentSession *self,
   _subagent_json_line_append_key (out, "workspace_kept", FALSE);
   g_string_append (out, subagent_session_get_workspace_kept (self) ? "true" : "false");
   _subagent_json_line_append_string_member (out, "child_root", subagent_session_get_child_root (self));
+  if (self->has_last_run)
+    {
+      g_string_append (out, ",\"last_run\":{\"iterations\":");
+      _subagent_json_line_append_int (out, self->last_iterations);
+      _subagent_json_line_append_int_member (out, "tool_calls", self->last_tool_calls);
+      _subagent_json_line_append_key (out, "cost_cents", FALSE);
+      _subagent_json_line_append_double (out, subagent_json_amount (self->last_cost_cents));
+      _subagent_json_line_append_string_member (out, "message", self->last_message);
+      _subagent_json_line_append_string_member (out, "stop_reason", self->last_stop_reason);
+      _subagent_json_line_append_string_member (out, "confinement", self->last_confinement);
+      g_string_append_c (out, '}');
+    }
   if (subagent_session_get_transcript (self) != NULL)
     {
       g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), subagent_session_get_transcript (self));

@@ -36,6 +36,18 @@ struct _SubagentSession
   gboolean workspace_kept;
   char *child_root;
 
+  /* The latest run's own result beside the session's totals (a follow-up's
+   * usage adds up), kept so that the result can be rebuilt once it left
+   * memory (_subagent_run_result_new_from_session()). Set by the manager;
+   * the record's `last_run` member. */
+  gboolean has_last_run;
+  guint last_iterations;
+  guint last_tool_calls;
+  double last_cost_cents;
+  char *last_message;
+  char *last_stop_reason;
+  char *last_confinement;
+
   SubagentLineage *lineage;
 };
 

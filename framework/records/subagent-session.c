@@ -78,6 +78,9 @@ subagent_session_finalize (GObject *object)
   g_free (self->final_answer);
   g_free (self->task);
   g_free (self->child_root);
+  g_free (self->last_message);
+  g_free (self->last_stop_reason);
+  g_free (self->last_confinement);
 
   G_OBJECT_CLASS (subagent_session_parent_class)->finalize (object);
 }

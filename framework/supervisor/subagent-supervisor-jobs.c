@@ -222,6 +222,7 @@ finish_locked (SubagentSupervisor *self,
     }
   push_terminal_event_locked (self, job);
   _subagent_supervisor_push_locked (self, SUBAGENT_ACTION_RETURN, job);
+  _subagent_supervisor_keep_result_locked (self, job);
 
   schedule_locked (self);
   if (self->shutdown_task != NULL && self->n_running == 0)
@@ -663,6 +664,8 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   job->owner = g_object_ref (self);
   if (extras->count_as_agent)
     g_hash_table_replace (self->agents, g_strdup (parent), GUINT_TO_POINTER (started + 1));
+  if (earlier != NULL)
+    _subagent_supervisor_forget_result_locked (self, earlier);
   g_hash_table_replace (self->jobs, job->run_id, job);  /* the table owns the first reference */
   _subagent_supervisor_push_event_locked (self, job, SUBAGENT_EVENT_ACCEPTED, NULL);
   g_queue_push_tail (&self->queue, job);
@@ -721,6 +724,13 @@ _subagent_supervisor_cancel (SubagentSupervisor  *self,
   else
     outcome = SUBAGENT_CANCEL_OUTCOME_ACCEPTED;
   g_mutex_unlock (&self->lock);
+  if (job == NULL)
+    {
+      g_autoptr(SubagentRunResult) finished = _subagent_supervisor_read_back_result (self, run_id);
+
+      if (finished != NULL)
+        outcome = SUBAGENT_CANCEL_OUTCOME_ALREADY_FINISHED;
+    }
 
   /* Outside the lock: a runner's handler may run right here. */
   for (guint i = 0; i < to_cancel->len; i++)

@@ -88,7 +88,10 @@ struct _SubagentSupervisor
   gint keep_workspaces;             /* atomic */
 
   GMutex lock;
-  GHashTable *jobs;                 /* run id → SubagentJob, finished ones too */
+  GHashTable *jobs;                 /* run id → SubagentJob, the latest finished ones too */
+  guint results_in_memory;
+  GQueue finished;                  /* SubagentJob* (a reference each) whose result can be read back, oldest first */
+  gboolean results_dropped;         /* some left the table: look in the session records */
   GQueue queue;                     /* SubagentJob*, FIFO */
   guint n_running;
   gboolean closed;
@@ -209,6 +212,17 @@ void                   _subagent_supervisor_disconnect_queues  (SubagentSupervis
 /* Listens to the approval events of @parent_run_id's queue, if it exists. */
 void                   _subagent_supervisor_watch_approvals    (SubagentSupervisor  *self,
                                                                 const char          *parent_run_id) G_GNUC_INTERNAL;
+
+/* subagent-supervisor-results.c: a finished @job's result stays in memory
+ * among the latest (lock held); a follow-up replaces @job (lock held); the
+ * result of a child whose job left memory, from its session record (a
+ * blocking read; NULL when unknown). */
+void _subagent_supervisor_keep_result_locked   (SubagentSupervisor *self,
+                                                SubagentJob        *job) G_GNUC_INTERNAL;
+void _subagent_supervisor_forget_result_locked (SubagentSupervisor *self,
+                                                SubagentJob        *job) G_GNUC_INTERNAL;
+SubagentRunResult *_subagent_supervisor_read_back_result (SubagentSupervisor *self,
+                                                          const char         *run_id) G_GNUC_INTERNAL;
 
 /* subagent-shutdown.c: called (lock held) when the last child stopped. */
 void _subagent_supervisor_shutdown_done (SubagentSupervisor *self) G_GNUC_INTERNAL;

@@ -175,7 +175,9 @@ subagent_supervisor_run_finish (SubagentSupervisor  *self,
  * @self: a #SubagentSupervisor
  * @run_id: a child's run id
  *
- * Looks up the result of a child that ended.
+ * Looks up the result of a child that ended. Past
+ * #SubagentSupervisor:results-in-memory children it is rebuilt from the
+ * child's session record (a blocking read of the manager's session log).
  *
  * Returns: (transfer full) (nullable): the result of a child that ended
  *
@@ -196,6 +198,8 @@ subagent_supervisor_lookup_result (SubagentSupervisor *self,
   if (job != NULL && job->result != NULL)
     result = g_object_ref (job->result);
   g_mutex_unlock (&self->lock);
+  if (job == NULL)
+    result = _subagent_supervisor_read_back_result (self, run_id);
   return result;
 }
 

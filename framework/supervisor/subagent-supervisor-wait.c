@@ -79,9 +79,15 @@ _subagent_supervisor_add_waiter (SubagentSupervisor  *self,
   job = g_hash_table_lookup (self->jobs, run_id);
   if (job == NULL)
     {
+      SubagentRunResult *finished;
+
       g_mutex_unlock (&self->lock);
-      g_task_return_new_error (task, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE,
-                               "This supervisor has no subagent %s", run_id);
+      finished = _subagent_supervisor_read_back_result (self, run_id);
+      if (finished != NULL)
+        g_task_return_pointer (task, finished, g_object_unref);
+      else
+        g_task_return_new_error (task, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE,
+                                 "This supervisor has no subagent %s", run_id);
       return;
     }
   if (job->state == SUBAGENT_JOB_DONE)

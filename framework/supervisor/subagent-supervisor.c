@@ -55,6 +55,10 @@ G_DEFINE_ENUM_TYPE (SubagentCancelOutcome, subagent_cancel_outcome,
 
 G_DEFINE_FINAL_TYPE (SubagentSupervisor, subagent_supervisor, G_TYPE_OBJECT)
 
+/* As many as the manager keeps session records by default: a result read
+ * back then finds its record in memory too. */
+#define RESULTS_IN_MEMORY_DEFAULT 256
+
 enum {
   PROP_0,
   PROP_MANAGER,
@@ -63,6 +67,7 @@ enum {
   PROP_MAX_COST_CENTS,
   PROP_EVENTS_PATH,
   PROP_KEEP_WORKSPACES,
+  PROP_RESULTS_IN_MEMORY,
   N_PROPS
 };
 static GParamSpec *properties[N_PROPS];
@@ -90,6 +95,7 @@ subagent_supervisor_finalize (GObject *object)
   g_clear_object (&self->manager);
   g_clear_pointer (&self->context, g_main_context_unref);
   g_free (self->events_path);
+  g_queue_clear_full (&self->finished, (GDestroyNotify) _subagent_job_unref);
   g_hash_table_unref (self->jobs);
   g_hash_table_unref (self->agents);
   g_hash_table_unref (self->spent);
@@ -115,6 +121,7 @@ subagent_supervisor_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_MAX_COST_CENTS: g_value_set_double (value, self->max_cost_cents); break;
     case PROP_EVENTS_PATH: g_value_set_string (value, self->events_path); break;
     case PROP_KEEP_WORKSPACES: g_value_set_boolean (value, subagent_supervisor_get_keep_workspaces (self)); break;
+    case PROP_RESULTS_IN_MEMORY: g_value_set_uint (value, subagent_supervisor_get_results_in_memory (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -132,6 +139,7 @@ subagent_supervisor_set_property (GObject *object, guint prop_id, const GValue *
     case PROP_MAX_COST_CENTS: self->max_cost_cents = g_value_get_double (value); break;
     case PROP_EVENTS_PATH: self->events_path = g_value_dup_string (value); self->events_path_set = TRUE; break;
     case PROP_KEEP_WORKSPACES: subagent_supervisor_set_keep_workspaces (self, g_value_get_boolean (value)); break;
+    case PROP_RESULTS_IN_MEMORY: subagent_supervisor_set_results_in_memory (self, g_value_get_uint (value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -233,6 +241,23 @@ subagent_supervisor_class_init (SubagentSupervisorClass *klass)
   properties[PROP_KEEP_WORKSPACES] =
     g_param_spec_boolean ("keep-workspaces", NULL, NULL, FALSE,
                           G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /**
+   * SubagentSupervisor:results-in-memory:
+   *
+   * How many finished children's results the supervisor keeps in memory,
+   * the latest ones. Older ones are rebuilt from the session records of the
+   * supervisor's manager when subagent_supervisor_wait_async(),
+   * subagent_supervisor_lookup_result() or subagent_supervisor_cancel()
+   * asks for them (a blocking read of its session log). A result no record
+   * holds (a child cancelled before it started) and a child whose
+   * workspace is kept for follow-ups stay in memory however many there
+   * are. Bounds what a long-lived host holds for children long finished.
+   *
+   * Since: 0.2
+   */
+  properties[PROP_RESULTS_IN_MEMORY] =
+    g_param_spec_uint ("results-in-memory", NULL, NULL, 1, G_MAXUINT, RESULTS_IN_MEMORY_DEFAULT,
+                       G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /**
@@ -335,6 +360,8 @@ subagent_supervisor_init (SubagentSupervisor *self)
   self->max_agents_setting = -1;
   self->max_cost_cents = -1;
   self->jobs = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) _subagent_job_unref);
+  self->results_in_memory = RESULTS_IN_MEMORY_DEFAULT;
+  g_queue_init (&self->finished);
   self->agents = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->spent = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   self->kept = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);

@@ -74,6 +74,11 @@ SUBAGENT_AVAILABLE_IN_ALL
 void             subagent_supervisor_set_keep_workspaces (SubagentSupervisor *self,
                                                           gboolean            keep);
 SUBAGENT_AVAILABLE_IN_ALL
+guint            subagent_supervisor_get_results_in_memory (SubagentSupervisor *self);
+SUBAGENT_AVAILABLE_IN_ALL
+void             subagent_supervisor_set_results_in_memory (SubagentSupervisor *self,
+                                                            guint               n_results);
+SUBAGENT_AVAILABLE_IN_ALL
 guint            subagent_supervisor_get_n_running       (SubagentSupervisor *self);
 SUBAGENT_AVAILABLE_IN_ALL
 guint            subagent_supervisor_get_n_queued        (SubagentSupervisor *self);
