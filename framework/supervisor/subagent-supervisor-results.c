@@ -3,12 +3,12 @@
  *
  * A finished job keeps its result for subagent_supervisor_wait_async(),
  * subagent_supervisor_lookup_result() and subagent_supervisor_cancel().
- * A supervisor that lives for hours (the MCP server, a GNOME app) would
- * hold every child's result, review included, for its whole life: past
- * #SubagentSupervisor:results-in-memory the oldest finished jobs leave
- * memory, and their results are rebuilt on demand from the session record
- * the manager wrote for the run (its `last_run` member keeps what the
- * session's totals do not). A job stays when nothing could rebuild its
+ * A supervisor that lives for hours (a GNOME app, an agent that delegates
+ * all day) would hold every child's result, review included, for its
+ * whole life: past #SubagentSupervisor:results-in-memory the oldest
+ * finished jobs leave memory, and their results are rebuilt on demand from
+ * the session record the manager wrote for the run (its `last_run` member
+ * keeps what the session's totals do not). A job stays when nothing could rebuild its
  * result (a child that never ran has no session record) or when its
  * workspace is kept for follow-ups (shutdown reports its disposal).
  *
