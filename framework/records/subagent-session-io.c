@@ -231,7 +231,7 @@ subagent_session_new_from_json (JsonObject  *object,
                          "follow-ups", (guint) follow_ups,
                          "workspace-kept", workspace_kept,
                          "child-root", child_root,
-                       "transcript", transcript,
+                         "transcript", transcript,
                          NULL);
   if (last_run != NULL && !read_last_run (session, last_run, what, error))
     g_clear_object (&session);
