@@ -432,6 +432,57 @@ test_older_sessions_read_back (void)
   fixture_close (&f);
 }
 
+/* A dropped record is read from its own line; when another writer has
+ * put bytes in the log behind the manager's back, the lines it wrote after
+ * are not where it thinks, and the whole log is read instead. */
+static void
+test_older_sessions_read_after_foreign_bytes (void)
+{
+  Fixture f = { 0, };
+  char *ids[5] = { NULL, };
+  g_autofree char *sessions_dir = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autofree char *log_path = NULL;
+  const char *name;
+
+  fixture_open (&f, FALSE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  subagent_manager_set_sessions_in_memory (f.manager, 1);
+  ids[0] = run_to_end (&f, "task 0", "helper");
+  ids[1] = run_to_end (&f, "task 1", "helper");
+  sessions_dir = g_build_filename (f.root, ".subagent", "sessions", NULL);
+  dir = g_dir_open (sessions_dir, 0, NULL);
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)) != NULL)
+    if (g_str_has_suffix (name, ".jsonl"))
+      log_path = g_build_filename (sessions_dir, name, NULL);
+  g_assert_nonnull (log_path);
+  {
+    FILE *other = fopen (log_path, "a");
+
+    g_assert_nonnull (other);
+    g_assert_cmpint (fputs ("{\"not\": \"a session\"}\n", other), >=, 0);
+    g_assert_cmpint (fclose (other), ==, 0);
+  }
+  for (guint i = 2; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autofree char *task = g_strdup_printf ("task %u", i);
+
+      ids[i] = run_to_end (&f, task, "helper");
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (ids); i++)
+    {
+      g_autoptr(SubagentSession) session = subagent_manager_get_session (f.manager, ids[i]);
+      g_autofree char *task = g_strdup_printf ("task %u", i);
+
+      g_assert_nonnull (session);
+      g_assert_cmpstr (subagent_session_get_session_id (session), ==, ids[i]);
+      g_assert_cmpstr (subagent_session_get_task (session), ==, task);
+      g_free (ids[i]);
+    }
+  fixture_close (&f);
+}
+
 /* A record the session log could not take stays in memory, whatever the
  * bound: it is the only copy. */
 static void
@@ -680,6 +731,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/follow-up/refused/unknown-and-invalid-session", test_refused_unknown_and_invalid);
   g_test_add_func ("/follow-up/kept-workspace/reused-then-disposed-at-shutdown", test_kept_workspace_reused_then_disposed);
   g_test_add_func ("/follow-up/sessions/older-ones-read-back-from-the-log", test_older_sessions_read_back);
+  g_test_add_func ("/follow-up/sessions/read-back-after-another-writer", test_older_sessions_read_after_foreign_bytes);
   g_test_add_func ("/follow-up/sessions/unwritten-ones-stay-in-memory", test_unwritten_sessions_stay);
   g_test_add_func ("/follow-up/results/older-ones-rebuilt-from-the-records", test_older_results_read_back);
   g_test_add_func ("/follow-up/results/unrecorded-ones-stay-in-memory", test_unrecorded_results_stay);

@@ -46,39 +46,63 @@ subagent_manager_list_defs (SubagentManager *self)
   return subagent_catalog_list (self->catalog);
 }
 
-/* Drops the oldest logged sessions past the bound. Called locked. */
+void
+_subagent_logged_session_free (SubagentLoggedSession *logged)
+{
+  g_free (logged->run_id);
+  g_free (logged);
+}
+
+/* Drops the oldest logged sessions past the bound; their places in the log
+ * stay. Called locked. */
 static void
 trim_sessions_locked (SubagentManager *self)
 {
   while (self->sessions_logged.length > self->sessions_in_memory)
     {
-      g_autofree char *oldest = g_queue_pop_head (&self->sessions_logged);
+      SubagentLoggedSession *oldest = g_queue_pop_head (&self->sessions_logged);
 
-      g_hash_table_remove (self->sessions, oldest);
+      g_hash_table_remove (self->sessions, oldest->run_id);
+      g_hash_table_replace (self->sessions_on_disk, oldest->run_id, oldest);
       self->sessions_dropped = TRUE;
     }
 }
 
+static gint
+logged_session_has_id (gconstpointer logged,
+                       gconstpointer run_id)
+{
+  return g_strcmp0 (((const SubagentLoggedSession *) logged)->run_id, run_id);
+}
+
 void
-_subagent_manager_keep_session_locked (SubagentManager *self,
-                                       const char      *run_id,
-                                       SubagentSession *session,
-                                       gboolean         logged)
+_subagent_manager_keep_session_locked (SubagentManager           *self,
+                                       const char                *run_id,
+                                       SubagentSession           *session,
+                                       const SubagentSessionSpan *logged)
 {
   /* A follow-up's record replaces its session's: it is the newest now. */
   if (g_hash_table_contains (self->sessions, run_id))
     {
-      GList *link = g_queue_find_custom (&self->sessions_logged, run_id, (GCompareFunc) g_strcmp0);
+      GList *link = g_queue_find_custom (&self->sessions_logged, run_id, logged_session_has_id);
 
       if (link != NULL)
         {
-          g_free (link->data);
+          _subagent_logged_session_free (link->data);
           g_queue_delete_link (&self->sessions_logged, link);
         }
     }
+  else
+    g_hash_table_remove (self->sessions_on_disk, run_id);
   g_hash_table_replace (self->sessions, g_strdup (run_id), session);
-  if (logged)
-    g_queue_push_tail (&self->sessions_logged, g_strdup (run_id));
+  if (logged != NULL)
+    {
+      SubagentLoggedSession *entry = g_new (SubagentLoggedSession, 1);
+
+      entry->run_id = g_strdup (run_id);
+      entry->span = *logged;
+      g_queue_push_tail (&self->sessions_logged, entry);
+    }
   trim_sessions_locked (self);
 }
 
@@ -95,8 +119,8 @@ dup_log_of_dropped_locked (SubagentManager *self)
  * @run_id: a child's run id
  *
  * Gets the child's session record: from memory for the latest children
- * (#SubagentManager:sessions-in-memory), else read back from the
- * manager's session log (a blocking read of that file).
+ * (#SubagentManager:sessions-in-memory), else read back from its line of
+ * the manager's session log (a blocking read).
  *
  * Returns: (transfer full) (nullable): the child's session record, or
  *   %NULL when this manager ran no such child
@@ -109,6 +133,8 @@ subagent_manager_get_session (SubagentManager *self,
 {
   g_autoptr(SubagentSessionLog) log = NULL;
   g_autoptr(GHashTable) logged = NULL;
+  SubagentSessionSpan span = { 0, 0 };
+  SubagentLoggedSession *on_disk = NULL;
   SubagentSession *session;
 
   g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
@@ -118,12 +144,20 @@ subagent_manager_get_session (SubagentManager *self,
   session = g_hash_table_lookup (self->sessions, run_id);
   if (session != NULL)
     g_object_ref (session);
-  else
-    log = dup_log_of_dropped_locked (self);
+  else if ((on_disk = g_hash_table_lookup (self->sessions_on_disk, run_id)) != NULL)
+    {
+      span = on_disk->span;
+      log = dup_log_of_dropped_locked (self);
+    }
   g_mutex_unlock (&self->lock);
+  /* A run id this manager never logged: no file to read. */
   if (session != NULL || log == NULL)
     return session;
 
+  /* Its line alone; the whole log when that line moved. */
+  session = _subagent_session_log_read_at (log, &span, run_id);
+  if (session != NULL)
+    return session;
   logged = _subagent_session_log_read_back (log);
   session = g_hash_table_lookup (logged, run_id);
   return session != NULL ? g_object_ref (session) : NULL;

@@ -6,6 +6,7 @@
 
 #include "subagent.h"
 #include "subagent-confinement-cache-private.h"
+#include "subagent-records-private.h"
 
 G_BEGIN_DECLS
 
@@ -29,8 +30,9 @@ struct _SubagentManager
 
   GMutex lock;
   GHashTable *sessions;  /* run id → SubagentSession, those kept in memory */
-  GQueue sessions_logged;  /* run ids of those also in session_log, oldest first */
+  GQueue sessions_logged;  /* SubagentLoggedSession* of those also in session_log, oldest first */
   guint sessions_in_memory;  /* how many of those stay in memory */
+  GHashTable *sessions_on_disk;  /* run id → SubagentLoggedSession*, of those that left memory */
   gboolean sessions_dropped; /* some left memory: the log has them */
   GHashTable *providers; /* backend → SubagentIsolationProvider, configured for root */
   SubagentSessionLog *session_log;  /* `sessions/<run_id>.jsonl`, made on first use */
@@ -46,14 +48,23 @@ struct _SubagentManager
 
 char *_subagent_manager_new_run_id (void) G_GNUC_INTERNAL;
 
-/* Keeps @session (transfer full), @logged when its record is in
- * session_log: the oldest logged ones leave memory past
- * sessions_in_memory; one whose record could not be written never does.
+/* A session record in session_log, and where it is in the file. */
+typedef struct {
+  char *run_id;
+  SubagentSessionSpan span;
+} SubagentLoggedSession;
+
+void _subagent_logged_session_free (SubagentLoggedSession *logged) G_GNUC_INTERNAL;
+
+/* Keeps @session (transfer full), @logged (its place) when its record is
+ * in session_log: the oldest logged ones leave memory past
+ * sessions_in_memory, and are read back from their place when asked for;
+ * one whose record could not be written (@logged NULL) never leaves.
  * Called with the lock held. */
-void _subagent_manager_keep_session_locked (SubagentManager *self,
-                                            const char      *run_id,
-                                            SubagentSession *session,
-                                            gboolean         logged) G_GNUC_INTERNAL;
+void _subagent_manager_keep_session_locked (SubagentManager           *self,
+                                            const char                *run_id,
+                                            SubagentSession           *session,
+                                            const SubagentSessionSpan *logged) G_GNUC_INTERNAL;
 
 /* The queue a child's requests go to, if one is at hand without any I/O (the
  * host's, or made for an earlier run). *must_make is set when none is at

@@ -223,6 +223,7 @@ keep_session (RunState          *state,
   g_autoptr(SubagentSessionLog) log = NULL;
   g_autoptr(SubagentSession) session = NULL;
   g_autoptr(GError) error = NULL;
+  SubagentSessionSpan span;
   gboolean logged;
   /* A follow-up continues its session: usage adds up (reference 003). */
   SubagentSession *resume = state->hooks ? state->hooks->resume : NULL;
@@ -265,12 +266,12 @@ keep_session (RunState          *state,
     }
   log = self->session_log ? g_object_ref (self->session_log) : NULL;
   g_mutex_unlock (&self->lock);
-  logged = log != NULL && subagent_session_log_append (log, session, &error);
+  logged = log != NULL && _subagent_session_log_append_at (log, session, &span, &error);
   if (!logged)
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 
   g_mutex_lock (&self->lock);
-  _subagent_manager_keep_session_locked (self, state->run_id, g_steal_pointer (&session), logged);
+  _subagent_manager_keep_session_locked (self, state->run_id, g_steal_pointer (&session), logged ? &span : NULL);
   g_mutex_unlock (&self->lock);
 }
 

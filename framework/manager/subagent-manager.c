@@ -91,7 +91,8 @@ subagent_manager_finalize (GObject *object)
   g_clear_object (&self->approval_sink);
   g_mutex_clear (&self->approval_lock);
   g_hash_table_unref (self->sessions);
-  g_queue_clear_full (&self->sessions_logged, g_free);
+  g_queue_clear_full (&self->sessions_logged, (GDestroyNotify) _subagent_logged_session_free);
+  g_hash_table_unref (self->sessions_on_disk);
   g_hash_table_unref (self->providers);
   g_clear_object (&self->session_log);
   /* Runs still going keep their rulesets; the rest are closed here. */
@@ -357,6 +358,8 @@ subagent_manager_init (SubagentManager *self)
   self->confinement_cache = _subagent_confinement_cache_new ();
   self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   g_queue_init (&self->sessions_logged);
+  self->sessions_on_disk = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                                  (GDestroyNotify) _subagent_logged_session_free);
   self->sessions_in_memory = SESSIONS_IN_MEMORY_DEFAULT;
   self->providers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 }

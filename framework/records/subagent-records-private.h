@@ -25,6 +25,27 @@ gboolean _subagent_audit_log_record_members (SubagentAuditLog  *self,
                                              const GString     *members,
                                              GError           **error) G_GNUC_INTERNAL;
 
+/* Where subagent_session_log_append() put a record in the log's file: its
+ * line, without the newline. A length of 0: unknown (the log lost track of
+ * the file's length after a failed write). */
+typedef struct {
+  guint64 offset;
+  gsize length;
+} SubagentSessionSpan;
+
+/* subagent_session_log_append(), and where the record went. */
+gboolean _subagent_session_log_append_at (SubagentSessionLog   *self,
+                                          SubagentSession      *session,
+                                          SubagentSessionSpan  *span,
+                                          GError              **error) G_GNUC_INTERNAL;
+
+/* The record of @session_id at @span of this log's file, read alone; NULL
+ * when it is not there (another writer moved it, or it cannot be read):
+ * then read the whole log back. */
+SubagentSession *_subagent_session_log_read_at (SubagentSessionLog        *self,
+                                                const SubagentSessionSpan *span,
+                                                const char                *session_id) G_GNUC_INTERNAL;
+
 /* This log's own file read back: session id → the latest record of that
  * session in it (transfer full). What cannot be read is logged at debug
  * level and left out. */

@@ -61,6 +61,8 @@ struct _SubagentSessionLog
   GCond cond;
   int fd;                       /* -1 until the first append */
   gboolean needs_newline;       /* the file ends in a torn line */
+  guint64 size;                 /* the file's length, as far as our writes tell */
+  gboolean size_known;          /* FALSE after a failed write: no spans from then on */
   guint64 appended;             /* records written so far */
   guint64 synced;               /* of those, known to be on disk */
   guint sync_waiters;           /* in subagent_session_log_sync() */
@@ -192,7 +194,9 @@ open_log (SubagentSessionLog  *self,
   self->fd = open (self->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
   if (self->fd >= 0)
     {
-      if (fstat (self->fd, &st) == 0 && st.st_size > 0)
+      self->size_known = fstat (self->fd, &st) == 0;
+      self->size = self->size_known ? (guint64) st.st_size : 0;
+      if (self->size_known && st.st_size > 0)
         {
           int reader = open (self->path, O_RDONLY | O_CLOEXEC);
 
@@ -210,6 +214,8 @@ open_log (SubagentSessionLog  *self,
   self->fd = open (self->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (self->fd < 0)
     return set_errno_error (error, errno, "create the session log", self->path);
+  self->size = 0;
+  self->size_known = TRUE;
   dir_fd = open (self->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0)
     {
@@ -269,17 +275,22 @@ sync_thread (gpointer data)
   return NULL;
 }
 
-/* Writes @text with one write() where the kernel allows, so that
- * concurrent appenders never interleave within it. Called locked. */
+/* Writes @text (a record and its newline) with one write() where the
+ * kernel allows, so that concurrent appenders never interleave within it,
+ * and says in @span where the record went (length 0 when this log lost
+ * track of the file's length). Called locked. */
 static gboolean
-write_record (SubagentSessionLog  *self,
-              GString             *text,
-              GError             **error)
+write_record (SubagentSessionLog   *self,
+              GString              *text,
+              SubagentSessionSpan  *span,
+              GError              **error)
 {
   gsize done = 0;
 
   if (self->fd < 0 && !open_log (self, error))
     return FALSE;
+  span->offset = self->size + (self->needs_newline ? 1 : 0);
+  span->length = self->size_known ? text->len - 1 : 0;
   if (self->needs_newline)
     g_string_prepend_c (text, '\n');
   while (done < text->len)
@@ -294,10 +305,12 @@ write_record (SubagentSessionLog  *self,
 
           /* What reached the file may end mid-line. */
           self->needs_newline = done > 0 || self->needs_newline;
+          self->size_known = FALSE;
           return set_errno_error (error, saved, "append to the session log", self->path);
         }
       done += (gsize) n;
     }
+  self->size += text->len;
   self->needs_newline = FALSE;
   return TRUE;
 }
@@ -321,12 +334,23 @@ subagent_session_log_append (SubagentSessionLog  *self,
                              SubagentSession     *session,
                              GError             **error)
 {
-  g_autoptr(GString) line = NULL;
-  gboolean ok;
+  SubagentSessionSpan span;
 
   g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
   g_return_val_if_fail (SUBAGENT_IS_SESSION (session), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return _subagent_session_log_append_at (self, session, &span, error);
+}
+
+gboolean
+_subagent_session_log_append_at (SubagentSessionLog   *self,
+                                 SubagentSession      *session,
+                                 SubagentSessionSpan  *span,
+                                 GError              **error)
+{
+  g_autoptr(GString) line = NULL;
+  gboolean ok;
 
   if (!subagent_session_id_is_valid (subagent_session_get_session_id (session)))
     {
@@ -341,7 +365,7 @@ subagent_session_log_append (SubagentSessionLog  *self,
   g_string_append_c (line, '\n');
 
   g_mutex_lock (&self->lock);
-  ok = write_record (self, line, error);
+  ok = write_record (self, line, span, error);
   if (ok)
     {
       self->appended++;
@@ -354,6 +378,53 @@ subagent_session_log_append (SubagentSessionLog  *self,
     }
   g_mutex_unlock (&self->lock);
   return ok;
+}
+
+SubagentSession *
+_subagent_session_log_read_at (SubagentSessionLog        *self,
+                               const SubagentSessionSpan *span,
+                               const char                *session_id)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentSession) session = NULL;
+  g_autofree char *data = NULL;
+  gsize done = 0;
+  JsonNode *root;
+  int fd;
+
+  if (span->length == 0 || span->length > SESSION_LOG_MAX_BYTES)
+    return NULL;
+  fd = open (self->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return NULL;
+  data = g_malloc (span->length);
+  while (done < span->length)
+    {
+      gssize n = pread (fd, data + done, span->length - done, (off_t) (span->offset + done));
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      done += (gsize) n;
+    }
+  close (fd);
+  if (done < span->length)
+    return NULL;
+  parser = json_parser_new_immutable ();
+  if (!subagent_json_parser_load_bounded (parser, data, (gssize) span->length, &error) ||
+      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (session = subagent_session_new_from_json (json_node_get_object (root), &error)) == NULL)
+    {
+      g_debug ("%s at %" G_GUINT64_FORMAT ": no session record%s%s", self->path, span->offset,
+               error ? ": " : "", error ? error->message : "");
+      return NULL;
+    }
+  /* Another writer of this file would have moved the records. */
+  if (g_strcmp0 (subagent_session_get_session_id (session), session_id) != 0)
+    return NULL;
+  return g_steal_pointer (&session);
 }
 
 /**
