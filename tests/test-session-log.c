@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -176,6 +177,84 @@ test_torn_line_is_skipped (void)
   g_assert_cmpstr (subagent_session_get_session_id (all->pdata[1]), !=, "torn");
   g_assert_cmpuint (g_strv_length (skipped), ==, 1);
   g_assert_nonnull (strstr (skipped[0], "parent-3.jsonl:2"));
+  sat_rm_rf (root);
+}
+
+/* A log is read a chunk (1 MiB) at a time: records that straddle chunks
+ * read back whole, however long the log. */
+static void
+test_long_log_reads_back (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("session-log");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentSessionLog) log = subagent_session_log_new (root, "parent-long", &error);
+  g_autoptr(GPtrArray) all = NULL;
+  g_autoptr(GHashTable) answers = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_auto(GStrv) skipped = NULL;
+  struct stat st;
+
+  for (guint i = 0; i < 3000; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("child-%u", i);
+      /* Lengths that vary, so that the chunk edges fall everywhere. */
+      g_autofree char *answer = g_strnfill (300 + (i * 37) % 700, 'a' + i % 26);
+      g_autoptr(SubagentSession) session = make_session (id, "2026-12-02T10:01:00Z", answer);
+
+      g_assert_true (subagent_session_log_append (log, session, &error));
+      g_hash_table_insert (answers, g_steal_pointer (&id), g_steal_pointer (&answer));
+    }
+  g_assert_no_error (error);
+  g_assert_cmpint (stat (subagent_session_log_get_path (log), &st), ==, 0);
+  g_assert_cmpint (st.st_size, >, 2 * 1024 * 1024);
+
+  all = subagent_session_log_read_dir (root, &skipped, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_strv_length (skipped), ==, 0);
+  g_assert_cmpuint (all->len, ==, 3000);
+  for (guint i = 0; i < all->len; i++)
+    g_assert_cmpstr (subagent_session_get_final_answer (all->pdata[i]), ==,
+                     g_hash_table_lookup (answers, subagent_session_get_session_id (all->pdata[i])));
+  sat_rm_rf (root);
+}
+
+/* A line past 16 MiB is no record: it is skipped, and the records around
+ * it read back. */
+static void
+test_over_long_line_is_skipped (void)
+{
+  g_autofree char *root = sat_make_temp_dir ("session-log");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SubagentSessionLog) log = subagent_session_log_new (root, "parent-6", &error);
+  g_autoptr(SubagentSessionLog) reopened = NULL;
+  g_autoptr(SubagentSession) before = make_session ("before", "2026-12-02T10:01:00Z", "kept");
+  g_autoptr(SubagentSession) after = make_session ("after", "2026-12-02T10:02:00Z", "also kept");
+  g_autofree char *junk = g_strnfill (17 * 1024 * 1024, 'x');
+  g_autoptr(GPtrArray) all = NULL;
+  g_auto(GStrv) skipped = NULL;
+  gsize done = 0;
+  int fd;
+
+  g_assert_true (subagent_session_log_append (log, before, &error));
+  fd = open (subagent_session_log_get_path (log), O_WRONLY | O_APPEND);
+  g_assert_cmpint (fd, >=, 0);
+  while (done < strlen (junk))
+    {
+      gssize n = write (fd, junk + done, strlen (junk) - done);
+
+      g_assert_cmpint (n, >, 0);
+      done += (gsize) n;
+    }
+  g_assert_cmpint (write (fd, "\n", 1), ==, 1);
+  close (fd);
+  reopened = subagent_session_log_new (root, "parent-6", &error);
+  g_assert_true (subagent_session_log_append (reopened, after, &error));
+  g_assert_no_error (error);
+
+  all = subagent_session_log_read_dir (root, &skipped, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (all->len, ==, 2);
+  g_assert_cmpuint (g_strv_length (skipped), ==, 1);
+  g_assert_nonnull (strstr (skipped[0], "parent-6.jsonl:2: not a session record (longer than"));
   sat_rm_rf (root);
 }
 
@@ -408,6 +487,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/session-log/append/async", test_append_async);
   g_test_add_func ("/session-log/append/line-matches-generator", test_line_matches_generator);
   g_test_add_func ("/session-log/read/torn-line-skipped", test_torn_line_is_skipped);
+  g_test_add_func ("/session-log/read/long-log-reads-back", test_long_log_reads_back);
+  g_test_add_func ("/session-log/read/over-long-line-skipped", test_over_long_line_is_skipped);
   g_test_add_func ("/session-log/read/latest-record-wins", test_latest_record_wins);
   g_test_add_func ("/session-log/read/missing-directory-is-empty", test_missing_directory_is_empty);
 

@@ -568,18 +568,12 @@ subagent_session_save_finish (SubagentSession  *self,
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 
-G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
-                                                   gsize        max_bytes,
-                                                   gsize       *length,
-                                                   GError     **error);
-
-/* Reads a regular file of bounded size without blocking on a FIFO (also
- * the session logs' reader). */
-G_GNUC_INTERNAL char *
-_subagent_session_read_file (const char  *path,
-                             gsize        max_bytes,
-                             gsize       *length,
-                             GError     **error)
+/* Reads a regular file of bounded size without blocking on a FIFO. */
+static char *
+read_session_file (const char  *path,
+                   gsize        max_bytes,
+                   gsize       *length,
+                   GError     **error)
 {
   g_autofree char *data = NULL;
   struct stat st;
@@ -656,7 +650,7 @@ subagent_session_load (const char  *path,
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  data = _subagent_session_read_file (path, SESSION_FILE_MAX_BYTES, &length, error);
+  data = read_session_file (path, SESSION_FILE_MAX_BYTES, &length, error);
   if (data == NULL)
     return NULL;
   parser = json_parser_new_immutable ();

@@ -16,14 +16,12 @@
 #include "subagent-session-private.h"
 
 /* A log holds one line per finished run; anything bigger is not one. */
-#define SESSION_LOG_MAX_BYTES (256 * 1024 * 1024)
+/* A line longer than this is no record (a session file's own bound). */
+#define SESSION_LINE_MAX_BYTES (16 * 1024 * 1024)
+/* A log is read this much at a time: its size is not bounded. */
+#define SESSION_LOG_CHUNK_BYTES (1024 * 1024)
 #define SESSION_LOG_SUFFIX ".jsonl"
 
-/* Defined in subagent-session-io.c. */
-G_GNUC_INTERNAL char *_subagent_session_read_file (const char  *path,
-                                                   gsize        max_bytes,
-                                                   gsize       *length,
-                                                   GError     **error);
 
 /**
  * SubagentSessionLog:
@@ -393,7 +391,7 @@ _subagent_session_log_read_at (SubagentSessionLog        *self,
   JsonNode *root;
   int fd;
 
-  if (span->length == 0 || span->length > SESSION_LOG_MAX_BYTES)
+  if (span->length == 0 || span->length > SESSION_LINE_MAX_BYTES)
     return NULL;
   fd = open (self->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
@@ -551,48 +549,106 @@ keep_latest (GHashTable      *latest,
 }
 
 static void
+read_line (const char *path,
+           guint       line_number,
+           const char *line,
+           gsize       length,
+           GHashTable *latest,
+           GPtrArray  *skipped)
+{
+  g_autoptr(JsonParser) parser = NULL;
+  g_autoptr(SubagentSession) session = NULL;
+  g_autoptr(GError) error = NULL;
+  JsonNode *root;
+
+  if (length == 0)
+    return;
+  parser = json_parser_new_immutable ();
+  if (!subagent_json_parser_load_bounded (parser, line, (gssize) length, &error) ||
+      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
+      (session = subagent_session_new_from_json (json_node_get_object (root), &error)) == NULL)
+    {
+      g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record%s%s", path, line_number,
+                                                 error ? ": " : " (not a JSON object)", error ? error->message : ""));
+      return;
+    }
+  keep_latest (latest, session);
+}
+
+/* Reads the log a chunk at a time, so that neither its size nor memory
+ * bounds what reads back; a line past SESSION_LINE_MAX_BYTES is skipped. */
+static void
 read_log (const char *path,
           GHashTable *latest,
           GPtrArray  *skipped)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *data = NULL;
-  gsize length = 0;
+  g_autoptr(GByteArray) buffer = g_byte_array_new ();
   guint line_number = 0;
-  char *line, *next;
+  gboolean too_long = FALSE;    /* inside a line past the bound: dropped */
+  gboolean eof = FALSE;
+  struct stat st;
+  int fd;
 
-  data = _subagent_session_read_file (path, SESSION_LOG_MAX_BYTES, &length, &error);
-  if (data == NULL)
+  fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
     {
-      g_ptr_array_add (skipped, g_strdup_printf ("%s: %s", path, error->message));
+      int saved = errno;
+
+      g_ptr_array_add (skipped, g_strdup_printf ("%s: cannot open it: %s", path, g_strerror (saved)));
       return;
     }
-  for (line = data; line < data + length; line = next)
+  if (fstat (fd, &st) != 0 || !S_ISREG (st.st_mode))
     {
-      g_autoptr(JsonParser) parser = NULL;
-      g_autoptr(SubagentSession) session = NULL;
-      g_autoptr(GError) line_error = NULL;
-      char *end = memchr (line, '\n', (gsize) (data + length - line));
-      JsonNode *root;
-
-      line_number++;
-      next = end ? end + 1 : data + length;
-      if (end == NULL)
-        end = data + length;
-      if (end == line)
-        continue;
-      parser = json_parser_new_immutable ();
-      if (!subagent_json_parser_load_bounded (parser, line, end - line, &line_error) ||
-          (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
-          (session = subagent_session_new_from_json (json_node_get_object (root), &line_error)) == NULL)
-        {
-          g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record%s%s", path, line_number,
-                                                     line_error ? ": " : " (not a JSON object)",
-                                                     line_error ? line_error->message : ""));
-          continue;
-        }
-      keep_latest (latest, session);
+      close (fd);
+      g_ptr_array_add (skipped, g_strdup_printf ("%s: not a regular file", path));
+      return;
     }
+  while (!eof)
+    {
+      guint old = buffer->len;
+      gsize start = 0;
+      gssize n;
+
+      g_byte_array_set_size (buffer, old + SESSION_LOG_CHUNK_BYTES);
+      while ((n = read (fd, buffer->data + old, SESSION_LOG_CHUNK_BYTES)) < 0 && errno == EINTR)
+        ;
+      if (n < 0)
+        {
+          int saved = errno;
+
+          g_ptr_array_add (skipped, g_strdup_printf ("%s: cannot read it: %s", path, g_strerror (saved)));
+          n = 0;
+        }
+      g_byte_array_set_size (buffer, old + (guint) n);
+      eof = n == 0;
+      /* Each whole line; at the end, what is left (a line torn by a crash). */
+      while (start < buffer->len)
+        {
+          const guint8 *newline = memchr (buffer->data + start, '\n', buffer->len - start);
+          gsize end = newline ? (gsize) (newline - buffer->data) : buffer->len;
+
+          if (newline == NULL && !eof)
+            break;
+          line_number++;
+          if (too_long)
+            g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record (longer than %d bytes)", path,
+                                                       line_number, SESSION_LINE_MAX_BYTES));
+          else
+            read_line (path, line_number, (const char *) buffer->data + start, end - start, latest, skipped);
+          too_long = FALSE;
+          start = newline ? end + 1 : buffer->len;
+        }
+      g_byte_array_remove_range (buffer, 0, (guint) start);
+      if (buffer->len > SESSION_LINE_MAX_BYTES)
+        {
+          too_long = TRUE;
+          g_byte_array_set_size (buffer, 0);
+        }
+    }
+  if (too_long)
+    g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record (longer than %d bytes)", path,
+                                               line_number + 1, SESSION_LINE_MAX_BYTES));
+  close (fd);
 }
 
 GHashTable *
