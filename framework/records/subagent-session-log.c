@@ -586,6 +586,7 @@ read_log (const char *path,
   guint line_number = 0;
   gboolean too_long = FALSE;    /* inside a line past the bound: dropped */
   gboolean eof = FALSE;
+  guint64 total = 0;
   struct stat st;
   int fd;
 
@@ -606,11 +607,14 @@ read_log (const char *path,
   while (!eof)
     {
       guint old = buffer->len;
+      /* No more than the file holds, for the usual small log. */
+      gsize want = (guint64) st.st_size > total ? MIN ((guint64) st.st_size - total + 1, SESSION_LOG_CHUNK_BYTES)
+                                                  : 4096;
       gsize start = 0;
       gssize n;
 
-      g_byte_array_set_size (buffer, old + SESSION_LOG_CHUNK_BYTES);
-      while ((n = read (fd, buffer->data + old, SESSION_LOG_CHUNK_BYTES)) < 0 && errno == EINTR)
+      g_byte_array_set_size (buffer, old + (guint) want);
+      while ((n = read (fd, buffer->data + old, want)) < 0 && errno == EINTR)
         ;
       if (n < 0)
         {
@@ -620,6 +624,7 @@ read_log (const char *path,
           n = 0;
         }
       g_byte_array_set_size (buffer, old + (guint) n);
+      total += (guint64) n;
       eof = n == 0;
       /* Each whole line; at the end, what is left (a line torn by a crash). */
       while (start < buffer->len)
