@@ -378,17 +378,31 @@ _subagent_session_log_append_at (SubagentSessionLog   *self,
   return ok;
 }
 
+/* One line of a log as a session record; NULL with @error set (or not,
+ * for a line that is no JSON object) when it is none. */
+static SubagentSession *
+parse_line (const char  *line,
+            gsize        length,
+            GError     **error)
+{
+  g_autoptr(JsonParser) parser = json_parser_new_immutable ();
+  JsonNode *root;
+
+  if (!subagent_json_parser_load_bounded (parser, line, (gssize) length, error) ||
+      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return NULL;
+  return subagent_session_new_from_json (json_node_get_object (root), error);
+}
+
 SubagentSession *
 _subagent_session_log_read_at (SubagentSessionLog        *self,
                                const SubagentSessionSpan *span,
                                const char                *session_id)
 {
-  g_autoptr(JsonParser) parser = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(SubagentSession) session = NULL;
   g_autofree char *data = NULL;
   gsize done = 0;
-  JsonNode *root;
   int fd;
 
   if (span->length == 0 || span->length > SESSION_LINE_MAX_BYTES)
@@ -410,10 +424,8 @@ _subagent_session_log_read_at (SubagentSessionLog        *self,
   close (fd);
   if (done < span->length)
     return NULL;
-  parser = json_parser_new_immutable ();
-  if (!subagent_json_parser_load_bounded (parser, data, (gssize) span->length, &error) ||
-      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
-      (session = subagent_session_new_from_json (json_node_get_object (root), &error)) == NULL)
+  session = parse_line (data, span->length, &error);
+  if (session == NULL)
     {
       g_debug ("%s at %" G_GUINT64_FORMAT ": no session record%s%s", self->path, span->offset,
                error ? ": " : "", error ? error->message : "");
@@ -556,17 +568,13 @@ read_line (const char *path,
            GHashTable *latest,
            GPtrArray  *skipped)
 {
-  g_autoptr(JsonParser) parser = NULL;
   g_autoptr(SubagentSession) session = NULL;
   g_autoptr(GError) error = NULL;
-  JsonNode *root;
 
   if (length == 0)
     return;
-  parser = json_parser_new_immutable ();
-  if (!subagent_json_parser_load_bounded (parser, line, (gssize) length, &error) ||
-      (root = json_parser_get_root (parser)) == NULL || !JSON_NODE_HOLDS_OBJECT (root) ||
-      (session = subagent_session_new_from_json (json_node_get_object (root), &error)) == NULL)
+  session = parse_line (line, length, &error);
+  if (session == NULL)
     {
       g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record%s%s", path, line_number,
                                                  error ? ": " : " (not a JSON object)", error ? error->message : ""));
