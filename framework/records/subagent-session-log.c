@@ -15,13 +15,11 @@
 #include "subagent-records-private.h"
 #include "subagent-session-private.h"
 
-/* A log holds one line per finished run; anything bigger is not one. */
 /* A line longer than this is no record (a session file's own bound). */
 #define SESSION_LINE_MAX_BYTES (16 * 1024 * 1024)
 /* A log is read this much at a time: its size is not bounded. */
 #define SESSION_LOG_CHUNK_BYTES (1024 * 1024)
 #define SESSION_LOG_SUFFIX ".jsonl"
-
 
 /**
  * SubagentSessionLog:
