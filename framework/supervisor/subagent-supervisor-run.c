@@ -54,7 +54,9 @@ subagent_supervisor_spawn (SubagentSupervisor  *self,
  * @user_data: (closure): data for @callback
  *
  * Waits for a child to end; for a child that already ended, the result
- * comes at once.
+ * comes at once (past #SubagentSupervisor:results-in-memory children,
+ * rebuilt from its session record: a read of one line of the manager's
+ * session log, in the calling thread).
  */
 void
 subagent_supervisor_wait_async (SubagentSupervisor  *self,
@@ -177,7 +179,8 @@ subagent_supervisor_run_finish (SubagentSupervisor  *self,
  *
  * Looks up the result of a child that ended. Past
  * #SubagentSupervisor:results-in-memory children it is rebuilt from the
- * child's session record (a blocking read of the manager's session log).
+ * child's session record (a blocking read of its line of the manager's
+ * session log).
  *
  * Returns: (transfer full) (nullable): the result of a child that ended
  *
