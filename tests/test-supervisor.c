@@ -466,6 +466,18 @@ decide_by_task (SubagentRunContext *context,
   return subagent_run_outcome_new (reason, 1, calls, 0.25, answer, "", g_str_equal (reason, "complete") ? "" : "stopped here");
 }
 
+/* A result as text, every field it has: a rebuilt one must match. */
+static char *
+result_text (SubagentRunResult *result)
+{
+  g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  g_autofree char *json = json_to_string (node, FALSE);
+
+  return g_strdup_printf ("%s session=%s stop=%s confinement=%s", json, subagent_run_result_get_session_id (result),
+                          subagent_run_result_get_stop_reason (result), subagent_run_result_get_confinement (result));
+}
+
 static void
 test_stop_reason_rows (void)
 {
@@ -488,6 +500,8 @@ test_stop_reason_rows (void)
     { "exploded", SUBAGENT_RUN_STATUS_FAILED, SUBAGENT_EVENT_FAILED, "unknown stop reason: exploded" },
   };
   Fixture f = { 0, };
+  g_autoptr(GPtrArray) run_ids = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
 
   fixture_open (&f, 4, -1, -1);
   gate_runner_set_decide (f.gate, decide_by_task, NULL);
@@ -523,6 +537,21 @@ test_stop_reason_rows (void)
       g_assert_true (json_object_has_member (envelope, "output"));
       /* Shared isolation, follow-ups left: the session can be resumed. */
       g_assert_cmpstr (json_object_get_string_member (envelope, "continuation"), ==, run_id);
+      g_ptr_array_add (run_ids, g_strdup (run_id));
+      g_ptr_array_add (texts, result_text (result));
+    }
+  /* Once out of memory, each row's result is rebuilt from its session
+   * record as it was: status, stop reason, message and usage. */
+  subagent_manager_set_sessions_in_memory (f.manager, 1);
+  subagent_supervisor_set_results_in_memory (f.supervisor, 1);
+  for (guint i = 0; i + 1 < run_ids->len; i++)
+    {
+      g_autoptr(SubagentRunResult) rebuilt = subagent_supervisor_lookup_result (f.supervisor, run_ids->pdata[i]);
+      g_autofree char *text = NULL;
+
+      g_assert_nonnull (rebuilt);
+      text = result_text (rebuilt);
+      g_assert_cmpstr (text, ==, texts->pdata[i]);
     }
   fixture_close (&f);
 }
@@ -599,7 +628,8 @@ test_budget_caps_child_with_what_is_left (void)
 }
 
 /* A real child that reports a cost past its budget, then blocks on a FIFO
- * nobody writes: only the runner's budget stop can end it. */
+ * nobody writes: only the runner's budget stop can end it. Its result,
+ * once out of memory, is rebuilt as it was. */
 static void
 test_budget_stops_child_past_budget (void)
 {
@@ -620,6 +650,7 @@ test_budget_stops_child_past_budget (void)
                           "'cat >/dev/null; echo \"{\\\"type\\\":\\\"usage\\\",\\\"cost_cents\\\":5}\"; read x < %s']\n",
                           fifo);
   sat_write_file (root, ".subagent/agents/greedy.yaml", yaml);
+  sat_write_file (root, ".subagent/agents/quick.yaml", "name: quick\ncommand: [/bin/sh, -c, 'cat >/dev/null']\n");
   manager = sst_manager_new (root, NULL);
   subagent_command_runner_set_kill_grace_ms (SUBAGENT_COMMAND_RUNNER (subagent_manager_get_runner (manager)), 200);
   supervisor = sst_supervisor_new (manager, 1, -1, -1);
@@ -635,6 +666,31 @@ test_budget_stops_child_past_budget (void)
   envelope = subagent_supervisor_project_result (supervisor, result);
   g_assert_cmpstr (json_object_get_string_member (envelope, "status"), ==, "partial");
   g_assert_true (g_str_has_prefix (json_object_get_string_member (envelope, "reason"), "budget"));
+
+  /* Out of memory behind a later child, the same result: the confinement
+   * the child ran under and its own stop reason included. */
+  {
+    g_autoptr(SubagentRunOptions) quick = subagent_run_options_new ();
+    g_autofree char *quick_id = NULL;
+    g_autoptr(SubagentRunResult) quick_result = NULL;
+    g_autoptr(SubagentRunResult) rebuilt = NULL;
+    g_autofree char *expected = result_text (result);
+    g_autofree char *found = NULL;
+
+    g_assert_nonnull (subagent_run_result_get_confinement (result));
+    subagent_supervisor_set_results_in_memory (supervisor, 1);
+    subagent_manager_set_sessions_in_memory (manager, 1);
+    subagent_run_options_set_def_name (quick, "quick");
+    quick_id = subagent_supervisor_spawn (supervisor, "at once", quick, &error);
+    g_assert_no_error (error);
+    quick_result = sst_wait_result (supervisor, quick_id, &error);
+    g_assert_no_error (error);
+    rebuilt = subagent_supervisor_lookup_result (supervisor, run_id);
+    g_assert_nonnull (rebuilt);
+    g_assert_true (rebuilt != result);
+    found = result_text (rebuilt);
+    g_assert_cmpstr (found, ==, expected);
+  }
 
   report = subagent_supervisor_shutdown (supervisor, 0, NULL);
   g_assert_true (subagent_shutdown_report_get_clean (report));
