@@ -8,9 +8,10 @@
  * whole life: past #SubagentSupervisor:results-in-memory the oldest
  * finished jobs leave memory, and their results are rebuilt on demand from
  * the session record the manager wrote for the run (its `last_run` member
- * keeps what the session's totals do not). A job stays when nothing could rebuild its
- * result (a child that never ran has no session record) or when its
- * workspace is kept for follow-ups (shutdown reports its disposal).
+ * keeps what the session's totals do not). A job stays when nothing could
+ * rebuild its result (a child that never ran has no session record) or
+ * when its workspace is kept for follow-ups (shutdown reports its
+ * disposal).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
