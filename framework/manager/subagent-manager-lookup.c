@@ -64,7 +64,6 @@ trim_sessions_locked (SubagentManager *self)
 
       g_hash_table_remove (self->sessions, oldest->run_id);
       g_hash_table_replace (self->sessions_on_disk, oldest->run_id, oldest);
-      self->sessions_dropped = TRUE;
     }
 }
 
@@ -110,7 +109,20 @@ _subagent_manager_keep_session_locked (SubagentManager           *self,
 static SubagentSessionLog *
 dup_log_of_dropped_locked (SubagentManager *self)
 {
-  return self->sessions_dropped && self->session_log != NULL ? g_object_ref (self->session_log) : NULL;
+  return g_hash_table_size (self->sessions_on_disk) > 0 && self->session_log != NULL
+         ? g_object_ref (self->session_log) : NULL;
+}
+
+gboolean
+_subagent_manager_has_session (SubagentManager *self,
+                               const char      *run_id)
+{
+  gboolean has;
+
+  g_mutex_lock (&self->lock);
+  has = g_hash_table_contains (self->sessions, run_id) || g_hash_table_contains (self->sessions_on_disk, run_id);
+  g_mutex_unlock (&self->lock);
+  return has;
 }
 
 /**
@@ -147,7 +159,7 @@ subagent_manager_get_session (SubagentManager *self,
   else if ((on_disk = g_hash_table_lookup (self->sessions_on_disk, run_id)) != NULL)
     {
       span = on_disk->span;
-      log = dup_log_of_dropped_locked (self);
+      log = g_object_ref (self->session_log);
     }
   g_mutex_unlock (&self->lock);
   /* A run id this manager never logged: no file to read. */

@@ -33,7 +33,6 @@ struct _SubagentManager
   GQueue sessions_logged;  /* SubagentLoggedSession* of those also in session_log, oldest first */
   guint sessions_in_memory;  /* how many of those stay in memory */
   GHashTable *sessions_on_disk;  /* run id → SubagentLoggedSession*, of those that left memory */
-  gboolean sessions_dropped; /* some left memory: the log has them */
   GHashTable *providers; /* backend → SubagentIsolationProvider, configured for root */
   SubagentSessionLog *session_log;  /* `sessions/<run_id>.jsonl`, made on first use */
 
@@ -65,6 +64,11 @@ void _subagent_manager_keep_session_locked (SubagentManager           *self,
                                             const char                *run_id,
                                             SubagentSession           *session,
                                             const SubagentSessionSpan *logged) G_GNUC_INTERNAL;
+
+/* Whether this manager keeps a session record of @run_id, in memory or in
+ * its log: subagent_manager_get_session() without reading it. */
+gboolean _subagent_manager_has_session (SubagentManager *self,
+                                        const char      *run_id) G_GNUC_INTERNAL;
 
 /* The queue a child's requests go to, if one is at hand without any I/O (the
  * host's, or made for an earlier run). *must_make is set when none is at

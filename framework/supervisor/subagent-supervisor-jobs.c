@@ -724,13 +724,8 @@ _subagent_supervisor_cancel (SubagentSupervisor  *self,
   else
     outcome = SUBAGENT_CANCEL_OUTCOME_ACCEPTED;
   g_mutex_unlock (&self->lock);
-  if (job == NULL)
-    {
-      g_autoptr(SubagentRunResult) finished = _subagent_supervisor_read_back_result (self, run_id);
-
-      if (finished != NULL)
-        outcome = SUBAGENT_CANCEL_OUTCOME_ALREADY_FINISHED;
-    }
+  if (job == NULL && _subagent_supervisor_has_dropped_result (self, run_id))
+    outcome = SUBAGENT_CANCEL_OUTCOME_ALREADY_FINISHED;
 
   /* Outside the lock: a runner's handler may run right here. */
   for (guint i = 0; i < to_cancel->len; i++)

@@ -214,13 +214,15 @@ void                   _subagent_supervisor_watch_approvals    (SubagentSupervis
                                                                 const char          *parent_run_id) G_GNUC_INTERNAL;
 
 /* subagent-supervisor-results.c: a finished @job's result stays in memory
- * among the latest (lock held); a follow-up replaces @job (lock held); the
- * result of a child whose job left memory, from its session record (a
- * blocking read; NULL when unknown). */
+ * among the latest (lock held); a follow-up replaces @job (lock held);
+ * whether a child whose job left memory has a record (no I/O); its result,
+ * from that record (a blocking read; NULL when unknown). */
 void _subagent_supervisor_keep_result_locked   (SubagentSupervisor *self,
                                                 SubagentJob        *job) G_GNUC_INTERNAL;
 void _subagent_supervisor_forget_result_locked (SubagentSupervisor *self,
                                                 SubagentJob        *job) G_GNUC_INTERNAL;
+gboolean _subagent_supervisor_has_dropped_result (SubagentSupervisor *self,
+                                                  const char         *run_id) G_GNUC_INTERNAL;
 SubagentRunResult *_subagent_supervisor_read_back_result (SubagentSupervisor *self,
                                                           const char         *run_id) G_GNUC_INTERNAL;
 

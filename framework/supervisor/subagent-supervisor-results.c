@@ -59,17 +59,31 @@ _subagent_supervisor_forget_result_locked (SubagentSupervisor *self,
     _subagent_job_unref (job);
 }
 
-SubagentRunResult *
-_subagent_supervisor_read_back_result (SubagentSupervisor *self,
-                                       const char         *run_id)
+static gboolean
+results_dropped (SubagentSupervisor *self)
 {
-  g_autoptr(SubagentSession) session = NULL;
   gboolean dropped;
 
   g_mutex_lock (&self->lock);
   dropped = self->results_dropped;
   g_mutex_unlock (&self->lock);
-  if (!dropped)
+  return dropped;
+}
+
+gboolean
+_subagent_supervisor_has_dropped_result (SubagentSupervisor *self,
+                                         const char         *run_id)
+{
+  return results_dropped (self) && _subagent_manager_has_session (self->manager, run_id);
+}
+
+SubagentRunResult *
+_subagent_supervisor_read_back_result (SubagentSupervisor *self,
+                                       const char         *run_id)
+{
+  g_autoptr(SubagentSession) session = NULL;
+
+  if (!results_dropped (self))
     return NULL;
   session = subagent_manager_get_session (self->manager, run_id);
   return session != NULL ? _subagent_run_result_new_from_session (session) : NULL;

@@ -55,8 +55,8 @@ subagent_supervisor_spawn (SubagentSupervisor  *self,
  *
  * Waits for a child to end; for a child that already ended, the result
  * comes at once (past #SubagentSupervisor:results-in-memory children,
- * rebuilt from its session record: a read of one line of the manager's
- * session log, in the calling thread).
+ * rebuilt from its session record: one line of the manager's session log,
+ * read in a worker thread).
  */
 void
 subagent_supervisor_wait_async (SubagentSupervisor  *self,

@@ -61,6 +61,21 @@ _subagent_waiter_complete (SubagentWaiter    *waiter,
     g_task_return_error (waiter->task, g_error_copy (error));
 }
 
+static void
+read_back_in_thread (GTask        *task,
+                     gpointer      source_object,
+                     gpointer      task_data,
+                     GCancellable *cancellable)
+{
+  SubagentRunResult *result = _subagent_supervisor_read_back_result (source_object, task_data);
+
+  if (result != NULL)
+    g_task_return_pointer (task, result, g_object_unref);
+  else
+    g_task_return_new_error (task, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE,
+                             "The record of subagent %s could not be read back", (const char *) task_data);
+}
+
 void
 _subagent_supervisor_add_waiter (SubagentSupervisor  *self,
                                  const char          *run_id,
@@ -79,12 +94,13 @@ _subagent_supervisor_add_waiter (SubagentSupervisor  *self,
   job = g_hash_table_lookup (self->jobs, run_id);
   if (job == NULL)
     {
-      SubagentRunResult *finished;
-
       g_mutex_unlock (&self->lock);
-      finished = _subagent_supervisor_read_back_result (self, run_id);
-      if (finished != NULL)
-        g_task_return_pointer (task, finished, g_object_unref);
+      /* Its record is read in a worker: no file I/O on the caller's context. */
+      if (_subagent_supervisor_has_dropped_result (self, run_id))
+        {
+          g_task_set_task_data (task, g_strdup (run_id), g_free);
+          g_task_run_in_thread (task, read_back_in_thread);
+        }
       else
         g_task_return_new_error (task, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_NOT_ACTIVE,
                                  "This supervisor has no subagent %s", run_id);

@@ -248,11 +248,11 @@ subagent_supervisor_class_init (SubagentSupervisorClass *klass)
    * the latest ones. Older ones are rebuilt from the session records of the
    * supervisor's manager when subagent_supervisor_wait_async(),
    * subagent_supervisor_lookup_result() or subagent_supervisor_cancel()
-   * asks for them (a blocking read of their lines of its session log). A
-   * result no record holds (a child cancelled before it started) and a
-   * child whose workspace is kept for follow-ups stay in memory however
-   * many there are. Bounds what a long-lived host holds for children long
-   * finished.
+   * asks for them (one line of its session log each, read in a worker
+   * thread for wait_async(); cancel() reads nothing). A result no record
+   * holds (a child cancelled before it started) and a child whose
+   * workspace is kept for follow-ups stay in memory however many there
+   * are. Bounds what a long-lived host holds for children long finished.
    *
    * Since: 0.2
    */
