@@ -334,6 +334,17 @@ waited (GObject      *source,
   wait->done = TRUE;
 }
 
+char *
+sst_result_text (SubagentRunResult *result)
+{
+  g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
+  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
+  g_autofree char *json = json_to_string (node, FALSE);
+
+  return g_strdup_printf ("%s session=%s stop=%s confinement=%s", json, subagent_run_result_get_session_id (result),
+                          subagent_run_result_get_stop_reason (result), subagent_run_result_get_confinement (result));
+}
+
 SubagentRunResult *
 sst_wait_result (SubagentSupervisor  *supervisor,
                  const char          *run_id,

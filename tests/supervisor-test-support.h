@@ -66,6 +66,9 @@ void                sst_wait_flag   (gboolean *flag);
 SubagentRunResult  *sst_wait_result (SubagentSupervisor *supervisor,
                                      const char         *run_id,
                                      GError            **error);
+/* Every field of a result as text (its JSON, session id, stop reason and
+ * confinement): a result rebuilt from its record must give the same. */
+char               *sst_result_text (SubagentRunResult *result);
 /* Iterates until the gate holds @n runs in all. */
 void                sst_wait_started (GateRunner *runner,
                                       guint       n);

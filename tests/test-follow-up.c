@@ -440,23 +440,18 @@ test_older_sessions_read_after_foreign_bytes (void)
 {
   Fixture f = { 0, };
   char *ids[5] = { NULL, };
-  g_autofree char *sessions_dir = NULL;
-  g_autoptr(GDir) dir = NULL;
+  g_autofree char *log_name = NULL;
   g_autofree char *log_path = NULL;
-  const char *name;
 
   fixture_open (&f, FALSE);
   gate_runner_set_decide (f.gate, decide, NULL);
   subagent_manager_set_sessions_in_memory (f.manager, 1);
   ids[0] = run_to_end (&f, "task 0", "helper");
   ids[1] = run_to_end (&f, "task 1", "helper");
-  sessions_dir = g_build_filename (f.root, ".subagent", "sessions", NULL);
-  dir = g_dir_open (sessions_dir, 0, NULL);
-  g_assert_nonnull (dir);
-  while ((name = g_dir_read_name (dir)) != NULL)
-    if (g_str_has_suffix (name, ".jsonl"))
-      log_path = g_build_filename (sessions_dir, name, NULL);
-  g_assert_nonnull (log_path);
+  /* The manager's log is named by its run id. */
+  log_name = g_strconcat (subagent_manager_get_run_id (f.manager), ".jsonl", NULL);
+  log_path = g_build_filename (f.root, ".subagent", "sessions", log_name, NULL);
+  g_assert_true (g_file_test (log_path, G_FILE_TEST_IS_REGULAR));
   {
     FILE *other = fopen (log_path, "a");
 
@@ -523,19 +518,6 @@ test_unwritten_sessions_stay (void)
   fixture_close (&f);
 }
 
-/* A result as JSON text, for comparing one rebuilt with the original. */
-static char *
-result_text (SubagentRunResult *result)
-{
-  g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
-  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
-  g_autofree char *text = json_to_string (node, FALSE);
-
-  /* to_json() leaves out what error results do not show: add them. */
-  return g_strdup_printf ("%s session=%s stop=%s", text, subagent_run_result_get_session_id (result),
-                          subagent_run_result_get_stop_reason (result));
-}
-
 /* Past results-in-memory, a finished child's result leaves memory and is
  * rebuilt from its session record, the same result. */
 static void
@@ -571,12 +553,12 @@ test_older_results_read_back (void)
     {
       g_autoptr(SubagentRunResult) rebuilt = subagent_supervisor_lookup_result (f.supervisor,
                                                                               subagent_run_result_get_run_id (results[i]));
-      g_autofree char *expected = result_text (results[i]);
+      g_autofree char *expected = sst_result_text (results[i]);
       g_autofree char *found = NULL;
 
       g_assert_nonnull (rebuilt);
       g_assert_true (rebuilt != results[i]);
-      found = result_text (rebuilt);
+      found = sst_result_text (rebuilt);
       g_assert_cmpstr (found, ==, expected);
       g_assert_cmpstr (subagent_run_result_get_confinement (rebuilt), ==,
                        subagent_run_result_get_confinement (results[i]));
@@ -608,8 +590,8 @@ test_older_results_read_back (void)
   {
     g_autoptr(SubagentRunResult) rebuilt = subagent_supervisor_lookup_result (f.supervisor, oldest);
     g_autoptr(SubagentSession) session = subagent_manager_get_session (f.manager, oldest);
-    g_autofree char *expected = result_text (follow_up);
-    g_autofree char *found = result_text (rebuilt);
+    g_autofree char *expected = sst_result_text (follow_up);
+    g_autofree char *found = sst_result_text (rebuilt);
 
     g_assert_true (rebuilt != follow_up);
     g_assert_cmpstr (found, ==, expected);

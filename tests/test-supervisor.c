@@ -466,18 +466,6 @@ decide_by_task (SubagentRunContext *context,
   return subagent_run_outcome_new (reason, 1, calls, 0.25, answer, "", g_str_equal (reason, "complete") ? "" : "stopped here");
 }
 
-/* A result as text, every field it has: a rebuilt one must match. */
-static char *
-result_text (SubagentRunResult *result)
-{
-  g_autoptr(JsonObject) object = subagent_run_result_to_json (result);
-  g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), object);
-  g_autofree char *json = json_to_string (node, FALSE);
-
-  return g_strdup_printf ("%s session=%s stop=%s confinement=%s", json, subagent_run_result_get_session_id (result),
-                          subagent_run_result_get_stop_reason (result), subagent_run_result_get_confinement (result));
-}
-
 static void
 test_stop_reason_rows (void)
 {
@@ -538,7 +526,7 @@ test_stop_reason_rows (void)
       /* Shared isolation, follow-ups left: the session can be resumed. */
       g_assert_cmpstr (json_object_get_string_member (envelope, "continuation"), ==, run_id);
       g_ptr_array_add (run_ids, g_strdup (run_id));
-      g_ptr_array_add (texts, result_text (result));
+      g_ptr_array_add (texts, sst_result_text (result));
     }
   /* Once out of memory, each row's result is rebuilt from its session
    * record as it was: status, stop reason, message and usage. */
@@ -550,7 +538,7 @@ test_stop_reason_rows (void)
       g_autofree char *text = NULL;
 
       g_assert_nonnull (rebuilt);
-      text = result_text (rebuilt);
+      text = sst_result_text (rebuilt);
       g_assert_cmpstr (text, ==, texts->pdata[i]);
     }
   fixture_close (&f);
@@ -674,7 +662,7 @@ test_budget_stops_child_past_budget (void)
     g_autofree char *quick_id = NULL;
     g_autoptr(SubagentRunResult) quick_result = NULL;
     g_autoptr(SubagentRunResult) rebuilt = NULL;
-    g_autofree char *expected = result_text (result);
+    g_autofree char *expected = sst_result_text (result);
     g_autofree char *found = NULL;
 
     g_assert_nonnull (subagent_run_result_get_confinement (result));
@@ -688,7 +676,7 @@ test_budget_stops_child_past_budget (void)
     rebuilt = subagent_supervisor_lookup_result (supervisor, run_id);
     g_assert_nonnull (rebuilt);
     g_assert_true (rebuilt != result);
-    found = result_text (rebuilt);
+    found = sst_result_text (rebuilt);
     g_assert_cmpstr (found, ==, expected);
   }
 
