@@ -161,6 +161,84 @@ test_batch_feeds_past_outstanding_cap (void)
   fixture_close (&f);
 }
 
+/* The outstanding cap counts every child of the supervisor: a batch all of
+ * whose spawns were refused starts when a child that is not its own ends. */
+static void
+test_batch_fed_by_another_childs_end (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GPtrArray) items = make_items (2, "helper");
+  g_autoptr(SubagentRunOptions) options = subagent_run_options_new ();
+  BatchWait wait = { FALSE, NULL, NULL };
+  g_autofree char *first = NULL;
+  g_autofree char *second = NULL;
+  g_autoptr(GError) error = NULL;
+
+  /* max-parallel 1: two outstanding, both taken by children of no batch. */
+  fixture_open (&f, 1, -1, NULL);
+  subagent_run_options_set_def_name (options, "helper");
+  first = subagent_supervisor_spawn (f.supervisor, "plain-0", options, &error);
+  g_assert_no_error (error);
+  second = subagent_supervisor_spawn (f.supervisor, "plain-1", options, &error);
+  g_assert_no_error (error);
+  sst_wait_started (f.gate, 1);
+
+  subagent_supervisor_run_batch_async (f.supervisor, items, NULL, batch_done, &wait);
+  sst_flush_main ();
+  g_assert_false (wait.done);
+  g_assert_cmpuint (gate_runner_get_n_started (f.gate), ==, 1);
+
+  /* plain-0 ends: plain-1 runs, and item-0 takes the freed place in line. */
+  gate_runner_release (f.gate, "plain-0", sst_complete ("plain 0", 0));
+  sst_wait_started (f.gate, 2);
+  gate_runner_release (f.gate, "plain-1", sst_complete ("plain 1", 0));
+  sst_wait_started (f.gate, 3);
+  g_assert_cmpstr (gate_runner_get_started_task (f.gate, 2), ==, "item-0");
+  gate_runner_release (f.gate, "item-0", sst_complete ("answer 0", 0));
+  sst_wait_started (f.gate, 4);
+  gate_runner_release (f.gate, "item-1", sst_complete ("answer 1", 0));
+  sst_wait_flag (&wait.done);
+  g_assert_no_error (wait.error);
+  g_assert_cmpstr (subagent_run_result_get_final_answer (wait.results->pdata[0]), ==, "answer 0");
+  g_assert_cmpstr (subagent_run_result_get_final_answer (wait.results->pdata[1]), ==, "answer 1");
+  g_ptr_array_unref (wait.results);
+  fixture_close (&f);
+}
+
+/* A batch needs no handler of the supervisor's signals: with none
+ * connected, no event is made, and every item still gets its answer. */
+static void
+test_batch_with_no_handler_connected (void)
+{
+  Fixture f = { 0, };
+  g_autoptr(GPtrArray) items = make_items (5, "helper");
+  BatchWait wait = { FALSE, NULL, NULL };
+
+  guint event_signal = g_signal_lookup ("event", SUBAGENT_TYPE_SUPERVISOR);
+
+  fixture_open (&f, 1, -1, NULL);
+  sst_recorder_stop (&f.recorder);
+  gate_runner_set_decide (f.gate, decide_echo, NULL);
+  subagent_supervisor_run_batch_async (f.supervisor, items, NULL, batch_done, &wait);
+  /* The batch follows its children without the supervisor's signals. */
+  g_assert_false (g_signal_has_handler_pending (f.supervisor, event_signal, 0, FALSE));
+  g_assert_false (g_signal_has_handler_pending (f.supervisor, event_signal,
+                                                g_quark_from_static_string ("completed"), FALSE));
+  sst_wait_flag (&wait.done);
+  g_assert_no_error (wait.error);
+  for (guint i = 0; i < 5; i++)
+    {
+      g_autofree char *answer = g_strdup_printf ("helper says: item-%u", i);
+
+      g_assert_cmpstr (subagent_run_result_get_final_answer (wait.results->pdata[i]), ==, answer);
+      g_assert_cmpint (subagent_lineage_get_batch_index (subagent_run_result_get_lineage (wait.results->pdata[i])), ==,
+                       (gint) i);
+    }
+  g_ptr_array_unref (wait.results);
+  sst_recorder_start (&f.recorder, f.supervisor);
+  fixture_close (&f);
+}
+
 /* The approver: approves batch item 0, denies the others. */
 static void
 on_approval_requested (SubagentSupervisor *supervisor,
@@ -557,6 +635,8 @@ main (int argc, char *argv[])
 
   g_test_add_func ("/batch/results-in-input-order", test_results_in_input_order);
   g_test_add_func ("/batch/feeds-past-the-outstanding-cap", test_batch_feeds_past_outstanding_cap);
+  g_test_add_func ("/batch/fed-by-another-childs-end", test_batch_fed_by_another_childs_end);
+  g_test_add_func ("/batch/no-handler-connected", test_batch_with_no_handler_connected);
   g_test_add_func ("/batch/uses-the-centralized-approval-queue", test_batch_uses_centralized_approval_queue);
   g_test_add_func ("/batch/agent-cap-refuses-the-whole-batch", test_agent_cap_refuses_whole_batch);
   g_test_add_func ("/batch/items-from-json", test_items_from_json);

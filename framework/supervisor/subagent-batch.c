@@ -307,7 +307,6 @@ typedef struct {
   GCancellable *cancellable;
   GSource *cancel_source;  /* fires in the supervisor's context */
   GPtrArray *run_ids;      /* by position; NULL until spawned */
-  gulong handlers[3];      /* ::event::completed, ::failed, ::cancelled */
   gboolean returned;
   gboolean feeding;
   gboolean feed_again;
@@ -341,12 +340,16 @@ typedef struct {
   guint index;
 } BatchWait;
 
-/* Lock held. Returns the task to complete, if the batch is over. */
+/* Lock held. Returns the task to complete, if the batch is over. An item
+ * settles once: one a stop settled while its spawn went through keeps
+ * that answer when its child ends. */
 static GTask *
 batch_settle_locked (Batch              *batch,
                      guint               index,
                      SubagentRunResult  *result)
 {
+  if (g_ptr_array_index (batch->results, index) != NULL)
+    return NULL;
   g_ptr_array_index (batch->results, index) = g_object_ref (result);
   if (--batch->remaining > 0 || batch->returned)
     return NULL;
@@ -362,10 +365,6 @@ batch_return (Batch *batch,
 
   if (task == NULL)
     return;
-  for (guint i = 0; i < G_N_ELEMENTS (batch->handlers); i++)
-    if (batch->handlers[i] != 0)
-      g_signal_handler_disconnect (batch->supervisor, batch->handlers[i]);
-  memset (batch->handlers, 0, sizeof batch->handlers);
   if (batch->cancel_source != NULL)
     {
       g_source_destroy (batch->cancel_source);
@@ -379,24 +378,30 @@ batch_return (Batch *batch,
 }
 
 static void
-item_done (GObject      *source,
-           GAsyncResult *res,
-           gpointer      user_data)
+batch_wait_free (BatchWait *wait)
 {
-  BatchWait *wait = user_data;
+  batch_unref (wait->batch);
+  g_free (wait);
+}
+
+/* The supervisor tells a batch of its child's end directly: no event is
+ * made for it, and no wait (a task and a waiter) either. */
+static void
+item_ended (SubagentRunResult *result,
+            const GError      *closed,
+            gpointer           data)
+{
+  BatchWait *wait = data;
   Batch *batch = wait->batch;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(SubagentRunResult) result = subagent_supervisor_wait_finish (SUBAGENT_SUPERVISOR (source), res, &error);
+  g_autoptr(SubagentRunResult) error_result = NULL;
   GTask *task = NULL;
 
   if (result == NULL)
-    result = subagent_run_result_new_error (error->message, NULL);
+    result = error_result = subagent_run_result_new_error (closed->message, NULL);
   g_mutex_lock (&batch->lock);
   task = batch_settle_locked (batch, wait->index, result);
   g_mutex_unlock (&batch->lock);
   batch_return (batch, task);
-  batch_unref (batch);
-  g_free (wait);
 }
 
 /* The result of an item the stopped batch never started. */
@@ -465,14 +470,31 @@ batch_stop (GCancellable *cancellable,
   return G_SOURCE_REMOVE;
 }
 
-/* Spawns what the outstanding cap lets in; the rest waits for a slot. One
- * feeder at a time keeps the input order: a spawn emits events, whose
- * handlers may ask to feed again; the running feeder then goes on. */
+static void batch_feed (Batch *batch);
+
+static gboolean
+batch_slot_freed (gpointer data)
+{
+  batch_feed (data);
+  return G_SOURCE_REMOVE;
+}
+
+/* Spawns what the outstanding cap lets in; the rest waits for a slot (a
+ * refused spawn leaves the batch waiting for the next child to end). One
+ * feeder at a time keeps the input order: a spawn runs the supervisor's
+ * actions, whose handlers and ends may ask to feed again; the running
+ * feeder then goes on. */
 static void
 batch_feed (Batch *batch)
 {
   SubagentSupervisor *self = batch->supervisor;
-  SubagentSpawnExtras extras = { .centralized_approval = TRUE, .count_as_agent = TRUE, .in_batch = TRUE };
+  SubagentSpawnExtras extras = {
+    .centralized_approval = TRUE, .count_as_agent = TRUE, .in_batch = TRUE,
+    .ended = item_ended, .ended_destroy = (GDestroyNotify) batch_wait_free,
+    /* Any child's end frees a slot the outstanding cap counts. */
+    .slot_func = batch_slot_freed, .slot_data = batch,
+    .slot_data_ref = (GBoxedCopyFunc) batch_ref, .slot_data_unref = (GDestroyNotify) batch_unref,
+  };
 
   /* A child cancelled with the batch ends before the cancellable's source
    * is dispatched: its end must not start the next item. */
@@ -505,9 +527,16 @@ batch_feed (Batch *batch)
       item = g_ptr_array_index (batch->items, index);
       /* The spawn copies the item's options and sets the index in its copy. */
       extras.batch_index = (gint) index;
+      wait = g_new0 (BatchWait, 1);
+      wait->batch = batch_ref (batch);
+      wait->index = index;
+      extras.ended_data = wait;
       g_mutex_unlock (&batch->lock);
 
       run_id = _subagent_supervisor_spawn_full (self, item->task, item->options, &extras, &error);
+      /* Taken by the job it made, else still ours. */
+      if (run_id == NULL)
+        batch_wait_free (wait);
 
       g_mutex_lock (&batch->lock);
       if (batch->stopped)
@@ -540,29 +569,11 @@ batch_feed (Batch *batch)
           g_mutex_lock (&batch->lock);
           continue;
         }
-      g_mutex_unlock (&batch->lock);
-
-      wait = g_new0 (BatchWait, 1);
-      wait->batch = batch_ref (batch);
-      wait->index = index;
-      /* The wait itself is never cancelled: a stopped batch still
-       * collects the result of each child it started. */
-      subagent_supervisor_wait_async (self, run_id, NULL, item_done, wait);
-      g_mutex_lock (&batch->lock);
+      /* A stopped batch still collects the result of each child it
+       * started: item_ended() is told of every end. */
     }
   batch->feeding = FALSE;
   g_mutex_unlock (&batch->lock);
-}
-
-static void
-on_child_ended (SubagentSupervisor *self,
-                SubagentEvent      *event,
-                gpointer            user_data)
-{
-  SubagentEventKind kind = subagent_event_get_kind (event);
-
-  if (kind == SUBAGENT_EVENT_COMPLETED || kind == SUBAGENT_EVENT_FAILED || kind == SUBAGENT_EVENT_CANCELLED)
-    batch_feed (user_data);
 }
 
 static void
@@ -678,15 +689,6 @@ subagent_supervisor_run_batch_async (SubagentSupervisor  *self,
   batch->run_ids = g_ptr_array_new_full (items->len, g_free);
   g_ptr_array_set_size (batch->run_ids, items->len);
   batch->remaining = items->len;
-  /* The ends only: an event with no handler is not made (perform_event()). */
-  for (guint i = 0; i < G_N_ELEMENTS (batch->handlers); i++)
-    {
-      static const char * const ends[] = { "event::completed", "event::failed", "event::cancelled" };
-
-      batch->handlers[i] = g_signal_connect_data (self, ends[i], G_CALLBACK (on_child_ended), batch_ref (batch),
-                                                  (GClosureNotify) (void (*) (void)) batch_unref, 0);
-    }
-
   /* Making the approval queue may load a sink plugin and read its store:
    * in a thread, before the first child; the spawns then find it made. */
   parents = g_hash_table_get_keys (per_parent);

@@ -46,7 +46,35 @@ _subagent_job_unref (SubagentJob *job)
   g_clear_pointer (&job->started_at, g_date_time_unref);
   g_clear_object (&job->result);
   g_clear_pointer (&job->waiters, g_ptr_array_unref);
+  if (job->ended_destroy != NULL)
+    job->ended_destroy (job->ended_data);
   g_free (job);
+}
+
+/* A spawn the outstanding cap refused, waiting for a child to end. */
+typedef struct {
+  GSourceFunc func;
+  gpointer data;
+  GDestroyNotify unref;
+} SubagentSlotWaiter;
+
+static void
+slot_waiter_free (SubagentSlotWaiter *waiter)
+{
+  waiter->unref (waiter->data);
+  g_free (waiter);
+}
+
+void
+_subagent_supervisor_clear_slot_waiters (SubagentSupervisor *self)
+{
+  GQueue slot_waiters;
+
+  g_mutex_lock (&self->lock);
+  slot_waiters = self->slot_waiters;
+  g_queue_init (&self->slot_waiters);
+  g_mutex_unlock (&self->lock);
+  g_queue_clear_full (&slot_waiters, (GDestroyNotify) slot_waiter_free);
 }
 
 void
@@ -359,21 +387,42 @@ return_to_waiters (SubagentSupervisor *self,
 {
   g_autoptr(GPtrArray) waiters = NULL;
   g_autoptr(GError) closed = NULL;
+  SubagentJobEndedFunc ended;
+  gpointer ended_data;
+  GDestroyNotify ended_destroy;
+  GQueue slot_waiters;
+  SubagentSlotWaiter *slot_waiter;
   SubagentRunResult *result;
   gboolean done;
 
   g_mutex_lock (&self->lock);
   waiters = g_steal_pointer (&job->waiters);
   job->waiters = g_ptr_array_new_with_free_func ((GDestroyNotify) _subagent_waiter_unref);
+  ended = g_steal_pointer (&job->ended);
+  ended_data = g_steal_pointer (&job->ended_data);
+  ended_destroy = g_steal_pointer (&job->ended_destroy);
   result = job->result ? g_object_ref (job->result) : NULL;
   done = job->state == SUBAGENT_JOB_DONE;
+  slot_waiters = self->slot_waiters;
+  g_queue_init (&self->slot_waiters);
   g_mutex_unlock (&self->lock);
 
   if (result == NULL)
     closed = _subagent_job_abandoned_error (job);
+  if (ended != NULL)
+    ended (result, closed, ended_data);
+  if (ended_destroy != NULL)
+    ended_destroy (ended_data);
   for (guint i = 0; i < waiters->len; i++)
     _subagent_waiter_complete (waiters->pdata[i], result, closed);
   g_clear_object (&result);
+
+  /* Its slot is free: the spawns the outstanding cap refused try again. */
+  while ((slot_waiter = g_queue_pop_head (&slot_waiters)) != NULL)
+    {
+      slot_waiter->func (slot_waiter->data);
+      slot_waiter_free (slot_waiter);
+    }
 
   /* A finished child no longer keeps the supervisor alive. */
   if (done)
@@ -557,9 +606,21 @@ spawn_allowed_locked (SubagentSupervisor         *self,
     g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
                  "The supervisor is shut down; it starts no more subagents");
   else if (outstanding >= 2 * self->max_parallel)
-    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
-                 "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
-                 "wait for one to finish", outstanding, self->max_parallel);
+    {
+      g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
+                   "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
+                   "wait for one to finish", outstanding, self->max_parallel);
+      /* Under the lock that refused it: no end can come in between. */
+      if (extras->slot_func != NULL)
+        {
+          SubagentSlotWaiter *waiter = g_new (SubagentSlotWaiter, 1);
+
+          waiter->func = extras->slot_func;
+          waiter->data = extras->slot_data_ref (extras->slot_data);
+          waiter->unref = extras->slot_data_unref;
+          g_queue_push_tail (&self->slot_waiters, waiter);
+        }
+    }
   else if (extras->count_as_agent && self->max_agents > 0 && started >= self->max_agents)
     g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
                  "The parent run %s already started %u subagents, its cap (runner.max_agents)", parent, started);
@@ -662,6 +723,9 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
     }
 
   job->owner = g_object_ref (self);
+  job->ended = extras->ended;
+  job->ended_data = extras->ended_data;
+  job->ended_destroy = extras->ended_destroy;
   if (extras->count_as_agent)
     g_hash_table_replace (self->agents, g_strdup (parent), GUINT_TO_POINTER (started + 1));
   if (earlier != NULL)

@@ -17,6 +17,13 @@ typedef enum {
   SUBAGENT_JOB_DONE,
 } SubagentJobState;
 
+/* What a job's own observer is told when the child ends: its result, or
+ * why there is none (a shutdown gave up on it). In the supervisor's
+ * context, before the job's waiters. */
+typedef void (*SubagentJobEndedFunc) (SubagentRunResult *result,
+                                      const GError      *closed,
+                                      gpointer           data);
+
 /* One child, from its acceptance on. Fields are guarded by the
  * supervisor's lock. */
 typedef struct {
@@ -44,6 +51,9 @@ typedef struct {
   GDateTime *started_at;
   SubagentRunResult *result;
   GPtrArray *waiters;               /* SubagentWaiter* */
+  SubagentJobEndedFunc ended;       /* told once, before the waiters (a batch's) */
+  gpointer ended_data;
+  GDestroyNotify ended_destroy;
 } SubagentJob;
 
 typedef enum {
@@ -101,6 +111,7 @@ struct _SubagentSupervisor
   GHashTable *queues;               /* parent run id → SubagentApprovalQueue we listen to */
   GHashTable *unattended;           /* parent run ids whose queue could not be made */
   GQueue pending;                   /* SubagentAction*, in order */
+  GQueue slot_waiters;              /* SubagentSlotWaiter*: spawns the outstanding cap refused */
   GTask *shutdown_task;
   GSource *shutdown_timeout;
   guint shutdown_cancelled;
@@ -114,6 +125,13 @@ typedef struct {
   gboolean count_as_agent;          /* counts against max-agents (follow-ups do not) */
   gboolean in_batch;                /* the child is item @batch_index of a batch... */
   gint batch_index;                 /* ...whatever the options say (they are the item's) */
+  SubagentJobEndedFunc ended;       /* the job's own observer (data taken only when the job is made) */
+  gpointer ended_data;
+  GDestroyNotify ended_destroy;
+  GSourceFunc slot_func;            /* refused by the outstanding cap: called (in the supervisor's */
+  gpointer slot_data;               /* context) when a child next ends; a reference of @slot_data */
+  GBoxedCopyFunc slot_data_ref;     /* is taken with @slot_data_ref and dropped with @slot_data_unref */
+  GDestroyNotify slot_data_unref;
 } SubagentSpawnExtras;
 
 /* subagent-supervisor-wait.c: one caller waiting for a child. */
@@ -162,6 +180,8 @@ void _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
                                              SubagentEventKind   kind,
                                              JsonObject         *details) G_GNUC_INTERNAL;
 void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
+/* Drops the spawns still waiting for a slot (dispose). */
+void _subagent_supervisor_clear_slot_waiters (SubagentSupervisor *self) G_GNUC_INTERNAL;
 SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
                                          const char        *run_id,
                                          const char        *parent_run_id,

@@ -81,6 +81,7 @@ subagent_supervisor_dispose (GObject *object)
 
   _subagent_supervisor_dispose_kept (self);
   _subagent_supervisor_disconnect_queues (self);
+  _subagent_supervisor_clear_slot_waiters (self);
   G_OBJECT_CLASS (subagent_supervisor_parent_class)->dispose (object);
 }
 
@@ -370,6 +371,7 @@ subagent_supervisor_init (SubagentSupervisor *self)
   self->unattended = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_queue_init (&self->queue);
   g_queue_init (&self->pending);
+  g_queue_init (&self->slot_waiters);
 }
 
 /**
