@@ -23,9 +23,11 @@
  * (`O_APPEND`) in the caller's thread, in the order given, never
  * interleaved with other writers' lines: once subagent_events_writer_write()
  * returns the line is in the file (the page cache), so a host that exits or
- * is killed right after loses none. The file and its directory are made on
- * the first write. A write error is kept until subagent_events_writer_flush()
- * reports it.
+ * is killed right after loses none. A supervisor writes the lines of one
+ * round of its actions together, in one `write()`: before it emits a
+ * signal, before it returns a child's result, and when the round ends. The
+ * file and its directory are made on the first write. A write error is
+ * kept until subagent_events_writer_flush() reports it.
  */
 struct _SubagentEventsWriter
 {
@@ -35,6 +37,7 @@ struct _SubagentEventsWriter
   GMutex lock;
   int fd;              /* -1 until the first write */
   GError *error;       /* the first write error, until flush reports it */
+  GString *held;       /* whole lines not written yet */
 };
 
 G_DEFINE_FINAL_TYPE (SubagentEventsWriter, subagent_events_writer, G_TYPE_OBJECT)
@@ -69,10 +72,23 @@ append_locked (SubagentEventsWriter *self,
     self->error = g_steal_pointer (&error);
 }
 
+/* The held lines go first, in the order they came. */
+static void
+write_held_locked (SubagentEventsWriter *self)
+{
+  if (self->held->len == 0)
+    return;
+  append_locked (self, self->held->str, self->held->len);
+  g_string_truncate (self->held, 0);
+}
+
 static void
 subagent_events_writer_finalize (GObject *object)
 {
   SubagentEventsWriter *self = SUBAGENT_EVENTS_WRITER (object);
+
+  write_held_locked (self);
+  g_string_free (self->held, TRUE);
 
   if (self->error != NULL)
     g_debug ("%s", self->error->message);
@@ -95,6 +111,7 @@ subagent_events_writer_init (SubagentEventsWriter *self)
 {
   g_mutex_init (&self->lock);
   self->fd = -1;
+  self->held = g_string_sized_new (1024);
 }
 
 /**
@@ -163,7 +180,29 @@ _subagent_events_writer_write_line (SubagentEventsWriter *self,
                                     const char           *line)
 {
   g_mutex_lock (&self->lock);
+  write_held_locked (self);
   append_locked (self, line, strlen (line));
+  g_mutex_unlock (&self->lock);
+}
+
+GString *
+_subagent_events_writer_begin_held (SubagentEventsWriter *self)
+{
+  g_mutex_lock (&self->lock);
+  return self->held;
+}
+
+void
+_subagent_events_writer_end_held (SubagentEventsWriter *self)
+{
+  g_mutex_unlock (&self->lock);
+}
+
+void
+_subagent_events_writer_write_held (SubagentEventsWriter *self)
+{
+  g_mutex_lock (&self->lock);
+  write_held_locked (self);
   g_mutex_unlock (&self->lock);
 }
 
@@ -172,9 +211,10 @@ _subagent_events_writer_write_line (SubagentEventsWriter *self,
  * @self: a #SubagentEventsWriter
  * @error: return location for a #GError
  *
- * Reports the first write error since the last flush. Every line given is
- * already in the file (subagent_events_writer_write() appends at once); a
- * flush used to wait for the writer's thread, which is gone.
+ * Writes the lines a supervisor still holds back (it writes the lines of
+ * one round of its actions together, before it emits a signal or returns
+ * a result), then reports the first write error since the last flush.
+ * A line given to subagent_events_writer_write() is already in the file.
  *
  * Returns: %FALSE, with @error set, when a write failed since the last flush
  */
@@ -187,6 +227,7 @@ subagent_events_writer_flush (SubagentEventsWriter  *self,
   g_return_val_if_fail (SUBAGENT_IS_EVENTS_WRITER (self), FALSE);
 
   g_mutex_lock (&self->lock);
+  write_held_locked (self);
   failure = g_steal_pointer (&self->error);
   g_mutex_unlock (&self->lock);
 

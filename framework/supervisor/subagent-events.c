@@ -530,19 +530,21 @@ subagent_event_to_json (SubagentEvent *self)
  * child's host CPU with a supervisor (tests/test-supervisor.c compares the
  * two). A supervisor also writes the events nobody listens to from their
  * parts, without making them. */
-char *
-_subagent_event_line (SubagentEventKind  kind,
-                      GDateTime         *time,
-                      const char        *run_id,
-                      const char        *parent_run_id,
-                      const char        *def_name,
-                      guint              depth,
-                      gint               batch_index,
-                      JsonObject        *details,
-                      GDateTime         *accepted_at,
-                      guint              follow_up)
+void
+_subagent_event_line_append (GString                 *out,
+                             SubagentEventKind        kind,
+                             GDateTime               *time,
+                             const char              *run_id,
+                             const char              *parent_run_id,
+                             const char              *def_name,
+                             guint                    depth,
+                             gint                     batch_index,
+                             JsonObject              *details,
+                             SubagentLineMembersFunc  members,
+                             gpointer                 members_data,
+                             GDateTime               *accepted_at,
+                             guint                    follow_up)
 {
-  GString *out = g_string_sized_new (256);
   char text[SUBAGENT_TIME_TEXT_SIZE];
   JsonObjectIter iter;
   const char *key;
@@ -583,6 +585,8 @@ _subagent_event_line (SubagentEventKind  kind,
           _subagent_json_line_append_node (out, value);
         }
     }
+  if (members != NULL)
+    members (out, members_data);
   /* A supervisor's line written from an action's parts: what a made
    * event has last in its details (job_event_details()). */
   if (accepted_at != NULL)
@@ -590,7 +594,6 @@ _subagent_event_line (SubagentEventKind  kind,
   if (follow_up > 0)
     _subagent_json_line_append_int_member (out, "follow_up", follow_up);
   g_string_append (out, "}\n");
-  return g_string_free (out, FALSE);
 }
 
 /**
@@ -607,8 +610,12 @@ _subagent_event_line (SubagentEventKind  kind,
 char *
 subagent_event_to_line (SubagentEvent *self)
 {
+  GString *out;
+
   g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
 
-  return _subagent_event_line (self->kind, self->time, self->run_id, self->parent_run_id, self->def_name,
-                               self->depth, self->batch_index, self->details, NULL, 0);
+  out = g_string_sized_new (256);
+  _subagent_event_line_append (out, self->kind, self->time, self->run_id, self->parent_run_id, self->def_name,
+                               self->depth, self->batch_index, self->details, NULL, NULL, NULL, 0);
+  return g_string_free (out, FALSE);
 }

@@ -146,11 +146,11 @@ _subagent_supervisor_push_locked (SubagentSupervisor *self,
   g_queue_push_tail (&self->pending, action);
 }
 
-void
-_subagent_supervisor_push_event_locked (SubagentSupervisor *self,
-                                        SubagentJob        *job,
-                                        SubagentEventKind   kind,
-                                        JsonObject         *details)
+static SubagentAction *
+push_event_locked (SubagentSupervisor *self,
+                   SubagentJob        *job,
+                   SubagentEventKind   kind,
+                   JsonObject         *details)
 {
   SubagentAction *action = g_new0 (SubagentAction, 1);
 
@@ -163,6 +163,16 @@ _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
    * from the job), and sealed then. */
   action->details = details ? json_object_ref (details) : NULL;
   g_queue_push_tail (&self->pending, action);
+  return action;
+}
+
+void
+_subagent_supervisor_push_event_locked (SubagentSupervisor *self,
+                                        SubagentJob        *job,
+                                        SubagentEventKind   kind,
+                                        JsonObject         *details)
+{
+  push_event_locked (self, job, kind, details);
 }
 
 double
@@ -176,45 +186,107 @@ _subagent_supervisor_spent_locked (SubagentSupervisor *self,
 
 static void schedule_locked (SubagentSupervisor *self);
 
-/* The event that ends a child, from its result. */
+/* Where a terminal event's members go: an event's details, or its line. */
+typedef struct {
+  JsonObject *object;
+  GString *line;
+} MemberSink;
+
+static void
+put_string (MemberSink *sink,
+            const char *key,
+            const char *value)
+{
+  if (sink->object != NULL)
+    json_object_set_string_member (sink->object, key, value);
+  else
+    _subagent_json_line_append_string_member (sink->line, key, value);
+}
+
+static void
+put_int (MemberSink *sink,
+         const char *key,
+         gint64      value)
+{
+  if (sink->object != NULL)
+    json_object_set_int_member (sink->object, key, value);
+  else
+    _subagent_json_line_append_int_member (sink->line, key, value);
+}
+
+static void
+put_amount (MemberSink *sink,
+            const char *key,
+            double      value)
+{
+  if (sink->object != NULL)
+    subagent_json_set_amount (sink->object, key, value);
+  else
+    {
+      _subagent_json_line_append_key (sink->line, key, FALSE);
+      _subagent_json_line_append_double (sink->line, subagent_json_amount (value));
+    }
+}
+
+/* What the event that ends @job carries, from its result, in one place
+ * for both forms: the line of every such event, the details of one made.
+ * @time is the event's. */
+static void
+terminal_members (SubagentJob *job,
+                  GDateTime   *time,
+                  MemberSink  *sink)
+{
+  SubagentRunResult *result = job->result;
+  g_autofree char *reason = subagent_run_result_dup_reason (result);
+
+  put_string (sink, "status", subagent_run_status_to_string (subagent_run_result_get_status (result)));
+  put_string (sink, "stop_reason", subagent_run_result_get_stop_reason (result));
+  if (reason != NULL)
+    put_string (sink, "reason", reason);
+  put_amount (sink, "cost_cents", subagent_run_result_get_cost_cents (result));
+  put_int (sink, "iterations", subagent_run_result_get_iterations (result));
+  put_int (sink, "tool_calls", subagent_run_result_get_tool_calls (result));
+  if (subagent_run_result_get_session_id (result) != NULL)
+    put_string (sink, "session_id", subagent_run_result_get_session_id (result));
+  if (job->started_at != NULL)
+    {
+      char started[SUBAGENT_TIME_TEXT_SIZE];
+
+      put_string (sink, "started_at", _subagent_time_format_micro (job->started_at, started));
+      put_int (sink, "duration_ms", g_date_time_difference (time, job->started_at) / 1000);
+    }
+  if (job->cancel_requested)
+    put_string (sink, "cause", job->cause == SUBAGENT_CANCEL_CAUSE_USER ? "user" : "system");
+}
+
+static void
+append_terminal_members (GString  *out,
+                         gpointer  data)
+{
+  SubagentAction *action = data;
+  MemberSink sink = { NULL, out };
+
+  terminal_members (action->job, action->time, &sink);
+}
+
+/* The event that ends a child, from its result: its members are written
+ * when the action is performed (the job is done by then, and stays so). */
 static void
 push_terminal_event_locked (SubagentSupervisor *self,
                             SubagentJob        *job)
 {
   SubagentRunResult *result = job->result;
   SubagentRunStatus status = subagent_run_result_get_status (result);
-  const char *stop_reason = subagent_run_result_get_stop_reason (result);
-  g_autoptr(JsonObject) details = json_object_new ();
-  g_autofree char *reason = subagent_run_result_dup_reason (result);
-  g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   SubagentEventKind kind;
 
-  if (g_str_equal (stop_reason, SUBAGENT_STOP_REASON_CANCELLED) || status == SUBAGENT_RUN_STATUS_CANCELLED)
+  if (g_str_equal (subagent_run_result_get_stop_reason (result), SUBAGENT_STOP_REASON_CANCELLED) ||
+      status == SUBAGENT_RUN_STATUS_CANCELLED)
     kind = SUBAGENT_EVENT_CANCELLED;
   else if (status == SUBAGENT_RUN_STATUS_COMPLETE || status == SUBAGENT_RUN_STATUS_PARTIAL)
     kind = SUBAGENT_EVENT_COMPLETED;
   else
     kind = SUBAGENT_EVENT_FAILED;
-
-  json_object_set_string_member (details, "status", subagent_run_status_to_string (status));
-  json_object_set_string_member (details, "stop_reason", stop_reason);
-  if (reason != NULL)
-    json_object_set_string_member (details, "reason", reason);
-  subagent_json_set_amount (details, "cost_cents", subagent_run_result_get_cost_cents (result));
-  json_object_set_int_member (details, "iterations", subagent_run_result_get_iterations (result));
-  json_object_set_int_member (details, "tool_calls", subagent_run_result_get_tool_calls (result));
-  if (subagent_run_result_get_session_id (result) != NULL)
-    json_object_set_string_member (details, "session_id", subagent_run_result_get_session_id (result));
-  if (job->started_at != NULL)
-    {
-      char started[SUBAGENT_TIME_TEXT_SIZE];
-
-      json_object_set_string_member (details, "started_at", _subagent_time_format_micro (job->started_at, started));
-      json_object_set_int_member (details, "duration_ms", g_date_time_difference (now, job->started_at) / 1000);
-    }
-  if (job->cancel_requested)
-    json_object_set_string_member (details, "cause", job->cause == SUBAGENT_CANCEL_CAUSE_USER ? "user" : "system");
-  _subagent_supervisor_push_event_locked (self, job, kind, details);
+  push_event_locked (self, job, kind, NULL)->terminal = TRUE;
 }
 
 /* A child ended (or never started): record it, report it, free its slot. */
@@ -409,6 +481,9 @@ return_to_waiters (SubagentSupervisor *self,
 
   if (result == NULL)
     closed = _subagent_job_abandoned_error (job);
+  /* Whoever gets the result finds the child's events in the file. */
+  if (self->writer != NULL)
+    _subagent_events_writer_write_held (self->writer);
   if (ended != NULL)
     ended (result, closed, ended_data);
   if (ended_destroy != NULL)
@@ -449,23 +524,37 @@ perform_event (SubagentSupervisor *self,
   guint kind_signal = _subagent_supervisor_signals[SIGNAL_KIND_FIRST + kind];
   guint event_signal = _subagent_supervisor_signals[SIGNAL_EVENT];
   g_autoptr(SubagentEvent) event = NULL;
+  JsonObject *details;
 
   if (self->writer != NULL)
     {
-      g_autofree char *line = _subagent_event_line (kind, action->time, job->run_id, job->parent_run_id,
-                                                    job->def_name, job->depth, job->batch_index, action->details,
-                                                    job->accepted_at, job->follow_up);
+      GString *held = _subagent_events_writer_begin_held (self->writer);
 
-      _subagent_events_writer_write_line (self->writer, line);
+      _subagent_event_line_append (held, kind, action->time, job->run_id, job->parent_run_id, job->def_name,
+                                   job->depth, job->batch_index, action->details,
+                                   action->terminal ? append_terminal_members : NULL, action,
+                                   job->accepted_at, job->follow_up);
+      _subagent_events_writer_end_held (self->writer);
     }
   /* GLib 2.74 matches a detail's handlers or, with 0, the undetailed. */
   if (!g_signal_has_handler_pending (self, kind_signal, 0, FALSE) &&
       !g_signal_has_handler_pending (self, event_signal, 0, FALSE) &&
       !g_signal_has_handler_pending (self, event_signal, detail, FALSE))
     return;
+  details = g_steal_pointer (&action->details);
+  if (action->terminal)
+    {
+      MemberSink sink = { json_object_new (), NULL };
+
+      terminal_members (job, action->time, &sink);
+      details = sink.object;
+    }
   event = _subagent_event_new_take (kind, job->run_id, job->parent_run_id, job->def_name, job->depth,
-                                    job->batch_index, job_event_details (job, g_steal_pointer (&action->details)),
+                                    job->batch_index, job_event_details (job, details),
                                     g_steal_pointer (&action->time));
+  /* A handler reading the events file finds this event's line there. */
+  if (self->writer != NULL)
+    _subagent_events_writer_write_held (self->writer);
   g_signal_emit (self, kind_signal, 0, event);
   g_signal_emit (self, event_signal, detail, event);
 }
@@ -508,6 +597,9 @@ drain (gpointer data)
       g_mutex_lock (&self->lock);
     }
   g_mutex_unlock (&self->lock);
+  /* The round's event lines, in one write. */
+  if (self->writer != NULL)
+    _subagent_events_writer_write_held (self->writer);
   return G_SOURCE_REMOVE;
 }
 

@@ -73,6 +73,7 @@ typedef struct {
   SubagentEventKind event_kind;     /* an event's: */
   GDateTime *time;
   JsonObject *details;
+  gboolean terminal;                /* the details are the job's result's (terminal_members()) */
 } SubagentAction;
 
 enum {
@@ -190,18 +191,33 @@ SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
                                          gint               batch_index,
                                          JsonObject        *details,
                                          GDateTime         *time) G_GNUC_INTERNAL;
-char          *_subagent_event_line     (SubagentEventKind  kind,
-                                         GDateTime         *time,
-                                         const char        *run_id,
-                                         const char        *parent_run_id,
-                                         const char        *def_name,
-                                         guint              depth,
-                                         gint               batch_index,
-                                         JsonObject        *details,
-                                         GDateTime         *accepted_at,
-                                         guint              follow_up) G_GNUC_INTERNAL;
+/* Appends members to a line, each with its leading comma. */
+typedef void (*SubagentLineMembersFunc) (GString *out,
+                                         gpointer data);
+/* Appends an event's line, from its parts: @details, then what
+ * @members appends (either may be NULL), then @accepted_at and
+ * @follow_up when set (what a made event has last in its details). */
+void           _subagent_event_line_append (GString                 *out,
+                                            SubagentEventKind        kind,
+                                            GDateTime               *time,
+                                            const char              *run_id,
+                                            const char              *parent_run_id,
+                                            const char              *def_name,
+                                            guint                    depth,
+                                            gint                     batch_index,
+                                            JsonObject              *details,
+                                            SubagentLineMembersFunc  members,
+                                            gpointer                 members_data,
+                                            GDateTime               *accepted_at,
+                                            guint                    follow_up) G_GNUC_INTERNAL;
 void           _subagent_events_writer_write_line (SubagentEventsWriter *self,
                                                    const char           *line) G_GNUC_INTERNAL;
+/* Lines held back to go out in one write: begin returns the buffer to
+ * append whole lines to, locked until end; write_held writes them (the
+ * writer's other writes and its flush write them first). */
+GString       *_subagent_events_writer_begin_held (SubagentEventsWriter *self) G_GNUC_INTERNAL;
+void           _subagent_events_writer_end_held   (SubagentEventsWriter *self) G_GNUC_INTERNAL;
+void           _subagent_events_writer_write_held (SubagentEventsWriter *self) G_GNUC_INTERNAL;
 
 /* Blocks until the child ends; iterates the supervisor's main context when
  * the calling thread owns it (or can), else waits on a private one.
