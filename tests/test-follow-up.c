@@ -480,6 +480,71 @@ test_older_sessions_read_after_foreign_bytes (void)
 
 /* A record the session log could not take stays in memory, whatever the
  * bound: it is the only copy. */
+/* A child's record is written from its run, and the session a caller gets
+ * is made of that line: both must be the record of the same session,
+ * byte for byte (a shared child, a kept snapshot with its review, a
+ * follow-up whose usage adds up). */
+static void
+test_written_record_is_the_sessions (void)
+{
+  Fixture f = { 0, };
+  g_autofree char *shared = NULL;
+  g_autofree char *snap = NULL;
+  g_autoptr(SubagentRunResult) again = NULL;
+  g_autofree char *log_name = NULL;
+  g_autofree char *log_path = NULL;
+  g_autofree char *text = NULL;
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GHashTable) latest = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTableIter iter;
+  gpointer id, line;
+
+  fixture_open (&f, TRUE);
+  gate_runner_set_decide (f.gate, decide, NULL);
+  shared = run_to_end (&f, "first", "helper");
+  snap = run_to_end (&f, "write", "snap");
+  again = follow_up_to_end (&f, shared, "again");
+
+  log_name = g_strdup_printf ("%s.jsonl", subagent_manager_get_run_id (f.manager));
+  log_path = g_build_filename (f.root, ".subagent", "sessions", log_name, NULL);
+  g_assert_true (g_file_get_contents (log_path, &text, NULL, NULL));
+  lines = g_strsplit (g_strchomp (text), "\n", -1);
+  g_assert_cmpuint (g_strv_length (lines), ==, 3);
+  /* A session's latest line is its record. */
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      g_autoptr(JsonNode) node = json_from_string (lines[i], NULL);
+
+      g_hash_table_replace (latest, g_strdup (json_object_get_string_member (json_node_get_object (node), "session_id")),
+                            lines[i]);
+    }
+  g_assert_cmpuint (g_hash_table_size (latest), ==, 2);
+
+  g_hash_table_iter_init (&iter, latest);
+  while (g_hash_table_iter_next (&iter, &id, &line))
+    {
+      g_autoptr(SubagentSession) session = subagent_manager_get_session (f.manager, id);
+      g_autoptr(JsonObject) object = subagent_session_to_json (session);
+      g_autoptr(JsonNode) root = json_node_init_object (json_node_alloc (), object);
+      g_autofree char *generated = json_to_string (root, FALSE);
+
+      g_assert_cmpstr (generated, ==, line);
+    }
+  {
+    g_autoptr(SubagentSession) followed = subagent_manager_get_session (f.manager, shared);
+    g_autoptr(SubagentSession) kept = subagent_manager_get_session (f.manager, snap);
+
+    g_assert_cmpuint (subagent_session_get_follow_ups (followed), ==, 1);
+    g_assert_cmpfloat (subagent_session_get_cost_cents (followed), ==, 2.0);
+    g_assert_cmpstr (subagent_session_get_task (followed), ==, "first");
+    g_assert_true (subagent_session_get_workspace_kept (kept));
+    g_assert_nonnull (subagent_session_get_review (kept));
+    g_assert_nonnull (subagent_session_get_child_root (kept));
+    g_assert_cmpstr (subagent_session_get_isolation (kept), ==, "directory-snapshot");
+  }
+  fixture_close (&f);
+}
+
 static void
 test_unwritten_sessions_stay (void)
 {
@@ -715,6 +780,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/follow-up/sessions/older-ones-read-back-from-the-log", test_older_sessions_read_back);
   g_test_add_func ("/follow-up/sessions/read-back-after-another-writer", test_older_sessions_read_after_foreign_bytes);
   g_test_add_func ("/follow-up/sessions/unwritten-ones-stay-in-memory", test_unwritten_sessions_stay);
+  g_test_add_func ("/follow-up/sessions/written-record-is-the-sessions", test_written_record_is_the_sessions);
   g_test_add_func ("/follow-up/results/older-ones-rebuilt-from-the-records", test_older_results_read_back);
   g_test_add_func ("/follow-up/results/unrecorded-ones-stay-in-memory", test_unrecorded_results_stay);
   g_test_add_func ("/follow-up/cli/sessions-and-follow-up", test_cli_sessions_and_follow_up);

@@ -53,6 +53,14 @@ _subagent_logged_session_free (SubagentLoggedSession *logged)
   g_free (logged);
 }
 
+void
+_subagent_kept_session_free (SubagentKeptSession *kept)
+{
+  g_bytes_unref (kept->line);
+  g_clear_object (&kept->session);
+  g_free (kept);
+}
+
 /* Drops the oldest logged sessions past the bound; their places in the log
  * stay. Called locked. */
 static void
@@ -77,9 +85,11 @@ logged_session_has_id (gconstpointer logged,
 void
 _subagent_manager_keep_session_locked (SubagentManager           *self,
                                        const char                *run_id,
-                                       SubagentSession           *session,
+                                       GBytes                    *line,
                                        const SubagentSessionSpan *logged)
 {
+  SubagentKeptSession *kept = g_new0 (SubagentKeptSession, 1);
+
   /* A follow-up's record replaces its session's: it is the newest now. */
   if (g_hash_table_contains (self->sessions, run_id))
     {
@@ -93,7 +103,8 @@ _subagent_manager_keep_session_locked (SubagentManager           *self,
     }
   else
     g_hash_table_remove (self->sessions_on_disk, run_id);
-  g_hash_table_replace (self->sessions, g_strdup (run_id), session);
+  kept->line = line;
+  g_hash_table_replace (self->sessions, g_strdup (run_id), kept);
   if (logged != NULL)
     {
       SubagentLoggedSession *entry = g_new (SubagentLoggedSession, 1);
@@ -103,6 +114,52 @@ _subagent_manager_keep_session_locked (SubagentManager           *self,
       g_queue_push_tail (&self->sessions_logged, entry);
     }
   trim_sessions_locked (self);
+}
+
+/* The session kept in memory as @run_id's record (transfer full), made
+ * from its line the first time it is asked for, outside the lock (a
+ * transcript can be long). *in_memory says whether there is one. Its line
+ * was written by this manager, so it reads back; one that would not is
+ * reported. */
+static SubagentSession *
+session_in_memory (SubagentManager *self,
+                   const char      *run_id,
+                   gboolean        *in_memory)
+{
+  g_autoptr(GBytes) line = NULL;
+  g_autoptr(GError) error = NULL;
+  SubagentKeptSession *kept;
+  SubagentSession *session = NULL;
+  gsize length;
+  const char *text;
+
+  g_mutex_lock (&self->lock);
+  kept = g_hash_table_lookup (self->sessions, run_id);
+  if (kept != NULL)
+    {
+      session = kept->session ? g_object_ref (kept->session) : NULL;
+      line = session ? NULL : g_bytes_ref (kept->line);
+    }
+  g_mutex_unlock (&self->lock);
+  *in_memory = kept != NULL;
+  if (line == NULL)
+    return session;
+
+  text = g_bytes_get_data (line, &length);
+  session = _subagent_session_new_from_line (text, length, &error);
+  if (session == NULL)
+    {
+      g_warning ("The session record of run %s kept in memory does not read back: %s", run_id,
+                 error ? error->message : "not a JSON object");
+      return NULL;
+    }
+  /* Kept for the next caller, unless the record changed meanwhile. */
+  g_mutex_lock (&self->lock);
+  kept = g_hash_table_lookup (self->sessions, run_id);
+  if (kept != NULL && kept->line == line && kept->session == NULL)
+    kept->session = g_object_ref (session);
+  g_mutex_unlock (&self->lock);
+  return session;
 }
 
 /* The manager's session log, when some sessions left memory for it. */
@@ -131,8 +188,10 @@ _subagent_manager_has_session (SubagentManager *self,
  * @run_id: a child's run id
  *
  * Gets the child's session record: from memory for the latest children
- * (#SubagentManager:sessions-in-memory), else read back from its line of
- * the manager's session log (a blocking read).
+ * (#SubagentManager:sessions-in-memory; the record is kept as its line,
+ * and the object made of it the first time it is asked for, then the
+ * same object each time), else read back from its line of the manager's
+ * session log (a blocking read, a new object each time).
  *
  * Returns: (transfer full) (nullable): the child's session record, or
  *   %NULL when this manager ran no such child
@@ -148,23 +207,24 @@ subagent_manager_get_session (SubagentManager *self,
   SubagentSessionSpan span = { 0, 0 };
   SubagentLoggedSession *on_disk = NULL;
   SubagentSession *session;
+  gboolean in_memory;
 
   g_return_val_if_fail (SUBAGENT_IS_MANAGER (self), NULL);
   g_return_val_if_fail (run_id != NULL, NULL);
 
+  session = session_in_memory (self, run_id, &in_memory);
+  if (in_memory)
+    return session;
   g_mutex_lock (&self->lock);
-  session = g_hash_table_lookup (self->sessions, run_id);
-  if (session != NULL)
-    g_object_ref (session);
-  else if ((on_disk = g_hash_table_lookup (self->sessions_on_disk, run_id)) != NULL)
+  if ((on_disk = g_hash_table_lookup (self->sessions_on_disk, run_id)) != NULL)
     {
       span = on_disk->span;
       log = g_object_ref (self->session_log);
     }
   g_mutex_unlock (&self->lock);
   /* A run id this manager never logged: no file to read. */
-  if (session != NULL || log == NULL)
-    return session;
+  if (log == NULL)
+    return NULL;
 
   /* Its line alone; the whole log when that line moved. */
   session = _subagent_session_log_read_at (log, &span, run_id);
@@ -193,6 +253,7 @@ subagent_manager_list_sessions (SubagentManager *self)
   GPtrArray *sessions = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(SubagentSessionLog) log = NULL;
   g_autoptr(GHashTable) all = NULL;
+  g_autoptr(GPtrArray) in_memory = NULL;
   GHashTableIter iter;
   gpointer key, value;
 
@@ -206,10 +267,19 @@ subagent_manager_list_sessions (SubagentManager *self)
                     : g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
 
   g_mutex_lock (&self->lock);
+  in_memory = g_ptr_array_new_full (g_hash_table_size (self->sessions), g_free);
   g_hash_table_iter_init (&iter, self->sessions);
-  while (g_hash_table_iter_next (&iter, &key, &value))
-    g_hash_table_replace (all, g_strdup (key), g_object_ref (value));
+  while (g_hash_table_iter_next (&iter, &key, NULL))
+    g_ptr_array_add (in_memory, g_strdup (key));
   g_mutex_unlock (&self->lock);
+  for (guint i = 0; i < in_memory->len; i++)
+    {
+      gboolean kept;
+      SubagentSession *session = session_in_memory (self, in_memory->pdata[i], &kept);
+
+      if (session != NULL)
+        g_hash_table_replace (all, g_strdup (in_memory->pdata[i]), session);
+    }
 
   g_hash_table_iter_init (&iter, all);
   while (g_hash_table_iter_next (&iter, NULL, &value))

@@ -29,7 +29,7 @@ struct _SubagentManager
   SubagentPermissionMode permission_mode;
 
   GMutex lock;
-  GHashTable *sessions;  /* run id → SubagentSession, those kept in memory */
+  GHashTable *sessions;  /* run id → SubagentKeptSession*, those kept in memory */
   GQueue sessions_logged;  /* SubagentLoggedSession* of those also in session_log, oldest first */
   guint sessions_in_memory;  /* how many of those stay in memory */
   GHashTable *sessions_on_disk;  /* run id → SubagentLoggedSession*, of those that left memory */
@@ -55,14 +55,24 @@ typedef struct {
 
 void _subagent_logged_session_free (SubagentLoggedSession *logged) G_GNUC_INTERNAL;
 
-/* Keeps @session (transfer full), @logged (its place) when its record is
- * in session_log: the oldest logged ones leave memory past
- * sessions_in_memory, and are read back from their place when asked for;
- * one whose record could not be written (@logged NULL) never leaves.
+/* A session record kept in memory: its line, and the session made of it
+ * once someone asked (a child's record is written from its run, and most
+ * are never asked for). */
+typedef struct {
+  GBytes *line;
+  SubagentSession *session;  /* NULL until asked for */
+} SubagentKeptSession;
+
+void _subagent_kept_session_free (SubagentKeptSession *kept) G_GNUC_INTERNAL;
+
+/* Keeps the record @line holds (transfer full, no newline), @logged (its
+ * place) when it is in session_log: the oldest logged ones leave memory
+ * past sessions_in_memory, and are read back from their place when asked
+ * for; one whose record could not be written (@logged NULL) never leaves.
  * Called with the lock held. */
 void _subagent_manager_keep_session_locked (SubagentManager           *self,
                                             const char                *run_id,
-                                            SubagentSession           *session,
+                                            GBytes                    *line,
                                             const SubagentSessionSpan *logged) G_GNUC_INTERNAL;
 
 /* Whether this manager keeps a session record of @run_id, in memory or in

@@ -212,6 +212,9 @@ record_lineage (RunState          *state,
     g_warning ("%s", error->message);
 }
 
+/* The child's session record, written from the run: its line goes to the
+ * log and stays in memory, and the SubagentSession is made of it only if
+ * someone asks (subagent_manager_get_session()). */
 static void
 keep_session (RunState          *state,
               SubagentRunResult *result,
@@ -221,41 +224,44 @@ keep_session (RunState          *state,
   SubagentManager *self = state->manager;
   g_autoptr(GDateTime) completed = g_date_time_new_now_utc ();
   g_autoptr(SubagentSessionLog) log = NULL;
-  g_autoptr(SubagentSession) session = NULL;
+  g_autoptr(GString) line = g_string_sized_new (1024);
   g_autoptr(GError) error = NULL;
   SubagentSessionSpan span;
   gboolean logged;
+  gsize start;
   /* A follow-up continues its session: usage adds up (reference 003). */
   SubagentSession *resume = state->hooks ? state->hooks->resume : NULL;
+  SubagentSessionView view = {
+    .session_id = state->run_id,
+    .def_name = subagent_def_get_name (state->def),
+    .parent_run_id = state->parent_run_id,
+    .status = subagent_run_result_get_status (result),
+    .started_at = resume ? subagent_session_get_started_at (resume) : state->started_at,
+    .completed_at = completed,
+    .depth = state->depth + 1,
+    .batch_index = state->batch_index,
+    .isolation = state->isolation,
+    .worktree_path = subagent_lineage_get_worktree_path (state->lineage),
+    .container_path = subagent_lineage_get_container_path (state->lineage),
+    .iterations = subagent_run_result_get_iterations (result) + (resume ? subagent_session_get_iterations (resume) : 0),
+    .tool_calls = subagent_run_result_get_tool_calls (result) + (resume ? subagent_session_get_tool_calls (resume) : 0),
+    .cost_cents = subagent_run_result_get_cost_cents (result) + (resume ? subagent_session_get_cost_cents (resume) : 0),
+    .final_answer = subagent_run_result_get_final_answer (result),
+    .review = review,
+    .task = resume ? subagent_session_get_task (resume) : state->task,
+    .follow_ups = resume ? subagent_session_get_follow_ups (resume) + 1 : 0,
+    .workspace_kept = workspace_kept,
+    .child_root = subagent_isolation_context_get_child_root (state->context),
+    .transcript = state->outcome ? subagent_run_outcome_get_transcript (state->outcome) : NULL,
+  };
 
-  session = g_object_new (SUBAGENT_TYPE_SESSION,
-                          "session-id", state->run_id,
-                          "def-name", subagent_def_get_name (state->def),
-                          "parent-run-id", state->parent_run_id,
-                          "status", subagent_run_result_get_status (result),
-                          "started-at", resume ? subagent_session_get_started_at (resume) : state->started_at,
-                          "completed-at", completed,
-                          "depth", state->depth + 1,
-                          "batch-index", state->batch_index,
-                          "isolation", state->isolation,
-                          "worktree-path", subagent_lineage_get_worktree_path (state->lineage),
-                          "container-path", subagent_lineage_get_container_path (state->lineage),
-                          "iterations", subagent_run_result_get_iterations (result) +
-                                        (resume ? subagent_session_get_iterations (resume) : 0),
-                          "tool-calls", subagent_run_result_get_tool_calls (result) +
-                                        (resume ? subagent_session_get_tool_calls (resume) : 0),
-                          "cost-cents", subagent_run_result_get_cost_cents (result) +
-                                        (resume ? subagent_session_get_cost_cents (resume) : 0),
-                          "final-answer", subagent_run_result_get_final_answer (result),
-                          "review", review,
-                          "task", resume ? subagent_session_get_task (resume) : state->task,
-                          "follow-ups", resume ? subagent_session_get_follow_ups (resume) + 1 : 0,
-                          "workspace-kept", workspace_kept,
-                          "child-root", subagent_isolation_context_get_child_root (state->context),
-                          "transcript", state->outcome ? subagent_run_outcome_get_transcript (state->outcome) : NULL,
-                          NULL);
+  _subagent_session_view_normalize (&view);
   /* What the supervisor needs to give this run's result back once it left memory. */
-  _subagent_session_set_last_run (session, result);
+  _subagent_session_view_set_last_run (&view, result);
+  /* Compact: strings escape their newlines. */
+  _subagent_session_view_append_line (&view, line);
+  g_string_append_c (line, '\n');
+
   /* One log per manager: concurrent children share its writes. */
   g_mutex_lock (&self->lock);
   if (self->session_log == NULL)
@@ -266,12 +272,16 @@ keep_session (RunState          *state,
     }
   log = self->session_log ? g_object_ref (self->session_log) : NULL;
   g_mutex_unlock (&self->lock);
-  logged = log != NULL && _subagent_session_log_append_at (log, session, &span, &error);
+  logged = log != NULL && _subagent_session_log_append_line_at (log, state->run_id, line, &span, &error);
   if (!logged)
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 
+  /* The record alone: the log may have led it with a newline. */
+  start = line->str[0] == '\n' ? 1 : 0;
   g_mutex_lock (&self->lock);
-  _subagent_manager_keep_session_locked (self, state->run_id, g_steal_pointer (&session), logged ? &span : NULL);
+  _subagent_manager_keep_session_locked (self, state->run_id,
+                                         g_bytes_new (line->str + start, line->len - start - 1),
+                                         logged ? &span : NULL);
   g_mutex_unlock (&self->lock);
 }
 

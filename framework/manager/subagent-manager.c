@@ -356,7 +356,8 @@ subagent_manager_init (SubagentManager *self)
   g_mutex_init (&self->lock);
   g_mutex_init (&self->approval_lock);
   self->confinement_cache = _subagent_confinement_cache_new ();
-  self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  self->sessions = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) _subagent_kept_session_free);
   g_queue_init (&self->sessions_logged);
   self->sessions_on_disk = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
                                                   (GDestroyNotify) _subagent_logged_session_free);

@@ -109,6 +109,19 @@ read_last_run (SubagentSession  *self,
 }
 
 void
+_subagent_session_view_set_last_run (SubagentSessionView *view,
+                                     SubagentRunResult   *result)
+{
+  view->has_last_run = TRUE;
+  view->last_iterations = subagent_run_result_get_iterations (result);
+  view->last_tool_calls = subagent_run_result_get_tool_calls (result);
+  view->last_cost_cents = subagent_run_result_get_cost_cents (result);
+  view->last_message = subagent_run_result_get_message (result);
+  view->last_stop_reason = subagent_run_result_get_stop_reason (result);
+  view->last_confinement = subagent_run_result_get_confinement (result);
+}
+
+void
 _subagent_session_set_last_run (SubagentSession   *self,
                                 SubagentRunResult *result)
 {
@@ -337,63 +350,97 @@ append_time_member (GString    *out,
 /* Member for member what subagent_session_to_json() builds, in its order
  * (tests/test-session-log.c compares the bytes). */
 void
-_subagent_session_append_line (SubagentSession *self,
-                               GString         *out)
+_subagent_session_view_append_line (const SubagentSessionView *view,
+                                    GString                   *out)
 {
   g_string_append_len (out, "{\"session_id\":", 14);
-  _subagent_json_line_append_string (out, subagent_session_get_session_id (self));
-  _subagent_json_line_append_string_member (out, "def_name", subagent_session_get_def_name (self));
-  _subagent_json_line_append_string_member (out, "parent_run_id", subagent_session_get_parent_run_id (self));
-  _subagent_json_line_append_string_member (out, "status", subagent_run_status_to_string (subagent_session_get_status (self)));
-  append_time_member (out, "started_at", subagent_session_get_started_at (self));
-  _subagent_json_line_append_int_member (out, "depth", subagent_session_get_depth (self));
-  if (subagent_session_get_batch_index (self) == SUBAGENT_NO_BATCH_INDEX)
+  _subagent_json_line_append_string (out, view->session_id);
+  _subagent_json_line_append_string_member (out, "def_name", view->def_name);
+  _subagent_json_line_append_string_member (out, "parent_run_id", view->parent_run_id);
+  _subagent_json_line_append_string_member (out, "status", subagent_run_status_to_string (view->status));
+  append_time_member (out, "started_at", view->started_at);
+  _subagent_json_line_append_int_member (out, "depth", view->depth);
+  if (view->batch_index == SUBAGENT_NO_BATCH_INDEX)
     g_string_append (out, ",\"batch_index\":null");
   else
-    _subagent_json_line_append_int_member (out, "batch_index", subagent_session_get_batch_index (self));
-  _subagent_json_line_append_string_member (out, "isolation", subagent_session_get_isolation (self));
-  _subagent_json_line_append_string_member (out, "worktree_path", subagent_session_get_worktree_path (self));
-  _subagent_json_line_append_string_member (out, "container_path", subagent_session_get_container_path (self));
-  append_time_member (out, "completed_at", subagent_session_get_completed_at (self));
-  _subagent_json_line_append_int_member (out, "iterations", subagent_session_get_iterations (self));
-  _subagent_json_line_append_int_member (out, "tool_calls", subagent_session_get_tool_calls (self));
+    _subagent_json_line_append_int_member (out, "batch_index", view->batch_index);
+  _subagent_json_line_append_string_member (out, "isolation", view->isolation);
+  _subagent_json_line_append_string_member (out, "worktree_path", view->worktree_path);
+  _subagent_json_line_append_string_member (out, "container_path", view->container_path);
+  append_time_member (out, "completed_at", view->completed_at);
+  _subagent_json_line_append_int_member (out, "iterations", view->iterations);
+  _subagent_json_line_append_int_member (out, "tool_calls", view->tool_calls);
   _subagent_json_line_append_key (out, "cost_cents", FALSE);
-  _subagent_json_line_append_double (out, subagent_json_amount (subagent_session_get_cost_cents (self)));
-  _subagent_json_line_append_string_member (out, "final_answer", subagent_session_get_final_answer (self));
+  _subagent_json_line_append_double (out, subagent_json_amount (view->cost_cents));
+  _subagent_json_line_append_string_member (out, "final_answer", view->final_answer);
   _subagent_json_line_append_key (out, "review", FALSE);
-  if (subagent_session_get_review (self) != NULL)
-    {
-      g_autoptr(JsonNode) node = json_node_init_object (json_node_alloc (), subagent_session_get_review (self));
-
-      _subagent_json_line_append_node (out, node);
-    }
+  if (view->review != NULL)
+    _subagent_json_line_append_object (out, view->review);
   else
     g_string_append_len (out, "null", 4);
-  _subagent_json_line_append_string_member (out, "task", subagent_session_get_task (self));
-  _subagent_json_line_append_int_member (out, "follow_ups", subagent_session_get_follow_ups (self));
+  _subagent_json_line_append_string_member (out, "task", view->task);
+  _subagent_json_line_append_int_member (out, "follow_ups", view->follow_ups);
   _subagent_json_line_append_key (out, "workspace_kept", FALSE);
-  g_string_append (out, subagent_session_get_workspace_kept (self) ? "true" : "false");
-  _subagent_json_line_append_string_member (out, "child_root", subagent_session_get_child_root (self));
-  if (self->has_last_run)
+  g_string_append (out, view->workspace_kept ? "true" : "false");
+  _subagent_json_line_append_string_member (out, "child_root", view->child_root);
+  if (view->has_last_run)
     {
       g_string_append (out, ",\"last_run\":{\"iterations\":");
-      _subagent_json_line_append_int (out, self->last_iterations);
-      _subagent_json_line_append_int_member (out, "tool_calls", self->last_tool_calls);
+      _subagent_json_line_append_int (out, view->last_iterations);
+      _subagent_json_line_append_int_member (out, "tool_calls", view->last_tool_calls);
       _subagent_json_line_append_key (out, "cost_cents", FALSE);
-      _subagent_json_line_append_double (out, subagent_json_amount (self->last_cost_cents));
-      _subagent_json_line_append_string_member (out, "message", self->last_message);
-      _subagent_json_line_append_string_member (out, "stop_reason", self->last_stop_reason);
-      _subagent_json_line_append_string_member (out, "confinement", self->last_confinement);
+      _subagent_json_line_append_double (out, subagent_json_amount (view->last_cost_cents));
+      _subagent_json_line_append_string_member (out, "message", view->last_message);
+      _subagent_json_line_append_string_member (out, "stop_reason", view->last_stop_reason);
+      _subagent_json_line_append_string_member (out, "confinement", view->last_confinement);
       g_string_append_c (out, '}');
     }
-  if (subagent_session_get_transcript (self) != NULL)
+  if (view->transcript != NULL)
     {
-      g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), subagent_session_get_transcript (self));
+      g_autoptr(JsonNode) node = json_node_init_array (json_node_alloc (), view->transcript);
 
       _subagent_json_line_append_key (out, "transcript", FALSE);
       _subagent_json_line_append_node (out, node);
     }
   g_string_append_c (out, '}');
+}
+
+void
+_subagent_session_append_line (SubagentSession *self,
+                               GString         *out)
+{
+  const SubagentSessionView view = {
+    .session_id = subagent_session_get_session_id (self),
+    .def_name = subagent_session_get_def_name (self),
+    .parent_run_id = subagent_session_get_parent_run_id (self),
+    .status = subagent_session_get_status (self),
+    .started_at = subagent_session_get_started_at (self),
+    .depth = subagent_session_get_depth (self),
+    .batch_index = subagent_session_get_batch_index (self),
+    .isolation = subagent_session_get_isolation (self),
+    .worktree_path = subagent_session_get_worktree_path (self),
+    .container_path = subagent_session_get_container_path (self),
+    .completed_at = subagent_session_get_completed_at (self),
+    .iterations = subagent_session_get_iterations (self),
+    .tool_calls = subagent_session_get_tool_calls (self),
+    .cost_cents = subagent_session_get_cost_cents (self),
+    .final_answer = subagent_session_get_final_answer (self),
+    .review = subagent_session_get_review (self),
+    .transcript = subagent_session_get_transcript (self),
+    .task = subagent_session_get_task (self),
+    .follow_ups = subagent_session_get_follow_ups (self),
+    .workspace_kept = subagent_session_get_workspace_kept (self),
+    .child_root = subagent_session_get_child_root (self),
+    .has_last_run = self->has_last_run,
+    .last_iterations = self->last_iterations,
+    .last_tool_calls = self->last_tool_calls,
+    .last_cost_cents = self->last_cost_cents,
+    .last_message = self->last_message,
+    .last_stop_reason = self->last_stop_reason,
+    .last_confinement = self->last_confinement,
+  };
+
+  _subagent_session_view_append_line (&view, out);
 }
 
 /**

@@ -340,26 +340,21 @@ subagent_session_log_append (SubagentSessionLog  *self,
 }
 
 gboolean
-_subagent_session_log_append_at (SubagentSessionLog   *self,
-                                 SubagentSession      *session,
-                                 SubagentSessionSpan  *span,
-                                 GError              **error)
+_subagent_session_log_append_line_at (SubagentSessionLog   *self,
+                                      const char           *session_id,
+                                      GString              *line,
+                                      SubagentSessionSpan  *span,
+                                      GError              **error)
 {
-  g_autoptr(GString) line = NULL;
   gboolean ok;
 
-  if (!subagent_session_id_is_valid (subagent_session_get_session_id (session)))
+  if (!subagent_session_id_is_valid (session_id))
     {
       g_set_error (error, SUBAGENT_ERROR, SUBAGENT_ERROR_INVALID_ARGUMENT,
                    "Refusing to log session “%s”: a session id must be 1–128 characters of [A-Za-z0-9_-]",
-                   subagent_session_get_session_id (session));
+                   session_id);
       return FALSE;
     }
-  /* Compact: strings escape their newlines. */
-  line = g_string_sized_new (1024);
-  _subagent_session_append_line (session, line);
-  g_string_append_c (line, '\n');
-
   g_mutex_lock (&self->lock);
   ok = write_record (self, line, span, error);
   if (ok)
@@ -376,12 +371,24 @@ _subagent_session_log_append_at (SubagentSessionLog   *self,
   return ok;
 }
 
-/* One line of a log as a session record; NULL with @error set (or not,
- * for a line that is no JSON object) when it is none. */
-static SubagentSession *
-parse_line (const char  *line,
-            gsize        length,
-            GError     **error)
+gboolean
+_subagent_session_log_append_at (SubagentSessionLog   *self,
+                                 SubagentSession      *session,
+                                 SubagentSessionSpan  *span,
+                                 GError              **error)
+{
+  g_autoptr(GString) line = g_string_sized_new (1024);
+
+  /* Compact: strings escape their newlines. */
+  _subagent_session_append_line (session, line);
+  g_string_append_c (line, '\n');
+  return _subagent_session_log_append_line_at (self, subagent_session_get_session_id (session), line, span, error);
+}
+
+SubagentSession *
+_subagent_session_new_from_line (const char  *line,
+                                 gsize        length,
+                                 GError     **error)
 {
   g_autoptr(JsonParser) parser = json_parser_new_immutable ();
   JsonNode *root;
@@ -422,7 +429,7 @@ _subagent_session_log_read_at (SubagentSessionLog        *self,
   close (fd);
   if (done < span->length)
     return NULL;
-  session = parse_line (data, span->length, &error);
+  session = _subagent_session_new_from_line (data, span->length, &error);
   if (session == NULL)
     {
       g_debug ("%s at %" G_GUINT64_FORMAT ": no session record%s%s", self->path, span->offset,
@@ -571,7 +578,7 @@ read_line (const char *path,
 
   if (length == 0)
     return;
-  session = parse_line (line, length, &error);
+  session = _subagent_session_new_from_line (line, length, &error);
   if (session == NULL)
     {
       g_ptr_array_add (skipped, g_strdup_printf ("%s:%u: not a session record%s%s", path, line_number,

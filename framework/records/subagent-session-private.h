@@ -7,6 +7,7 @@
 #pragma once
 
 #include "subagent.h"
+#include "subagent-records-private.h"
 
 G_BEGIN_DECLS
 
@@ -51,9 +52,7 @@ struct _SubagentSession
   SubagentLineage *lineage;
 };
 
-/* Appends json_to_string() of subagent_session_to_json (@self), written
- * directly (no object, copies or generator: one per child). */
+/* Its line, from a view of its members (subagent-records-private.h). */
 void _subagent_session_append_line (SubagentSession *self,
                                     GString         *out) G_GNUC_INTERNAL;
-
 G_END_DECLS

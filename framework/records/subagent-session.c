@@ -193,6 +193,25 @@ dup_nonempty (const GValue *value)
   return (s != NULL && *s != '\0') ? g_strdup (s) : NULL;
 }
 
+/* The forms set_property() stores, for a record written without the object. */
+void
+_subagent_session_view_normalize (SubagentSessionView *view)
+{
+#define OR_EMPTY(s) ((s) != NULL ? (s) : "")
+#define NONEMPTY(s) ((s) != NULL && *(s) != '\0' ? (s) : NULL)
+  view->session_id = OR_EMPTY (view->session_id);
+  view->def_name = OR_EMPTY (view->def_name);
+  view->parent_run_id = OR_EMPTY (view->parent_run_id);
+  view->isolation = NONEMPTY (view->isolation) ? view->isolation : "shared";
+  view->worktree_path = NONEMPTY (view->worktree_path);
+  view->container_path = NONEMPTY (view->container_path);
+  view->final_answer = OR_EMPTY (view->final_answer);
+  view->task = OR_EMPTY (view->task);
+  view->child_root = NONEMPTY (view->child_root);
+#undef OR_EMPTY
+#undef NONEMPTY
+}
+
 static void
 subagent_session_set_property (GObject      *object,
                                guint         prop_id,
