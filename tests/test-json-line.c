@@ -45,6 +45,21 @@ test_strings (void)
       json_node_set_string (node, text);
       assert_node_matches (node);
     }
+  /* Long strings are scanned eight bytes at a time: every byte at every
+   * place of the words and of the tail, in strings of 1 to 33 bytes. */
+  for (guint length = 1; length <= 33; length++)
+    for (guint at = 0; at < length; at++)
+      for (guint c = 1; c < 256; c++)
+        {
+          g_autoptr(JsonNode) node = json_node_new (JSON_NODE_VALUE);
+          char text[34];
+
+          memset (text, 'a' + (char) (at % 26), length);
+          text[at] = (char) c;
+          text[length] = '\0';
+          json_node_set_string (node, text);
+          assert_node_matches (node);
+        }
 }
 
 static void
@@ -61,6 +76,16 @@ test_numbers (void)
       g_autoptr(JsonNode) node = json_node_new (JSON_NODE_VALUE);
 
       json_node_set_double (node, doubles[i]);
+      assert_node_matches (node);
+    }
+  /* Whole numbers, written without printf below 1e15. */
+  for (guint i = 0; i < 2000; i++)
+    {
+      g_autoptr(JsonNode) node = json_node_new (JSON_NODE_VALUE);
+      const double edges[] = { 2.0, 999999999999999.0, -999999999999999.0, 1e15 - 1 };
+      gint64 whole = (gint64) g_test_rand_int () * g_test_rand_int_range (0, 1 << (i % 20));
+
+      json_node_set_double (node, i < G_N_ELEMENTS (edges) ? edges[i] : (double) whole);
       assert_node_matches (node);
     }
   /* Amounts as records hold them: cents with fractions. */

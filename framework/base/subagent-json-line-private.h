@@ -12,9 +12,36 @@
  */
 #pragma once
 
+#include <string.h>
 #include <json-glib/json-glib.h>
 
 G_BEGIN_DECLS
+
+/* g_string_append_len() without the call where the string has room: GLib
+ * 2.74 sends every append through g_string_insert_len(), and these
+ * writers append a few bytes at a time (a tenth of a command child's host
+ * instructions went there). @data must not point into @out. */
+static inline void
+_subagent_line_append_len (GString    *out,
+                           const char *data,
+                           gsize       len)
+{
+  if (G_LIKELY (out->len + len < out->allocated_len))
+    {
+      memcpy (out->str + out->len, data, len);
+      out->len += len;
+      out->str[out->len] = '\0';
+    }
+  else
+    g_string_append_len (out, data, (gssize) len);
+}
+
+static inline void
+_subagent_line_append (GString    *out,
+                       const char *text)
+{
+  _subagent_line_append_len (out, text, strlen (text));
+}
 
 /* Room for any time the two formatters below write. */
 #define SUBAGENT_TIME_TEXT_SIZE 48

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "subagent-json-line-private.h"
@@ -19,24 +20,56 @@ static const guint8 needs_escape[256] = {
   ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
 };
 
+/* Whether none of the eight bytes of @word needs an escape: none below
+ * 0x1f (NUL included), none the quote, the backslash or DEL. The usual
+ * "some byte is zero / less than n" tests: exact for the word as a whole,
+ * and never set by a byte from 0x80 up. */
+static inline gboolean
+word_is_plain (guint64 word)
+{
+  const guint64 ones = G_GUINT64_CONSTANT (0x0101010101010101);
+  const guint64 highs = G_GUINT64_CONSTANT (0x8080808080808080);
+  guint64 quote = word ^ (ones * '"');
+  guint64 backslash = word ^ (ones * '\\');
+  guint64 del = word ^ (ones * 0x7f);
+
+  return ((((word - ones * 0x1f) & ~word) |
+           ((quote - ones) & ~quote) |
+           ((backslash - ones) & ~backslash) |
+           ((del - ones) & ~del)) & highs) == 0;
+}
+
 void
 _subagent_json_line_append_string (GString    *out,
                                    const char *text)
 {
-  const guchar *p, *run;
+  const guchar *p, *run, *end;
 
   if (text == NULL)
     {
-      g_string_append_len (out, "null", 4);
+      _subagent_line_append_len (out, "null", 4);
       return;
     }
+  end = (const guchar *) text + strlen (text);
   g_string_append_c (out, '"');
-  /* Runs of bytes that need no escape go in one append. */
-  for (p = run = (const guchar *) text; *p != '\0'; p++)
+  /* Runs of bytes that need no escape go in one append, scanned a word at
+   * a time (about a fifth of a command child's record-writing work went
+   * to this loop a byte at a time). */
+  for (p = run = (const guchar *) text; p < end; p++)
     {
       const char *escape;
       char unicode[8];
+      guint64 word;
 
+      while (end - p >= (gssize) sizeof word)
+        {
+          memcpy (&word, p, sizeof word);
+          if (!word_is_plain (word))
+            break;
+          p += sizeof word;
+        }
+      if (p == end)
+        break;
       if (G_LIKELY (!needs_escape[*p]))
         continue;
       switch (*p)
@@ -52,11 +85,11 @@ _subagent_json_line_append_string (GString    *out,
           g_snprintf (unicode, sizeof unicode, "\\u%04x", *p);
           escape = unicode;
         }
-      g_string_append_len (out, (const char *) run, p - run);
-      g_string_append (out, escape);
+      _subagent_line_append_len (out, (const char *) run, p - run);
+      _subagent_line_append (out, escape);
       run = p + 1;
     }
-  g_string_append_len (out, (const char *) run, p - run);
+  _subagent_line_append_len (out, (const char *) run, end - run);
   g_string_append_c (out, '"');
 }
 
@@ -66,11 +99,21 @@ _subagent_json_line_append_double (GString *out,
 {
   char buffer[G_ASCII_DTOSTR_BUF_SIZE];
 
+  /* A whole number (a command child's cost, most counts) is what "%.17g"
+   * writes for it, its digits: without printf, a tenth of the cost. */
+  if (fabs (value) < 1e15 && value == (double) (gint64) value && !(value == 0 && signbit (value)))
+    {
+      char digits[SUBAGENT_INT_TEXT_SIZE];
+
+      _subagent_line_append (out, _subagent_format_int ((gint64) value, digits));
+      _subagent_line_append_len (out, ".0", 2);
+      return;
+    }
   g_ascii_dtostr (buffer, sizeof buffer, value);
-  g_string_append (out, buffer);
+  _subagent_line_append (out, buffer);
   /* The generator keeps a double a double when read back. */
   if (strchr (buffer, '.') == NULL)
-    g_string_append_len (out, ".0", 2);
+    _subagent_line_append_len (out, ".0", 2);
 }
 
 void
@@ -130,7 +173,7 @@ _subagent_json_line_append_node (GString  *out,
   switch (JSON_NODE_TYPE (node))
     {
     case JSON_NODE_NULL:
-      g_string_append_len (out, "null", 4);
+      _subagent_line_append_len (out, "null", 4);
       return;
     case JSON_NODE_OBJECT:
       _subagent_json_line_append_object (out, json_node_get_object (node));
@@ -161,9 +204,9 @@ _subagent_json_line_append_node (GString  *out,
           return;
         case G_TYPE_BOOLEAN:
           if (json_node_get_boolean (node))
-            g_string_append_len (out, "true", 4);
+            _subagent_line_append_len (out, "true", 4);
           else
-            g_string_append_len (out, "false", 5);
+            _subagent_line_append_len (out, "false", 5);
           return;
         case G_TYPE_DOUBLE:
           _subagent_json_line_append_double (out, json_node_get_double (node));
@@ -178,7 +221,7 @@ _subagent_json_line_append_node (GString  *out,
   {
     g_autofree char *text = json_to_string (node, FALSE);
 
-    g_string_append (out, text);
+    _subagent_line_append (out, text);
   }
 }
 
@@ -284,7 +327,7 @@ _subagent_json_line_append_int (GString *out,
 {
   char text[SUBAGENT_INT_TEXT_SIZE];
 
-  g_string_append (out, _subagent_format_int (value, text));
+  _subagent_line_append (out, _subagent_format_int (value, text));
 }
 
 char *

@@ -189,7 +189,7 @@ record_lineage (RunState          *state,
   _subagent_json_line_append_int_member (members, "depth", state->depth + 1);
   _subagent_json_line_append_string_member (members, "isolation", state->isolation);
   if (state->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    g_string_append (members, ",\"batch_index\":null");
+    _subagent_line_append (members, ",\"batch_index\":null");
   else
     _subagent_json_line_append_int_member (members, "batch_index", state->batch_index);
   _subagent_json_line_append_string_member (members, "status",

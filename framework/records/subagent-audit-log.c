@@ -263,9 +263,9 @@ subagent_audit_log_record (SubagentAuditLog  *self,
        * order json_object_iter_init() visits them}, written directly (no
        * record object, member copies or generator per line;
        * tests/test-lineage-session.c compares the bytes). */
-      g_string_append_len (line, "{\"event\":", 9);
+      _subagent_line_append_len (line, "{\"event\":", 9);
       _subagent_json_line_append_string (line, event);
-      g_string_append_len (line, ",\"ts\":", 6);
+      _subagent_line_append_len (line, ",\"ts\":", 6);
       _subagent_json_line_append_string (line, ts);
       if (fields != NULL)
         {
@@ -276,7 +276,7 @@ subagent_audit_log_record (SubagentAuditLog  *self,
               _subagent_json_line_append_node (line, value);
             }
         }
-      g_string_append_len (line, "}\n", 2);
+      _subagent_line_append_len (line, "}\n", 2);
     }
   else
     {
@@ -310,12 +310,12 @@ _subagent_audit_log_record_members (SubagentAuditLog  *self,
   char ts[SUBAGENT_TIME_TEXT_SIZE];
   g_autoptr(GString) line = g_string_sized_new (members->len + 128);
 
-  g_string_append_len (line, "{\"event\":", 9);
+  _subagent_line_append_len (line, "{\"event\":", 9);
   _subagent_json_line_append_string (line, event);
-  g_string_append_len (line, ",\"ts\":", 6);
+  _subagent_line_append_len (line, ",\"ts\":", 6);
   _subagent_json_line_append_string (line, _subagent_time_format_iso8601 (now, ts));
-  g_string_append_len (line, members->str, members->len);
-  g_string_append_len (line, "}\n", 2);
+  _subagent_line_append_len (line, members->str, members->len);
+  _subagent_line_append_len (line, "}\n", 2);
   return append_line (self, line, error);
 }
 

@@ -480,13 +480,13 @@ void
 _subagent_lineage_append_json (SubagentLineage *self,
                                GString         *out)
 {
-  g_string_append_len (out, "{\"parent_run_id\":", 17);
+  _subagent_line_append_len (out, "{\"parent_run_id\":", 17);
   _subagent_json_line_append_string (out, self->parent_run_id);
   _subagent_json_line_append_string_member (out, "def_name", self->def_name);
   _subagent_json_line_append_int_member (out, "depth", self->depth);
   _subagent_json_line_append_string_member (out, "isolation", self->isolation);
   if (self->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    g_string_append (out, ",\"batch_index\":null");
+    _subagent_line_append (out, ",\"batch_index\":null");
   else
     _subagent_json_line_append_int_member (out, "batch_index", self->batch_index);
   _subagent_json_line_append_string_member (out, "worktree_path", self->worktree_path);

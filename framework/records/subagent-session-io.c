@@ -353,7 +353,7 @@ void
 _subagent_session_view_append_line (const SubagentSessionView *view,
                                     GString                   *out)
 {
-  g_string_append_len (out, "{\"session_id\":", 14);
+  _subagent_line_append_len (out, "{\"session_id\":", 14);
   _subagent_json_line_append_string (out, view->session_id);
   _subagent_json_line_append_string_member (out, "def_name", view->def_name);
   _subagent_json_line_append_string_member (out, "parent_run_id", view->parent_run_id);
@@ -361,7 +361,7 @@ _subagent_session_view_append_line (const SubagentSessionView *view,
   append_time_member (out, "started_at", view->started_at);
   _subagent_json_line_append_int_member (out, "depth", view->depth);
   if (view->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    g_string_append (out, ",\"batch_index\":null");
+    _subagent_line_append (out, ",\"batch_index\":null");
   else
     _subagent_json_line_append_int_member (out, "batch_index", view->batch_index);
   _subagent_json_line_append_string_member (out, "isolation", view->isolation);
@@ -377,15 +377,15 @@ _subagent_session_view_append_line (const SubagentSessionView *view,
   if (view->review != NULL)
     _subagent_json_line_append_object (out, view->review);
   else
-    g_string_append_len (out, "null", 4);
+    _subagent_line_append_len (out, "null", 4);
   _subagent_json_line_append_string_member (out, "task", view->task);
   _subagent_json_line_append_int_member (out, "follow_ups", view->follow_ups);
   _subagent_json_line_append_key (out, "workspace_kept", FALSE);
-  g_string_append (out, view->workspace_kept ? "true" : "false");
+  _subagent_line_append (out, view->workspace_kept ? "true" : "false");
   _subagent_json_line_append_string_member (out, "child_root", view->child_root);
   if (view->has_last_run)
     {
-      g_string_append (out, ",\"last_run\":{\"iterations\":");
+      _subagent_line_append (out, ",\"last_run\":{\"iterations\":");
       _subagent_json_line_append_int (out, view->last_iterations);
       _subagent_json_line_append_int_member (out, "tool_calls", view->last_tool_calls);
       _subagent_json_line_append_key (out, "cost_cents", FALSE);

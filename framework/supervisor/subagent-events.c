@@ -550,24 +550,24 @@ _subagent_event_line_append (GString                 *out,
   const char *key;
   JsonNode *value;
 
-  g_string_append (out, "{\"event\":");
+  _subagent_line_append (out, "{\"event\":");
   _subagent_json_line_append_string (out, subagent_event_kind_to_string (kind));
   format_time (time, text);
-  g_string_append (out, ",\"time\":");
+  _subagent_line_append (out, ",\"time\":");
   _subagent_json_line_append_string (out, text);
-  g_string_append (out, ",\"run_id\":");
+  _subagent_line_append (out, ",\"run_id\":");
   _subagent_json_line_append_string (out, run_id ? run_id : "");
-  g_string_append (out, ",\"parent_run_id\":");
+  _subagent_line_append (out, ",\"parent_run_id\":");
   _subagent_json_line_append_string (out, parent_run_id ? parent_run_id : "");
-  g_string_append (out, ",\"def_name\":");
+  _subagent_line_append (out, ",\"def_name\":");
   _subagent_json_line_append_string (out, def_name ? def_name : "");
-  g_string_append (out, ",\"depth\":");
+  _subagent_line_append (out, ",\"depth\":");
   _subagent_json_line_append_int (out, depth);
   if (batch_index < 0)
-    g_string_append (out, ",\"batch_index\":null");
+    _subagent_line_append (out, ",\"batch_index\":null");
   else
     {
-      g_string_append (out, ",\"batch_index\":");
+      _subagent_line_append (out, ",\"batch_index\":");
       _subagent_json_line_append_int (out, batch_index);
     }
 
@@ -593,7 +593,7 @@ _subagent_event_line_append (GString                 *out,
     _subagent_json_line_append_string_member (out, "accepted_at", _subagent_time_format_micro (accepted_at, text));
   if (follow_up > 0)
     _subagent_json_line_append_int_member (out, "follow_up", follow_up);
-  g_string_append (out, "}\n");
+  _subagent_line_append (out, "}\n");
 }
 
 /**
