@@ -531,30 +531,13 @@ subagent_event_to_json (SubagentEvent *self)
  * two). A supervisor also writes the events nobody listens to from their
  * parts, without making them. */
 void
-_subagent_event_line_append (GString                 *out,
-                             SubagentEventKind        kind,
-                             GDateTime               *time,
-                             const char              *run_id,
-                             const char              *parent_run_id,
-                             const char              *def_name,
-                             guint                    depth,
-                             gint                     batch_index,
-                             JsonObject              *details,
-                             SubagentLineMembersFunc  members,
-                             gpointer                 members_data,
-                             GDateTime               *accepted_at,
-                             guint                    follow_up)
+_subagent_event_line_append_shared (GString    *out,
+                                    const char *run_id,
+                                    const char *parent_run_id,
+                                    const char *def_name,
+                                    guint       depth,
+                                    gint        batch_index)
 {
-  char text[SUBAGENT_TIME_TEXT_SIZE];
-  JsonObjectIter iter;
-  const char *key;
-  JsonNode *value;
-
-  _subagent_line_append (out, "{\"event\":");
-  _subagent_json_line_append_string (out, subagent_event_kind_to_string (kind));
-  format_time (time, text);
-  _subagent_line_append (out, ",\"time\":");
-  _subagent_json_line_append_string (out, text);
   _subagent_line_append (out, ",\"run_id\":");
   _subagent_json_line_append_string (out, run_id ? run_id : "");
   _subagent_line_append (out, ",\"parent_run_id\":");
@@ -570,7 +553,42 @@ _subagent_event_line_append (GString                 *out,
       _subagent_line_append (out, ",\"batch_index\":");
       _subagent_json_line_append_int (out, batch_index);
     }
+}
 
+void
+_subagent_event_line_append_last (GString   *out,
+                                  GDateTime *accepted_at,
+                                  guint      follow_up)
+{
+  char text[SUBAGENT_TIME_TEXT_SIZE];
+
+  if (accepted_at != NULL)
+    _subagent_json_line_append_string_member (out, "accepted_at", _subagent_time_format_micro (accepted_at, text));
+  if (follow_up > 0)
+    _subagent_json_line_append_int_member (out, "follow_up", follow_up);
+}
+
+void
+_subagent_event_line_append (GString                 *out,
+                             SubagentEventKind        kind,
+                             GDateTime               *time,
+                             const GString           *shared,
+                             JsonObject              *details,
+                             SubagentLineMembersFunc  members,
+                             gpointer                 members_data,
+                             const GString           *last)
+{
+  char text[SUBAGENT_TIME_TEXT_SIZE];
+  JsonObjectIter iter;
+  const char *key;
+  JsonNode *value;
+
+  _subagent_line_append (out, "{\"event\":");
+  _subagent_json_line_append_string (out, subagent_event_kind_to_string (kind));
+  format_time (time, text);
+  _subagent_line_append (out, ",\"time\":");
+  _subagent_json_line_append_string (out, text);
+  _subagent_line_append_len (out, shared->str, shared->len);
   if (details != NULL)
     {
       /* In the order they were set, so that a line written from an
@@ -587,12 +605,8 @@ _subagent_event_line_append (GString                 *out,
     }
   if (members != NULL)
     members (out, members_data);
-  /* A supervisor's line written from an action's parts: what a made
-   * event has last in its details (job_event_details()). */
-  if (accepted_at != NULL)
-    _subagent_json_line_append_string_member (out, "accepted_at", _subagent_time_format_micro (accepted_at, text));
-  if (follow_up > 0)
-    _subagent_json_line_append_int_member (out, "follow_up", follow_up);
+  if (last != NULL)
+    _subagent_line_append_len (out, last->str, last->len);
   _subagent_line_append (out, "}\n");
 }
 
@@ -610,12 +624,15 @@ _subagent_event_line_append (GString                 *out,
 char *
 subagent_event_to_line (SubagentEvent *self)
 {
+  g_autoptr(GString) shared = NULL;
   GString *out;
 
   g_return_val_if_fail (SUBAGENT_IS_EVENT (self), NULL);
 
+  shared = g_string_sized_new (128);
+  _subagent_event_line_append_shared (shared, self->run_id, self->parent_run_id, self->def_name, self->depth,
+                                      self->batch_index);
   out = g_string_sized_new (256);
-  _subagent_event_line_append (out, self->kind, self->time, self->run_id, self->parent_run_id, self->def_name,
-                               self->depth, self->batch_index, self->details, NULL, NULL, NULL, 0);
+  _subagent_event_line_append (out, self->kind, self->time, shared, self->details, NULL, NULL, NULL);
   return g_string_free (out, FALSE);
 }

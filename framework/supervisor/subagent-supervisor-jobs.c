@@ -46,6 +46,10 @@ _subagent_job_unref (SubagentJob *job)
   g_clear_pointer (&job->started_at, g_date_time_unref);
   g_clear_object (&job->result);
   g_clear_pointer (&job->waiters, g_ptr_array_unref);
+  if (job->line_shared != NULL)
+    g_string_free (job->line_shared, TRUE);
+  if (job->line_last != NULL)
+    g_string_free (job->line_last, TRUE);
   if (job->ended_destroy != NULL)
     job->ended_destroy (job->ended_data);
   g_free (job);
@@ -530,10 +534,8 @@ perform_event (SubagentSupervisor *self,
     {
       GString *held = _subagent_events_writer_begin_held (self->writer);
 
-      _subagent_event_line_append (held, kind, action->time, job->run_id, job->parent_run_id, job->def_name,
-                                   job->depth, job->batch_index, action->details,
-                                   action->terminal ? append_terminal_members : NULL, action,
-                                   job->accepted_at, job->follow_up);
+      _subagent_event_line_append (held, kind, action->time, job->line_shared, action->details,
+                                   action->terminal ? append_terminal_members : NULL, action, job->line_last);
       _subagent_events_writer_end_held (self->writer);
     }
   /* GLib 2.74 matches a detail's handlers or, with 0, the undetailed. */
@@ -789,6 +791,12 @@ _subagent_supervisor_spawn_full (SubagentSupervisor         *self,
   job->run_id = job->resume ? g_strdup (subagent_session_get_session_id (job->resume)) : _subagent_manager_new_run_id ();
   job->approval_queue = g_steal_pointer (&approval_queue);
   job->accepted_at = g_date_time_new_now_utc ();
+  /* Every event line of the child has these: written once. */
+  job->line_shared = g_string_sized_new (160);
+  _subagent_event_line_append_shared (job->line_shared, job->run_id, job->parent_run_id, job->def_name, job->depth,
+                                      job->batch_index);
+  job->line_last = g_string_sized_new (48);
+  _subagent_event_line_append_last (job->line_last, job->accepted_at, job->follow_up);
   job->hooks.run_id = job->run_id;
   job->hooks.approval_queue = job->approval_queue;
   job->hooks.keep_workspace = subagent_supervisor_get_keep_workspaces (self);

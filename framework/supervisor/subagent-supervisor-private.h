@@ -51,6 +51,8 @@ typedef struct {
   GDateTime *started_at;
   SubagentRunResult *result;
   GPtrArray *waiters;               /* SubagentWaiter* */
+  GString *line_shared;             /* what each of its event lines has after the time */
+  GString *line_last;               /* ...and last (accepted_at, follow_up) */
   SubagentJobEndedFunc ended;       /* told once, before the waiters (a batch's) */
   gpointer ended_data;
   GDestroyNotify ended_destroy;
@@ -194,22 +196,29 @@ SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
 /* Appends members to a line, each with its leading comma. */
 typedef void (*SubagentLineMembersFunc) (GString *out,
                                          gpointer data);
-/* Appends an event's line, from its parts: @details, then what
- * @members appends (either may be NULL), then @accepted_at and
- * @follow_up when set (what a made event has last in its details). */
+/* An event's line from its parts: `{"event":…,"time":…`, then @shared
+ * (what every event of one child has, from
+ * _subagent_event_line_append_shared()), the @details, what @members
+ * appends (either may be NULL), @last (NULL, or what a supervisor's
+ * made event has last in its details, from
+ * _subagent_event_line_append_last()), and `}` and the newline. */
+void           _subagent_event_line_append_shared (GString    *out,
+                                                   const char *run_id,
+                                                   const char *parent_run_id,
+                                                   const char *def_name,
+                                                   guint       depth,
+                                                   gint        batch_index) G_GNUC_INTERNAL;
+void           _subagent_event_line_append_last   (GString    *out,
+                                                   GDateTime  *accepted_at,
+                                                   guint       follow_up) G_GNUC_INTERNAL;
 void           _subagent_event_line_append (GString                 *out,
                                             SubagentEventKind        kind,
                                             GDateTime               *time,
-                                            const char              *run_id,
-                                            const char              *parent_run_id,
-                                            const char              *def_name,
-                                            guint                    depth,
-                                            gint                     batch_index,
+                                            const GString           *shared,
                                             JsonObject              *details,
                                             SubagentLineMembersFunc  members,
                                             gpointer                 members_data,
-                                            GDateTime               *accepted_at,
-                                            guint                    follow_up) G_GNUC_INTERNAL;
+                                            const GString           *last) G_GNUC_INTERNAL;
 void           _subagent_events_writer_write_line (SubagentEventsWriter *self,
                                                    const char           *line) G_GNUC_INTERNAL;
 /* Lines held back to go out in one write: begin returns the buffer to
