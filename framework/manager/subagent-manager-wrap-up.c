@@ -228,7 +228,7 @@ keep_session (RunState          *state,
   g_autoptr(GError) error = NULL;
   SubagentSessionSpan span;
   gboolean logged;
-  gsize start;
+  GBytes *kept;
   /* A follow-up continues its session: usage adds up (reference 003). */
   SubagentSession *resume = state->hooks ? state->hooks->resume : NULL;
   SubagentSessionView view = {
@@ -258,8 +258,10 @@ keep_session (RunState          *state,
   _subagent_session_view_normalize (&view);
   /* What the supervisor needs to give this run's result back once it left memory. */
   _subagent_session_view_set_last_run (&view, result);
-  /* Compact: strings escape their newlines. */
+  /* Compact: strings escape their newlines. Kept as written, before the
+   * log may lead it with a newline. */
   _subagent_session_view_append_line (&view, line);
+  kept = g_bytes_new (line->str, line->len);
   g_string_append_c (line, '\n');
 
   /* One log per manager: concurrent children share its writes. */
@@ -276,12 +278,8 @@ keep_session (RunState          *state,
   if (!logged)
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 
-  /* The record alone: the log may have led it with a newline. */
-  start = line->str[0] == '\n' ? 1 : 0;
   g_mutex_lock (&self->lock);
-  _subagent_manager_keep_session_locked (self, state->run_id,
-                                         g_bytes_new (line->str + start, line->len - start - 1),
-                                         logged ? &span : NULL);
+  _subagent_manager_keep_session_locked (self, state->run_id, kept, logged ? &span : NULL);
   g_mutex_unlock (&self->lock);
 }
 

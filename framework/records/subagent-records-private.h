@@ -33,12 +33,6 @@ typedef struct {
   gsize length;
 } SubagentSessionSpan;
 
-/* subagent_session_log_append(), and where the record went. */
-gboolean _subagent_session_log_append_at (SubagentSessionLog   *self,
-                                          SubagentSession      *session,
-                                          SubagentSessionSpan  *span,
-                                          GError              **error) G_GNUC_INTERNAL;
-
 /* The record of @session_id at @span of this log's file, read alone; NULL
  * when it is not there (another writer moved it, or it cannot be read):
  * then read the whole log back. */
@@ -89,7 +83,9 @@ typedef struct {
  * empty id is "", an empty path none, no isolation "shared"), so that its
  * line is the line of the session made of the same values. */
 void _subagent_session_view_normalize (SubagentSessionView *view) G_GNUC_INTERNAL;
-/* The latest run's own result (see _subagent_session_set_last_run()). */
+/* Keeps @result's own parts (its usage, message, stop reason and
+ * confinement) in @view, written to the record as `last_run`: the
+ * session's usage is the total of its runs. */
 void _subagent_session_view_set_last_run (SubagentSessionView *view,
                                           SubagentRunResult   *result) G_GNUC_INTERNAL;
 /* Appends json_to_string() of subagent_session_to_json() of the session
@@ -111,12 +107,6 @@ gboolean _subagent_session_log_append_line_at (SubagentSessionLog   *self,
                                                GString              *line,
                                                SubagentSessionSpan  *span,
                                                GError              **error) G_GNUC_INTERNAL;
-
-/* Keeps @result's own parts (its usage, message, stop reason and
- * confinement) in @self, written to the record as `last_run`: the session's
- * usage is the total of its runs. */
-void _subagent_session_set_last_run (SubagentSession   *self,
-                                     SubagentRunResult *result) G_GNUC_INTERNAL;
 
 /* The result subagent_manager_run() returned for @session's latest run,
  * rebuilt from its record; %NULL when the record does not keep it (written

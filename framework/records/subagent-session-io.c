@@ -121,25 +121,6 @@ _subagent_session_view_set_last_run (SubagentSessionView *view,
   view->last_confinement = subagent_run_result_get_confinement (result);
 }
 
-void
-_subagent_session_set_last_run (SubagentSession   *self,
-                                SubagentRunResult *result)
-{
-  g_return_if_fail (SUBAGENT_IS_SESSION (self));
-  g_return_if_fail (SUBAGENT_IS_RUN_RESULT (result));
-
-  self->has_last_run = TRUE;
-  self->last_iterations = subagent_run_result_get_iterations (result);
-  self->last_tool_calls = subagent_run_result_get_tool_calls (result);
-  self->last_cost_cents = subagent_run_result_get_cost_cents (result);
-  g_free (self->last_message);
-  self->last_message = g_strdup (subagent_run_result_get_message (result));
-  g_free (self->last_stop_reason);
-  self->last_stop_reason = g_strdup (subagent_run_result_get_stop_reason (result));
-  g_free (self->last_confinement);
-  self->last_confinement = g_strdup (subagent_run_result_get_confinement (result));
-}
-
 /**
  * subagent_session_new_from_json:
  * @object: a JSON object as written by subagent_session_to_json()

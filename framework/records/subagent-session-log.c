@@ -330,13 +330,18 @@ subagent_session_log_append (SubagentSessionLog  *self,
                              SubagentSession     *session,
                              GError             **error)
 {
+  g_autoptr(GString) line = NULL;
   SubagentSessionSpan span;
 
   g_return_val_if_fail (SUBAGENT_IS_SESSION_LOG (self), FALSE);
   g_return_val_if_fail (SUBAGENT_IS_SESSION (session), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  return _subagent_session_log_append_at (self, session, &span, error);
+  /* Compact: strings escape their newlines. */
+  line = g_string_sized_new (1024);
+  _subagent_session_append_line (session, line);
+  g_string_append_c (line, '\n');
+  return _subagent_session_log_append_line_at (self, subagent_session_get_session_id (session), line, &span, error);
 }
 
 gboolean
@@ -369,20 +374,6 @@ _subagent_session_log_append_line_at (SubagentSessionLog   *self,
     }
   g_mutex_unlock (&self->lock);
   return ok;
-}
-
-gboolean
-_subagent_session_log_append_at (SubagentSessionLog   *self,
-                                 SubagentSession      *session,
-                                 SubagentSessionSpan  *span,
-                                 GError              **error)
-{
-  g_autoptr(GString) line = g_string_sized_new (1024);
-
-  /* Compact: strings escape their newlines. */
-  _subagent_session_append_line (session, line);
-  g_string_append_c (line, '\n');
-  return _subagent_session_log_append_line_at (self, subagent_session_get_session_id (session), line, span, error);
 }
 
 SubagentSession *

@@ -177,39 +177,51 @@ subagent_session_get_property (GObject    *object,
     }
 }
 
+/* How a session stores its strings: ids, answer and task never NULL, a
+ * path or root never empty, an isolation "shared" when none is named.
+ * set_property() and a record written without the object agree on them. */
+static inline const char *
+or_empty (const char *s)
+{
+  return s != NULL ? s : "";
+}
+
+static inline const char *
+nonempty (const char *s)
+{
+  return s != NULL && *s != '\0' ? s : NULL;
+}
+
+static inline const char *
+isolation_or_shared (const char *s)
+{
+  return nonempty (s) != NULL ? s : "shared";
+}
+
 static char *
 dup_or_empty (const GValue *value)
 {
-  const char *s = g_value_get_string (value);
-
-  return g_strdup (s ? s : "");
+  return g_strdup (or_empty (g_value_get_string (value)));
 }
 
 static char *
 dup_nonempty (const GValue *value)
 {
-  const char *s = g_value_get_string (value);
-
-  return (s != NULL && *s != '\0') ? g_strdup (s) : NULL;
+  return g_strdup (nonempty (g_value_get_string (value)));
 }
 
-/* The forms set_property() stores, for a record written without the object. */
 void
 _subagent_session_view_normalize (SubagentSessionView *view)
 {
-#define OR_EMPTY(s) ((s) != NULL ? (s) : "")
-#define NONEMPTY(s) ((s) != NULL && *(s) != '\0' ? (s) : NULL)
-  view->session_id = OR_EMPTY (view->session_id);
-  view->def_name = OR_EMPTY (view->def_name);
-  view->parent_run_id = OR_EMPTY (view->parent_run_id);
-  view->isolation = NONEMPTY (view->isolation) ? view->isolation : "shared";
-  view->worktree_path = NONEMPTY (view->worktree_path);
-  view->container_path = NONEMPTY (view->container_path);
-  view->final_answer = OR_EMPTY (view->final_answer);
-  view->task = OR_EMPTY (view->task);
-  view->child_root = NONEMPTY (view->child_root);
-#undef OR_EMPTY
-#undef NONEMPTY
+  view->session_id = or_empty (view->session_id);
+  view->def_name = or_empty (view->def_name);
+  view->parent_run_id = or_empty (view->parent_run_id);
+  view->isolation = isolation_or_shared (view->isolation);
+  view->worktree_path = nonempty (view->worktree_path);
+  view->container_path = nonempty (view->container_path);
+  view->final_answer = or_empty (view->final_answer);
+  view->task = or_empty (view->task);
+  view->child_root = nonempty (view->child_root);
 }
 
 static void
@@ -244,9 +256,7 @@ subagent_session_set_property (GObject      *object,
       self->batch_index = g_value_get_int (value);
       break;
     case PROP_ISOLATION:
-      self->isolation = dup_nonempty (value);
-      if (self->isolation == NULL)
-        self->isolation = g_strdup ("shared");
+      self->isolation = g_strdup (isolation_or_shared (g_value_get_string (value)));
       break;
     case PROP_WORKTREE_PATH:
       self->worktree_path = dup_nonempty (value);
