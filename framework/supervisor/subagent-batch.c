@@ -472,11 +472,11 @@ batch_stop (GCancellable *cancellable,
 
 static void batch_feed (Batch *batch);
 
-static gboolean
-batch_slot_freed (gpointer data)
+static void
+batch_slot_freed (gpointer data,
+                  gpointer unused)
 {
   batch_feed (data);
-  return G_SOURCE_REMOVE;
 }
 
 /* Spawns what the outstanding cap lets in; the rest waits for a slot (a
@@ -491,9 +491,6 @@ batch_feed (Batch *batch)
   SubagentSpawnExtras extras = {
     .centralized_approval = TRUE, .count_as_agent = TRUE, .in_batch = TRUE,
     .ended = item_ended, .ended_destroy = (GDestroyNotify) batch_wait_free,
-    /* Any child's end frees a slot the outstanding cap counts. */
-    .slot_func = batch_slot_freed, .slot_data = batch,
-    .slot_data_ref = (GBoxedCopyFunc) batch_ref, .slot_data_unref = (GDestroyNotify) batch_unref,
   };
 
   /* A child cancelled with the batch ends before the cancellable's source
@@ -551,10 +548,14 @@ batch_feed (Batch *batch)
         }
       if (run_id != NULL)
         g_ptr_array_index (batch->run_ids, index) = g_strdup (run_id);
+      /* Any child's end frees a slot the outstanding cap counts: the next
+       * one feeds the batch again, unless one freed while we tried. */
       if (run_id == NULL && g_error_matches (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP))
         {
-          if (batch->feed_again)
-            continue;  /* a slot freed while we tried */
+          if (batch->feed_again ||
+              !_subagent_supervisor_wait_for_slot (self, batch_slot_freed, batch_ref (batch),
+                                                   (GDestroyNotify) batch_unref))
+            continue;
           break;
         }
       batch->next++;

@@ -57,16 +57,48 @@ _subagent_job_unref (SubagentJob *job)
 
 /* A spawn the outstanding cap refused, waiting for a child to end. */
 typedef struct {
-  GSourceFunc func;
+  GFunc func;
   gpointer data;
-  GDestroyNotify unref;
+  GDestroyNotify destroy;
 } SubagentSlotWaiter;
 
 static void
 slot_waiter_free (SubagentSlotWaiter *waiter)
 {
-  waiter->unref (waiter->data);
+  waiter->destroy (waiter->data);
   g_free (waiter);
+}
+
+/* Whether the supervisor takes no more children for now. Called locked. */
+static gboolean
+outstanding_full_locked (SubagentSupervisor *self)
+{
+  return self->n_running + self->queue.length >= 2 * self->max_parallel;
+}
+
+gboolean
+_subagent_supervisor_wait_for_slot (SubagentSupervisor *self,
+                                    GFunc               func,
+                                    gpointer            data,
+                                    GDestroyNotify      destroy)
+{
+  SubagentSlotWaiter *waiter;
+
+  g_mutex_lock (&self->lock);
+  if (!outstanding_full_locked (self))
+    {
+      g_mutex_unlock (&self->lock);
+      destroy (data);
+      return FALSE;
+    }
+  /* Under the lock that saw the cap full: no end can come in between. */
+  waiter = g_new (SubagentSlotWaiter, 1);
+  waiter->func = func;
+  waiter->data = data;
+  waiter->destroy = destroy;
+  g_queue_push_tail (&self->slot_waiters, waiter);
+  g_mutex_unlock (&self->lock);
+  return TRUE;
 }
 
 void
@@ -499,7 +531,7 @@ return_to_waiters (SubagentSupervisor *self,
   /* Its slot is free: the spawns the outstanding cap refused try again. */
   while ((slot_waiter = g_queue_pop_head (&slot_waiters)) != NULL)
     {
-      slot_waiter->func (slot_waiter->data);
+      slot_waiter->func (slot_waiter->data, NULL);
       slot_waiter_free (slot_waiter);
     }
 
@@ -694,27 +726,14 @@ spawn_allowed_locked (SubagentSupervisor         *self,
                       GError                    **error)
 {
   guint started = GPOINTER_TO_UINT (g_hash_table_lookup (self->agents, parent));
-  guint outstanding = self->n_running + self->queue.length;
 
   if (self->closed)
     g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_CLOSED,
                  "The supervisor is shut down; it starts no more subagents");
-  else if (outstanding >= 2 * self->max_parallel)
-    {
-      g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
-                   "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
-                   "wait for one to finish", outstanding, self->max_parallel);
-      /* Under the lock that refused it: no end can come in between. */
-      if (extras->slot_func != NULL)
-        {
-          SubagentSlotWaiter *waiter = g_new (SubagentSlotWaiter, 1);
-
-          waiter->func = extras->slot_func;
-          waiter->data = extras->slot_data_ref (extras->slot_data);
-          waiter->unref = extras->slot_data_unref;
-          g_queue_push_tail (&self->slot_waiters, waiter);
-        }
-    }
+  else if (outstanding_full_locked (self))
+    g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_OUTSTANDING_CAP,
+                 "%u subagents are already running or queued, the most this supervisor takes (2 × max-parallel %u); "
+                 "wait for one to finish", self->n_running + self->queue.length, self->max_parallel);
   else if (extras->count_as_agent && self->max_agents > 0 && started >= self->max_agents)
     g_set_error (error, SUBAGENT_SUPERVISOR_ERROR, SUBAGENT_SUPERVISOR_ERROR_AGENT_CAP,
                  "The parent run %s already started %u subagents, its cap (runner.max_agents)", parent, started);

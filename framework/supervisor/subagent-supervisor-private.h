@@ -131,10 +131,6 @@ typedef struct {
   SubagentJobEndedFunc ended;       /* the job's own observer (data taken only when the job is made) */
   gpointer ended_data;
   GDestroyNotify ended_destroy;
-  GSourceFunc slot_func;            /* refused by the outstanding cap: called (in the supervisor's */
-  gpointer slot_data;               /* context) when a child next ends; a reference of @slot_data */
-  GBoxedCopyFunc slot_data_ref;     /* is taken with @slot_data_ref and dropped with @slot_data_unref */
-  GDestroyNotify slot_data_unref;
 } SubagentSpawnExtras;
 
 /* subagent-supervisor-wait.c: one caller waiting for a child. */
@@ -183,6 +179,14 @@ void _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
                                              SubagentEventKind   kind,
                                              JsonObject         *details) G_GNUC_INTERNAL;
 void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
+/* For a spawn the outstanding cap refused: calls @func (@data) in the
+ * supervisor's context when a child next ends, and then @destroy. Returns
+ * FALSE, having called @destroy at once, when the cap has room again (a
+ * child ended since the refusal): spawn again now. */
+gboolean _subagent_supervisor_wait_for_slot (SubagentSupervisor *self,
+                                             GFunc               func,
+                                             gpointer            data,
+                                             GDestroyNotify      destroy) G_GNUC_INTERNAL;
 /* Drops the spawns still waiting for a slot (dispose). */
 void _subagent_supervisor_clear_slot_waiters (SubagentSupervisor *self) G_GNUC_INTERNAL;
 SubagentEvent *_subagent_event_new_take (SubagentEventKind  kind,
