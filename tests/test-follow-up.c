@@ -73,6 +73,15 @@ decide (SubagentRunContext *context,
   return sst_complete (answer, 1.0);
 }
 
+/* The manager's session log: named by its run id. */
+static char *
+manager_log_path (Fixture *f)
+{
+  g_autofree char *name = g_strconcat (subagent_manager_get_run_id (f->manager), ".jsonl", NULL);
+
+  return g_build_filename (f->root, ".subagent", "sessions", name, NULL);
+}
+
 /* A child of @def_name run to its end, complete. */
 static SubagentRunResult *
 spawn_to_end (Fixture    *f,
@@ -440,7 +449,6 @@ test_older_sessions_read_after_foreign_bytes (void)
 {
   Fixture f = { 0, };
   char *ids[5] = { NULL, };
-  g_autofree char *log_name = NULL;
   g_autofree char *log_path = NULL;
 
   fixture_open (&f, FALSE);
@@ -448,9 +456,7 @@ test_older_sessions_read_after_foreign_bytes (void)
   subagent_manager_set_sessions_in_memory (f.manager, 1);
   ids[0] = run_to_end (&f, "task 0", "helper");
   ids[1] = run_to_end (&f, "task 1", "helper");
-  /* The manager's log is named by its run id. */
-  log_name = g_strconcat (subagent_manager_get_run_id (f.manager), ".jsonl", NULL);
-  log_path = g_build_filename (f.root, ".subagent", "sessions", log_name, NULL);
+  log_path = manager_log_path (&f);
   g_assert_true (g_file_test (log_path, G_FILE_TEST_IS_REGULAR));
   {
     FILE *other = fopen (log_path, "a");
@@ -478,8 +484,6 @@ test_older_sessions_read_after_foreign_bytes (void)
   fixture_close (&f);
 }
 
-/* A record the session log could not take stays in memory, whatever the
- * bound: it is the only copy. */
 /* A child's record is written from its run, and the session a caller gets
  * is made of that line: both must be the record of the same session,
  * byte for byte (a shared child, a kept snapshot with its review, a
@@ -491,7 +495,6 @@ test_written_record_is_the_sessions (void)
   g_autofree char *shared = NULL;
   g_autofree char *snap = NULL;
   g_autoptr(SubagentRunResult) again = NULL;
-  g_autofree char *log_name = NULL;
   g_autofree char *log_path = NULL;
   g_autofree char *text = NULL;
   g_auto(GStrv) lines = NULL;
@@ -505,8 +508,7 @@ test_written_record_is_the_sessions (void)
   snap = run_to_end (&f, "write", "snap");
   again = follow_up_to_end (&f, shared, "again");
 
-  log_name = g_strdup_printf ("%s.jsonl", subagent_manager_get_run_id (f.manager));
-  log_path = g_build_filename (f.root, ".subagent", "sessions", log_name, NULL);
+  log_path = manager_log_path (&f);
   g_assert_true (g_file_get_contents (log_path, &text, NULL, NULL));
   lines = g_strsplit (g_strchomp (text), "\n", -1);
   g_assert_cmpuint (g_strv_length (lines), ==, 3);
@@ -545,6 +547,8 @@ test_written_record_is_the_sessions (void)
   fixture_close (&f);
 }
 
+/* A record the session log could not take stays in memory, whatever the
+ * bound: it is the only copy. */
 static void
 test_unwritten_sessions_stay (void)
 {
