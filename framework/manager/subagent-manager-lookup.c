@@ -56,7 +56,7 @@ _subagent_logged_session_free (SubagentLoggedSession *logged)
 void
 _subagent_kept_session_free (SubagentKeptSession *kept)
 {
-  g_bytes_unref (kept->line);
+  g_clear_pointer (&kept->line, g_bytes_unref);
   g_clear_object (&kept->session);
   g_free (kept);
 }
@@ -153,11 +153,15 @@ session_in_memory (SubagentManager *self,
                  error ? error->message : "not a JSON object");
       return NULL;
     }
-  /* Kept for the next caller, unless the record changed meanwhile. */
+  /* Kept for the next caller, in place of its line (a transcript is not
+   * held twice), unless the record changed meanwhile. */
   g_mutex_lock (&self->lock);
   kept = g_hash_table_lookup (self->sessions, run_id);
-  if (kept != NULL && kept->line == line && kept->session == NULL)
-    kept->session = g_object_ref (session);
+  if (kept != NULL && kept->line == line)
+    {
+      kept->session = g_object_ref (session);
+      g_clear_pointer (&kept->line, g_bytes_unref);
+    }
   g_mutex_unlock (&self->lock);
   return session;
 }

@@ -59,7 +59,7 @@ void _subagent_logged_session_free (SubagentLoggedSession *logged) G_GNUC_INTERN
  * once someone asked (a child's record is written from its run, and most
  * are never asked for). */
 typedef struct {
-  GBytes *line;
+  GBytes *line;              /* until the session is made of it */
   SubagentSession *session;  /* NULL until asked for */
 } SubagentKeptSession;
 
