@@ -11,6 +11,8 @@
 static SubagentPluginRegistry *registry;
 static const char *image;
 static char *cache_home;
+static char *parent_run_id;
+static char *parent_run_label;
 
 void
 dts_init (void)
@@ -21,6 +23,10 @@ dts_init (void)
   if (image == NULL || *image == '\0')
     image = "subagent-busybox:latest";
   registry = subagent_plugin_registry_new (NULL);
+  /* Per test program: a container an aborted program leaves behind does
+   * not count against the next program's nothing-left checks. */
+  parent_run_id = g_strdup_printf ("run-docker-test-%d", (int) getpid ());
+  parent_run_label = g_strconcat ("io.subagent.parent-run=", parent_run_id, NULL);
 }
 
 void
@@ -29,12 +35,26 @@ dts_shutdown (void)
   g_clear_object (&registry);
   sat_rm_rf (cache_home);
   g_clear_pointer (&cache_home, g_free);
+  g_clear_pointer (&parent_run_id, g_free);
+  g_clear_pointer (&parent_run_label, g_free);
 }
 
 const char *
 dts_image (void)
 {
   return image;
+}
+
+const char *
+dts_parent_run_id (void)
+{
+  return parent_run_id;
+}
+
+const char *
+dts_parent_run_label (void)
+{
+  return parent_run_label;
 }
 
 const char *
@@ -287,7 +307,7 @@ dts_make_request (DtsEngine  *e,
   va_end (ap);
   return g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
                        "parent-root", parent, "isolation", "docker", "session-key", key,
-                       "parent-run-id", "run-docker-test", "cpu-quota", cpus, "memory-limit", memory,
+                       "parent-run-id", parent_run_id, "cpu-quota", cpus, "memory-limit", memory,
                        "options", options, NULL);
 }
 

@@ -29,6 +29,10 @@ gboolean  dts_engine_setup         (DtsEngine  *e);
 void        dts_init               (void);
 void        dts_shutdown           (void);
 const char *dts_image              (void);
+/* The parent run id of dts_make_request()'s requests, this program's own,
+ * and the container label that names it. */
+const char *dts_parent_run_id      (void);
+const char *dts_parent_run_label   (void);
 const char *dts_cache_home         (void);
 SubagentIsolationProvider *dts_provider (void);
 SubagentIsolationProvider *dts_configured_provider (const char  *docker_section_json,

@@ -167,7 +167,7 @@ test_pool_hardening (gconstpointer data)
   g_clear_object (&pooled);
   g_clear_object (&fresh);
   g_clear_object (&provider);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -312,7 +312,7 @@ test_pool_mismatch_falls_back (gconstpointer data)
   subagent_isolation_context_cleanup (first);
   g_clear_object (&first);
   g_clear_object (&provider);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -430,7 +430,7 @@ test_pool_prune_taken (gconstpointer data)
   g_clear_object (&pooled);
   g_clear_object (&first);
   g_clear_object (&provider);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   g_assert_cmpuint (dts_count_entries (owners), ==, 0);
   sat_rm_rf (parent);
 }

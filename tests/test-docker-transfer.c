@@ -378,7 +378,7 @@ test_context_names_the_engine (gconstpointer data)
     g_unsetenv ("DOCKER_CONFIG");
   if (old_host != NULL)
     g_setenv ("DOCKER_HOST", old_host, TRUE);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (config);
   sat_rm_rf (parent);
 }
@@ -435,7 +435,7 @@ test_issue18_sparse_200g_copy_back_bounded (gconstpointer data)
   g_test_message ("peak RSS of the children: %ld KiB", usage.ru_maxrss);
   g_assert_cmpint (usage.ru_maxrss, <, 200 * 1024);
   subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -476,7 +476,7 @@ test_issue18_pids_limit_default_512 (gconstpointer data)
   out = run_in (context, pids_script, &status, NULL);
   g_assert_true (g_str_has_prefix (out, "max\n"));
   subagent_isolation_context_cleanup (context);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -575,7 +575,7 @@ test_issue18_status_137_told_apart (gconstpointer data)
   g_test_message ("stop: %d %s", status, stopped);
   g_assert_true (status == 137 || status == 143);
   g_assert_nonnull (strstr (stopped, "engine stopped"));
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 

@@ -161,7 +161,7 @@ test_errors_image_removed_after_use (gconstpointer data)
   g_assert_null (context);
   g_assert_error (error, SUBAGENT_ISOLATION_ERROR, SUBAGENT_ISOLATION_ERROR_INVALID_OPTION);
   g_assert_nonnull (strstr (error->message, quoted));
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -231,7 +231,7 @@ test_errors_bad_memory_and_options (gconstpointer data)
       g_assert_error (error, SUBAGENT_ISOLATION_ERROR, bad_options[i].code);
       g_assert_nonnull (strstr (error->message, bad_options[i].says));
     }
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -270,7 +270,7 @@ test_prepare_locked_down (gconstpointer data)
                        "{{index .Config.Labels \"io.subagent.owner-pid\"}} "
                        "{{index .Config.Labels \"io.subagent.owner-host\"}}",
                        subagent_isolation_context_get_container_id (context), NULL);
-  expected_labels = g_strdup_printf ("locked-1 run-docker-test %d %s", (int) getpid (), g_get_host_name ());
+  expected_labels = g_strdup_printf ("locked-1 %s %d %s", dts_parent_run_id (), (int) getpid (), g_get_host_name ());
   g_assert_cmpstr (labels, ==, expected_labels);
 
   /* Non-root, no capabilities, no new privileges, in /workspace. */
@@ -422,7 +422,7 @@ test_network_none_unless_asked (gconstpointer data)
   /* Asked for the host's network, the child sees more than loopback. */
   g_assert_cmpstr (host, !=, "lo");
   g_assert_nonnull (strstr (host, "lo"));
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 
@@ -448,7 +448,7 @@ test_cleanup_after_container_died (gconstpointer data)
   subagent_isolation_context_cleanup (killed);
   subagent_isolation_context_cleanup (removed);
   subagent_isolation_context_cleanup (removed);
-  dts_assert_nothing_left (e, "io.subagent.parent-run=run-docker-test", parent);
+  dts_assert_nothing_left (e, dts_parent_run_label (), parent);
   sat_rm_rf (parent);
 }
 

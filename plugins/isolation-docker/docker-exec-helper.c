@@ -233,8 +233,11 @@ explain_kill (DockerEngine *engine,
   escaped = g_uri_escape_string (filters, NULL, FALSE);
   /* A stopped container's `stop` or `oom` event, and its OOMKilled, may
    * lag the end of its processes (the engine learns of them from its
-   * runtime, late on a busy host): its state is read again each time. */
-  for (guint attempt = 0; attempt < 15 && !oom && !stopped && !killed; attempt++)
+   * runtime, late on a busy host: 3 s once was not enough while a test
+   * suite ran beside the engine): its state is read again each time, for
+   * up to 10 s. Only an unexplained SIGKILL of a stopped container waits
+   * that long. */
+  for (guint attempt = 0; attempt < 50 && !oom && !stopped && !killed; attempt++)
     {
       if (attempt > 0)
         {
