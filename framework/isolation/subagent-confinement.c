@@ -17,6 +17,7 @@
 
 #include "subagent.h"
 #include "subagent-confinement-private.h"
+#include "subagent-isolation-context-private.h"
 #include "subagent-landlock-private.h"
 #include "subagent-run-context-private.h"
 
@@ -370,7 +371,10 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
       return TRUE;
     }
 
-  real = realpath (subagent_isolation_context_get_child_root (isolation), NULL);
+  /* Shared isolation resolved it a moment ago. */
+  real = _subagent_isolation_context_get_child_root_resolved (isolation)
+         ? strdup (subagent_isolation_context_get_child_root (isolation))
+         : realpath (subagent_isolation_context_get_child_root (isolation), NULL);
   if (real == NULL)
     {
       int saved = errno;

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-isolation-context-private.h"
 
 /* Defined in subagent-isolation-provider.c: the default spawnv, which runs the
  * process on the host with cwd = child root. */
@@ -46,6 +47,7 @@ struct _SubagentIsolationContext
   char *memory_limit;
   char **warnings;
   GVariant *backend_data;
+  gboolean child_root_resolved;  /* a realpath() already: see the private header */
 
   /* Held while the provider's cleanup runs, so a second caller returns only
    * once the workspace is gone; recursive so a cleanup vfunc that calls
@@ -611,6 +613,18 @@ subagent_isolation_context_cleanup (SubagentIsolationContext *self)
       g_atomic_int_set (&self->cleaned_up, TRUE);
     }
   g_rec_mutex_unlock (&self->cleanup_lock);
+}
+
+void
+_subagent_isolation_context_set_child_root_resolved (SubagentIsolationContext *self)
+{
+  self->child_root_resolved = TRUE;
+}
+
+gboolean
+_subagent_isolation_context_get_child_root_resolved (SubagentIsolationContext *self)
+{
+  return self->child_root_resolved;
 }
 
 /* Whether spawnv() would start the process on the host, in the child root,

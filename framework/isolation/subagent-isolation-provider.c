@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-isolation-context-private.h"
 #include "subagent-isolation-name-private.h"
 
 G_GNUC_INTERNAL GSubprocess *_subagent_isolation_spawn_on_host (SubagentIsolationContext  *context,
@@ -371,18 +372,20 @@ static void shared_isolation_iface_init (SubagentIsolationProviderInterface *ifa
 G_DEFINE_FINAL_TYPE_WITH_CODE (SubagentSharedIsolation, subagent_shared_isolation, G_TYPE_OBJECT,
                                G_IMPLEMENT_INTERFACE (SUBAGENT_TYPE_ISOLATION_PROVIDER, shared_isolation_iface_init))
 
-static SubagentIsolationContext *
-shared_isolation_prepare (SubagentIsolationProvider  *provider,
-                          SubagentIsolationRequest   *request,
-                          GCancellable               *cancellable,
-                          GError                    **error)
+SubagentIsolationContext *
+_subagent_shared_isolation_prepare (SubagentIsolationProvider  *provider,
+                                    const char                 *parent_root,
+                                    const char                 *session_key,
+                                    double                      cpu_quota,
+                                    const char                 *memory_limit,
+                                    GCancellable               *cancellable,
+                                    GError                    **error)
 {
-  const char *parent_root = subagent_isolation_request_get_parent_root (request);
-  double cpu_quota = subagent_isolation_request_get_cpu_quota (request);
-  const char *memory_limit = subagent_isolation_request_get_memory_limit (request);
-  g_autoptr(GStrvBuilder) warnings = g_strv_builder_new ();
-  g_auto(GStrv) warning_list = NULL;
+  /* At most two; a fixed array, not a GStrvBuilder, for each child. */
+  const char *warnings[3] = { NULL };
+  guint n_warnings = 0;
   g_autofree char *resolved = NULL;
+  SubagentIsolationContext *context;
 
   if (parent_root == NULL || *parent_root == '\0')
     {
@@ -410,21 +413,35 @@ shared_isolation_prepare (SubagentIsolationProvider  *provider,
     return NULL;
 
   if (cpu_quota > 0.0)
-    g_strv_builder_add (warnings, "shared isolation does not enforce a CPU quota");
+    warnings[n_warnings++] = "shared isolation does not enforce a CPU quota";
   if (memory_limit != NULL && *memory_limit != '\0')
-    g_strv_builder_add (warnings, "shared isolation does not enforce a memory limit");
-  warning_list = g_strv_builder_end (warnings);
+    warnings[n_warnings++] = "shared isolation does not enforce a memory limit";
 
-  return g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
-                       "provider", provider,
-                       "parent-root", resolved,
-                       "child-root", resolved,
-                       "isolation", SUBAGENT_ISOLATION_SHARED,
-                       "session-key", subagent_isolation_request_get_session_key (request),
-                       "cpu-quota", cpu_quota,
-                       "memory-limit", memory_limit,
-                       "warnings", warning_list,
-                       NULL);
+  context = g_object_new (SUBAGENT_TYPE_ISOLATION_CONTEXT,
+                          "provider", provider,
+                          "parent-root", resolved,
+                          "child-root", resolved,
+                          "isolation", SUBAGENT_ISOLATION_SHARED,
+                          "session-key", session_key,
+                          "cpu-quota", cpu_quota,
+                          "memory-limit", memory_limit,
+                          "warnings", n_warnings > 0 ? warnings : NULL,
+                          NULL);
+  _subagent_isolation_context_set_child_root_resolved (context);
+  return context;
+}
+
+static SubagentIsolationContext *
+shared_isolation_prepare (SubagentIsolationProvider  *provider,
+                          SubagentIsolationRequest   *request,
+                          GCancellable               *cancellable,
+                          GError                    **error)
+{
+  return _subagent_shared_isolation_prepare (provider, subagent_isolation_request_get_parent_root (request),
+                                             subagent_isolation_request_get_session_key (request),
+                                             subagent_isolation_request_get_cpu_quota (request),
+                                             subagent_isolation_request_get_memory_limit (request),
+                                             cancellable, error);
 }
 
 /* Nothing to create: resolving the root is two metadata calls on a

@@ -17,6 +17,7 @@
 #include "subagent-manager-run-private.h"
 #include "subagent-run-context-private.h"
 #include "subagent-def-private.h"
+#include "subagent-isolation-context-private.h"
 #include "subagent-supervisor-private.h"
 
 char *
@@ -344,6 +345,17 @@ run_with_isolation (GTask *task_in)
       return_error_result (task, state, message);
       return;
     }
+  /* The built-in shared backend resolves a path (no blocking work): done
+   * here, the child's start goes on in this dispatch rather than waiting
+   * for the async result's idle source (behind whatever else is ready),
+   * and without a request object, of which it reads four fields. */
+  if (SUBAGENT_IS_SHARED_ISOLATION (provider))
+    {
+      state->context = _subagent_shared_isolation_prepare (provider, self->root, state->session_key, state->cpu_quota,
+                                                           state->memory_limit, cancellable, &error);
+      run_isolation_ready (g_steal_pointer (&task), error);
+      return;
+    }
   request = g_object_new (SUBAGENT_TYPE_ISOLATION_REQUEST,
                           "parent-root", self->root,
                           "isolation", state->isolation,
@@ -356,15 +368,6 @@ run_with_isolation (GTask *task_in)
                           /* Config `exclude:` reaches the provider with the request. */
                           "exclude", self->config != NULL ? subagent_config_get_exclude (self->config) : NULL,
                           NULL);
-  /* The built-in shared backend resolves a path (no blocking work): done
-   * here, the child's start goes on in this dispatch rather than waiting
-   * for the async result's idle source (behind whatever else is ready). */
-  if (SUBAGENT_IS_SHARED_ISOLATION (provider))
-    {
-      state->context = subagent_isolation_provider_prepare (provider, request, cancellable, &error);
-      run_isolation_ready (g_steal_pointer (&task), error);
-      return;
-    }
   subagent_isolation_provider_prepare_async (provider, request, cancellable, run_prepared, g_steal_pointer (&task));
 }
 
