@@ -442,10 +442,17 @@ test_environment (Fixture       *f,
                           "definition", def, "isolation", f->isolation, "task", "t",
                           "run-id", "run-env-1", "parent-run-id", "parent-env", "depth", 2,
                           "tools", tools, "permission-mode", SUBAGENT_PERMISSION_MODE_READ_ONLY,
-                          "max-iterations", 7, "max-tool-calls", 9, "batch-index", 3, NULL);
+                          "max-iterations", 7, "max-tool-calls", 9, "batch-index", 3, "max-cost-cents", 250.5,
+                          NULL);
+  /* A host variable the run replaces appears once, with the run's value;
+   * one that only shares a replaced name's first letters stays. */
+  g_setenv ("SUBAGENT_DEPTH", "99", TRUE);
+  g_setenv ("SUBAGENT_DEPTHS", "kept", TRUE);
   /* main() put the approval signing key in our environment; it must never
    * reach a child, and the host erases it before it starts one. */
   outcome = run_and_wait (f, context, NULL, &error);
+  g_unsetenv ("SUBAGENT_DEPTH");
+  g_unsetenv ("SUBAGENT_DEPTHS");
   g_assert_no_error (error);
   g_assert_cmpstr (subagent_run_outcome_get_stop_reason (outcome), ==, "complete");
 
@@ -453,13 +460,18 @@ test_environment (Fixture       *f,
   for (guint i = 0; lines[i] != NULL; i++)
     {
       const char *eq = strchr (lines[i], '=');
+      g_autofree char *name = NULL;
 
       g_assert_nonnull (eq);
-      g_hash_table_insert (vars, g_strndup (lines[i], eq - lines[i]), g_strdup (eq + 1));
+      name = g_strndup (lines[i], eq - lines[i]);
+      g_assert_false (g_hash_table_contains (vars, name));  /* each name once */
+      g_hash_table_insert (vars, g_steal_pointer (&name), g_strdup (eq + 1));
     }
   g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_RUN_ID"), ==, "run-env-1");
   g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_PARENT_RUN_ID"), ==, "parent-env");
   g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_DEPTH"), ==, "2");
+  g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_DEPTHS"), ==, "kept");
+  g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_MAX_COST_CENTS"), ==, "250.50");
   g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_DEF_NAME"), ==, "envdef");
   g_assert_cmpstr (g_hash_table_lookup (vars, "SUBAGENT_CHILD_ROOT"), ==,
                    subagent_isolation_context_get_child_root (f->isolation));

@@ -70,6 +70,7 @@ join_tool_names (SubagentToolRegistry *tools,
 typedef struct {
   GString *own;                  /* the "KEY=VALUE\0" entries the run sets */
   const char *drop[ENV_MAX];     /* keys taken out of the host's (static strings) */
+  gsize drop_len[ENV_MAX];       /* their lengths, compared first */
   guint n_own, n_drop;
 } EnvBuilder;
 
@@ -79,6 +80,7 @@ env_unset (EnvBuilder *env,
 {
   if (G_UNLIKELY (env->n_drop == ENV_MAX))
     g_error ("A child's environment sets more than %d names: raise ENV_MAX", ENV_MAX);
+  env->drop_len[env->n_drop] = strlen (key);
   env->drop[env->n_drop++] = key;
 }
 
@@ -105,6 +107,34 @@ env_set_number (EnvBuilder *env,
   env_set (env, key, _subagent_format_int ((gint64) MIN (value, (guint64) G_MAXINT64), text));
 }
 
+/* @value as "%.2f" does it; whole cents (a budget usually is) without
+ * printf. */
+static void
+env_set_cents (EnvBuilder *env,
+               const char *key,
+               double      value)
+{
+  double hundredths = value * 100;
+  char number[G_ASCII_DTOSTR_BUF_SIZE];
+
+  if (hundredths >= 0 && hundredths < 1e15 && hundredths == (double) (gint64) hundredths)
+    {
+      gint64 whole = (gint64) hundredths;
+      char text[SUBAGENT_INT_TEXT_SIZE];
+      char *end;
+
+      /* The integer part, then two digits: room for both in @number. */
+      end = g_stpcpy (number, _subagent_format_int (whole / 100, text));
+      *end++ = '.';
+      *end++ = (char) ('0' + whole % 100 / 10);
+      *end++ = (char) ('0' + whole % 10);
+      *end = '\0';
+    }
+  else
+    g_ascii_formatd (number, sizeof number, "%.2f", value);
+  env_set (env, key, number);
+}
+
 /* Whether the host's @entry keeps its place: not a name the run replaces
  * (@first marks the first bytes of those, which most of the host's names,
  * PATH, HOME, LANG..., do not start with). */
@@ -120,7 +150,7 @@ env_keeps (const EnvBuilder *env,
     return FALSE;
   key_len = (gsize) (eq - entry);
   for (guint i = 0; first[*(const guchar *) entry] && i < env->n_drop; i++)
-    if (strncmp (entry, env->drop[i], key_len) == 0 && env->drop[i][key_len] == '\0')
+    if (env->drop_len[i] == key_len && memcmp (entry, env->drop[i], key_len) == 0)
       return FALSE;
   return TRUE;
 }
@@ -178,8 +208,7 @@ _subagent_command_run_build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  EnvBuilder env = { g_string_sized_new (1024), { NULL }, 0, 0 };
-  char number[G_ASCII_DTOSTR_BUF_SIZE];
+  EnvBuilder env = { g_string_sized_new (1024), { NULL }, { 0 }, 0, 0 };
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
   const char *model = subagent_def_get_model (def);
@@ -200,8 +229,7 @@ _subagent_command_run_build_environment (RunState  *state,
   env_set_number (&env, "SUBAGENT_MAX_ITERATIONS", subagent_run_context_get_max_iterations (context));
   env_set_number (&env, "SUBAGENT_MAX_TOOL_CALLS", subagent_run_context_get_max_tool_calls (context));
   env_set_number (&env, "SUBAGENT_TIMEOUT_SECONDS", subagent_run_context_get_timeout_seconds (context));
-  g_ascii_formatd (number, sizeof number, "%.2f", subagent_run_context_get_max_cost_cents (context));
-  env_set (&env, "SUBAGENT_MAX_COST_CENTS", number);
+  env_set_cents (&env, "SUBAGENT_MAX_COST_CENTS", subagent_run_context_get_max_cost_cents (context));
   env_set (&env, "SUBAGENT_PERMISSION_MODE",
            subagent_permission_mode_to_string (subagent_run_context_get_permission_mode (context)));
   env_set (&env, "SUBAGENT_TOOLS", tools);
