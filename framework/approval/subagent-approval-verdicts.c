@@ -31,21 +31,25 @@ resolve_quietly (SubagentApprovalQueue  *self,
   return FALSE;
 }
 
-/* The ids of the pending requests, optionally of one subagent only. */
+static gint
+compare_entry_seq (gconstpointer a,
+                   gconstpointer b)
+{
+  guint64 x = (*(SubagentApprovalEntry * const *) a)->seq;
+  guint64 y = (*(SubagentApprovalEntry * const *) b)->seq;
+
+  return x < y ? -1 : x > y;
+}
+
+/* The ids of the pending requests, oldest first. */
 static GStrv
-pending_ids (SubagentApprovalQueue *self,
-             const char            *subagent_id)
+pending_ids (SubagentApprovalQueue *self)
 {
   g_autoptr(GPtrArray) pending = subagent_approval_queue_list_pending (self);
   g_autoptr(GStrvBuilder) ids = g_strv_builder_new ();
 
   for (guint i = 0; i < pending->len; i++)
-    {
-      SubagentApprovalRequest *request = pending->pdata[i];
-
-      if (subagent_id == NULL || g_strcmp0 (subagent_approval_request_get_subagent_id (request), subagent_id) == 0)
-        g_strv_builder_add (ids, subagent_approval_request_get_request_id (request));
-    }
+    g_strv_builder_add (ids, subagent_approval_request_get_request_id (pending->pdata[i]));
   return g_strv_builder_end (ids);
 }
 
@@ -159,7 +163,7 @@ subagent_approval_queue_approve_all_pending (SubagentApprovalQueue *self,
   g_auto(GStrv) ids = NULL;
 
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_QUEUE (self), 0);
-  ids = pending_ids (self, NULL);
+  ids = pending_ids (self);
   return resolve_all (self, (const char * const *) ids, SUBAGENT_APPROVAL_STATUS_APPROVED, NULL, actor);
 }
 
@@ -181,7 +185,7 @@ subagent_approval_queue_deny_all_pending (SubagentApprovalQueue *self,
   g_auto(GStrv) ids = NULL;
 
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_QUEUE (self), 0);
-  ids = pending_ids (self, NULL);
+  ids = pending_ids (self);
   return resolve_all (self, (const char * const *) ids, SUBAGENT_APPROVAL_STATUS_DENIED, reason, actor);
 }
 
@@ -204,6 +208,46 @@ subagent_approval_queue_cancel (SubagentApprovalQueue *self,
                           "Cancelled before a verdict", "system");
 }
 
+/* The ids of @subagent_id's pending requests, oldest first; NULL when it
+ * has none. Called as each child ends, so it looks at the table under the
+ * lock rather than listing (and dating, and sorting) every pending
+ * request of every child. */
+static GStrv
+pending_ids_of (SubagentApprovalQueue *self,
+                const char            *subagent_id)
+{
+  g_autoptr(GArray) found = NULL;
+  GHashTableIter iter;
+  gpointer value;
+  GStrv ids;
+
+  g_mutex_lock (&self->lock);
+  g_hash_table_iter_init (&iter, self->entries);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    {
+      SubagentApprovalEntry *entry = value;
+
+      if (subagent_approval_status_is_terminal (subagent_approval_request_get_status (entry->request)) ||
+          g_strcmp0 (subagent_approval_request_get_subagent_id (entry->request), subagent_id) != 0)
+        continue;
+      if (found == NULL)
+        found = g_array_new (FALSE, FALSE, sizeof (SubagentApprovalEntry *));
+      g_array_append_val (found, entry);
+    }
+  if (found == NULL)
+    {
+      g_mutex_unlock (&self->lock);
+      return NULL;
+    }
+  g_array_sort (found, compare_entry_seq);
+  ids = g_new (char *, found->len + 1);
+  for (guint i = 0; i < found->len; i++)
+    ids[i] = g_strdup (subagent_approval_request_get_request_id (g_array_index (found, SubagentApprovalEntry *, i)->request));
+  ids[found->len] = NULL;
+  g_mutex_unlock (&self->lock);
+  return ids;
+}
+
 /**
  * subagent_approval_queue_cancel_for_subagent:
  * @self: a queue
@@ -223,7 +267,9 @@ subagent_approval_queue_cancel_for_subagent (SubagentApprovalQueue *self,
   g_return_val_if_fail (SUBAGENT_IS_APPROVAL_QUEUE (self), 0);
   g_return_val_if_fail (subagent_id != NULL, 0);
 
-  ids = pending_ids (self, subagent_id);
+  ids = pending_ids_of (self, subagent_id);
+  if (ids == NULL)
+    return 0;
   return resolve_all (self, (const char * const *) ids, SUBAGENT_APPROVAL_STATUS_CANCELLED,
                       "The subagent ended before a verdict", "system");
 }

@@ -26,6 +26,7 @@ struct _SubagentCommandApprovals
   SubagentApprovalHandler *handler;  /* the context's, or an unattended one; NULL if none could be made */
   GMainContext *main_context;
   char *label;
+  /* Made by the first request that waits (most children never ask). */
   GCancellable *cancellable;         /* cancelled by stop() */
   GHashTable *in_flight;             /* request id → NULL */
   gboolean stopped;
@@ -106,8 +107,6 @@ subagent_command_approvals_new (SubagentRunContext                *context,
   self->handler = handler_for_context (context);
   self->main_context = main_context ? g_main_context_ref (main_context) : g_main_context_ref_thread_default ();
   self->label = g_strdup (label);
-  self->cancellable = g_cancellable_new ();
-  self->in_flight = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   self->reply = reply;
   self->idle = idle;
   self->owner = owner;
@@ -121,11 +120,12 @@ subagent_command_approvals_free (SubagentCommandApprovals *self)
   if (self == NULL)
     return;
   /* Every Ask holds the owner, which owns this: none is left. */
-  g_warn_if_fail (g_hash_table_size (self->in_flight) == 0);
-  g_cancellable_cancel (self->cancellable);
+  g_warn_if_fail (subagent_command_approvals_get_in_flight (self) == 0);
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->handler);
   g_clear_object (&self->cancellable);
-  g_hash_table_unref (self->in_flight);
+  g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_main_context_unref (self->main_context);
   g_free (self->label);
   g_free (self);
@@ -137,13 +137,14 @@ subagent_command_approvals_stop (SubagentCommandApprovals *self)
   if (self == NULL || self->stopped)
     return;
   self->stopped = TRUE;
-  g_cancellable_cancel (self->cancellable);
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
 }
 
 guint
 subagent_command_approvals_get_in_flight (SubagentCommandApprovals *self)
 {
-  return self ? g_hash_table_size (self->in_flight) : 0;
+  return self != NULL && self->in_flight != NULL ? g_hash_table_size (self->in_flight) : 0;
 }
 
 static void
@@ -295,7 +296,7 @@ subagent_command_approvals_handle (SubagentCommandApprovals *self,
                self->label, SUBAGENT_APPROVAL_ID_MAX_LENGTH);
       return;
     }
-  if (g_hash_table_contains (self->in_flight, id))
+  if (self->in_flight != NULL && g_hash_table_contains (self->in_flight, id))
     {
       g_debug ("Child %s: ignoring approval request %s: one with this id is still waiting", self->label, id);
       return;
@@ -325,7 +326,7 @@ subagent_command_approvals_handle (SubagentCommandApprovals *self,
       answer (self, id, requirement, decision, denial);
       return;
     }
-  if (g_hash_table_size (self->in_flight) >= SUBAGENT_COMMAND_APPROVALS_MAX_IN_FLIGHT)
+  if (subagent_command_approvals_get_in_flight (self) >= SUBAGENT_COMMAND_APPROVALS_MAX_IN_FLIGHT)
     {
       denial = g_strdup_printf ("Too many approval requests waiting at once (at most %d); wait for an answer first",
                                 SUBAGENT_COMMAND_APPROVALS_MAX_IN_FLIGHT);
@@ -333,6 +334,11 @@ subagent_command_approvals_handle (SubagentCommandApprovals *self,
       return;
     }
 
+  if (self->in_flight == NULL)
+    {
+      self->cancellable = g_cancellable_new ();
+      self->in_flight = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+    }
   ask = g_new0 (Ask, 1);
   ask->approvals = self;
   ask->owner = self->owner ? g_object_ref (self->owner) : NULL;
