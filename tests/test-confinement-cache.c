@@ -28,6 +28,16 @@ static const char probe_script[] =
   "t root 'echo x > in-root.txt'\n"
   "t scope 'echo x > allowed/inside.txt'\n"
   "t tcp 'exec 3<>/dev/tcp/127.0.0.1/$TCP_PORT'\n"
+  "echo \"tmpmode:$(stat -c %a \"$TMPDIR\")\"\n"
+  "echo \"tmpdir:$TMPDIR\"\n";
+
+/* A child that puts another directory, open to all, where its TMPDIR was
+ * (which it may: it can write the TMPDIRs' parent). */
+static const char swap_script[] =
+  "#!/bin/bash\n"
+  "cat > /dev/null\n"
+  "mv \"$TMPDIR\" \"$TMPDIR.moved\" && mkdir -m 0777 \"$TMPDIR\" && echo planted > \"$TMPDIR/planted\" && "
+  "echo swapped\n"
   "echo \"tmpdir:$TMPDIR\"\n";
 
 typedef struct {
@@ -50,6 +60,12 @@ fixture_setup (Fixture       *f,
   script = g_build_filename (f->root, "probe.sh", NULL);
   g_assert_true (g_file_set_contents (script, probe_script, -1, NULL));
   g_chmod (script, 0755);
+  g_free (script);
+  script = g_build_filename (f->root, "swap.sh", NULL);
+  g_assert_true (g_file_set_contents (script, swap_script, -1, NULL));
+  g_chmod (script, 0755);
+  sat_write_file (f->root, ".subagent/agents/swapper.yaml",
+                  "name: swapper\nisolation: shared\ncommand: [./swap.sh]\n");
   sat_write_file (f->root, ".subagent/agents/open.yaml",
                   "name: open\nisolation: shared\ncommand: [./probe.sh]\n");
   sat_write_file (f->root, ".subagent/agents/nonet.yaml",
@@ -254,11 +270,37 @@ test_domains (Fixture       *f,
   g_assert_false (g_file_test (base, G_FILE_TEST_EXISTS));
 }
 
+/* A TMPDIR whose path a child pointed at another directory is not handed
+ * to the next child: it gets a private, empty one of its own. */
+static void
+test_replaced_tmpdir_not_reused (Fixture       *f,
+                                 gconstpointer  data)
+{
+  g_autofree char *before = run_probe (f, "open");
+  g_autofree char *swapped = run_probe (f, "swapper");
+  g_autofree char *after = run_probe (f, "open");
+  g_autofree char *swapped_tmpdir = probe_tmpdir (swapped);
+  g_autofree char *after_tmpdir = probe_tmpdir (after);
+  g_autofree char *before_domain = probe_domain (before);
+  g_autofree char *after_domain = probe_domain (after);
+
+  g_assert_nonnull (strstr (swapped, "swapped\n"));
+  /* Same rights, same ruleset: the swapper took the directory the first
+   * child left, and the third child is of that ruleset too. */
+  g_assert_cmpstr (after_domain, ==, before_domain);
+  g_assert_cmpstr (after_tmpdir, !=, swapped_tmpdir);
+  assert_probe (after, "tmp_empty", TRUE);
+  if (strstr (after, "tmpmode:700\n") == NULL)
+    g_error ("expected a private TMPDIR in the probe's answer:\n%s", after);
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add ("/confinement-cache/domains", Fixture, NULL, fixture_setup, test_domains, fixture_teardown);
+  g_test_add ("/confinement-cache/replaced-tmpdir-not-reused", Fixture, NULL, fixture_setup,
+              test_replaced_tmpdir_not_reused, fixture_teardown);
   return g_test_run ();
 }

@@ -80,7 +80,7 @@ typedef struct
   GArray *stamps;            /* of Stamp */
   gboolean keep;             /* FALSE: built from a racy directory */
   GMutex lock;               /* for spare */
-  GPtrArray *spare;          /* emptied TMPDIRs for later children */
+  GPtrArray *spare;          /* of TmpDir: emptied, for later children */
 } Entry;
 
 struct _SubagentConfinementCache
@@ -94,11 +94,55 @@ struct _SubagentConfinementCache
   guint reused;
 };
 
+/* A child's TMPDIR, held open: its emptiness is read through the
+ * descriptor (no path to walk, nothing to open or close per child), and
+ * the path is trusted again only while it names the same directory. */
+typedef struct
+{
+  char *path;
+  int fd;
+  dev_t dev;
+  ino_t ino;
+} TmpDir;
+
 struct _SubagentConfinementLease
 {
   Entry *entry;
-  char *tmpdir;
+  TmpDir *tmpdir;
 };
+
+static void
+tmpdir_free (TmpDir *dir)
+{
+  if (dir == NULL)
+    return;
+  if (dir->fd >= 0)
+    close (dir->fd);
+  g_free (dir->path);
+  g_free (dir);
+}
+
+/* @path, a directory just made (0700, ours), opened to be kept. */
+static TmpDir *
+tmpdir_open (char *path)
+{
+  TmpDir *dir = g_new0 (TmpDir, 1);
+  struct stat st;
+
+  dir->path = path;
+  dir->fd = open (path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir->fd >= 0 && fstat (dir->fd, &st) == 0)
+    {
+      dir->dev = st.st_dev;
+      dir->ino = st.st_ino;
+    }
+  else if (dir->fd >= 0)
+    {
+      close (dir->fd);
+      dir->fd = -1;
+    }
+  return dir;
+}
 
 static void
 stamp_clear (Stamp *stamp)
@@ -265,7 +309,7 @@ entry_build (SubagentConfinementCache  *self,
   entry->keep = TRUE;
   entry->stamps = g_array_new (FALSE, TRUE, sizeof (Stamp));
   g_array_set_clear_func (entry->stamps, (GDestroyNotify) stamp_clear);
-  entry->spare = g_ptr_array_new_with_free_func (g_free);
+  entry->spare = g_ptr_array_new_with_free_func ((GDestroyNotify) tmpdir_free);
   g_mutex_init (&entry->lock);
 
   /* Stamped before the build: a change during it shows at the next use. */
@@ -320,7 +364,7 @@ entry_build (SubagentConfinementCache  *self,
 }
 
 /* A directory of @entry's for one child: an emptied one, else a new one. */
-static char *
+static TmpDir *
 take_tmpdir (Entry   *entry,
              GError **error)
 {
@@ -329,14 +373,16 @@ take_tmpdir (Entry   *entry,
   g_mutex_lock (&entry->lock);
   while (entry->spare->len > 0)
     {
-      char *dir = g_ptr_array_steal_index_fast (entry->spare, entry->spare->len - 1);
+      TmpDir *dir = g_ptr_array_steal_index_fast (entry->spare, entry->spare->len - 1);
       struct stat st;
 
       g_mutex_unlock (&entry->lock);
-      /* Its siblings could have replaced it meanwhile. */
-      if (lstat (dir, &st) == 0 && S_ISDIR (st.st_mode) && st.st_uid == geteuid ())
+      /* Its siblings could have replaced it meanwhile: the path must still
+       * name the directory held open, private as it was made. */
+      if (dir->fd >= 0 && lstat (dir->path, &st) == 0 && S_ISDIR (st.st_mode) && (st.st_mode & 07777) == 0700 &&
+          st.st_dev == dir->dev && st.st_ino == dir->ino)
         return dir;
-      g_free (dir);
+      tmpdir_free (dir);
       g_mutex_lock (&entry->lock);
     }
   g_mutex_unlock (&entry->lock);
@@ -350,7 +396,7 @@ take_tmpdir (Entry   *entry,
                    entry->tmp_parent, g_strerror (saved));
       return NULL;
     }
-  return g_steal_pointer (&template);
+  return tmpdir_open (g_steal_pointer (&template));
 }
 
 SubagentConfinementLease *
@@ -430,7 +476,34 @@ _subagent_confinement_lease_get_ruleset_fd (SubagentConfinementLease *lease)
 const char *
 _subagent_confinement_lease_get_tmpdir (SubagentConfinementLease *lease)
 {
-  return lease->tmpdir;
+  return lease->tmpdir->path;
+}
+
+/* Whether the directory open as @fd holds nothing but "." and "..":
+ * getdents64() into the stack, without a DIR stream and its allocation.
+ * FALSE on an error too. */
+static gboolean
+holds_nothing (int fd)
+{
+  union { char bytes[1024]; struct dirent64 align; } buffer;
+  long n;
+
+  if (lseek (fd, 0, SEEK_SET) != 0)
+    return FALSE;
+  while ((n = syscall (SYS_getdents64, fd, buffer.bytes, sizeof buffer.bytes)) != 0)
+    {
+      if (n < 0)
+        return FALSE;
+      for (long offset = 0; offset < n; )
+        {
+          struct dirent64 *d = (struct dirent64 *) (buffer.bytes + offset);
+
+          if (!g_str_equal (d->d_name, ".") && !g_str_equal (d->d_name, ".."))
+            return FALSE;
+          offset += d->d_reclen;
+        }
+    }
+  return TRUE;
 }
 
 /* Deletes what lies in @path (not @path itself); FALSE when @path is not a
@@ -450,36 +523,16 @@ empty_directory (const char *path)
       close (fd);
       return FALSE;
     }
-  /* Usually the child left nothing: getdents64() into the stack that finds
-   * "." and ".." only says so without a DIR stream and its allocation. */
-  {
-    union { char bytes[1024]; struct dirent64 align; } buffer;
-    gboolean only_dots = TRUE;
-    long n;
-
-    while (only_dots && (n = syscall (SYS_getdents64, fd, buffer.bytes, sizeof buffer.bytes)) != 0)
-      {
-        if (n < 0)
-          only_dots = FALSE;
-        for (long offset = 0; only_dots && offset < n; )
-          {
-            struct dirent64 *d = (struct dirent64 *) (buffer.bytes + offset);
-
-            only_dots = g_str_equal (d->d_name, ".") || g_str_equal (d->d_name, "..");
-            offset += d->d_reclen;
-          }
-      }
-    if (only_dots)
-      {
-        close (fd);
-        return TRUE;
-      }
-    if (lseek (fd, 0, SEEK_SET) != 0)
-      {
-        close (fd);
-        return FALSE;
-      }
-  }
+  if (holds_nothing (fd))
+    {
+      close (fd);
+      return TRUE;
+    }
+  if (lseek (fd, 0, SEEK_SET) != 0)
+    {
+      close (fd);
+      return FALSE;
+    }
   dir = fdopendir (fd);
   if (dir == NULL)
     {
@@ -501,6 +554,21 @@ empty_directory (const char *path)
   return TRUE;
 }
 
+/* Whether @dir is empty again for a later child: usually the child left
+ * nothing, which the held descriptor tells; else what the path names now
+ * is emptied (and trusted only if it is still the held directory). */
+static gboolean
+tmpdir_empty (TmpDir *dir)
+{
+  struct stat st;
+
+  if (dir->fd >= 0 && holds_nothing (dir->fd))
+    return TRUE;
+  if (!empty_directory (dir->path))
+    return FALSE;
+  return dir->fd >= 0 && lstat (dir->path, &st) == 0 && st.st_dev == dir->dev && st.st_ino == dir->ino;
+}
+
 void
 _subagent_confinement_lease_release (SubagentConfinementLease *lease)
 {
@@ -509,7 +577,7 @@ _subagent_confinement_lease_release (SubagentConfinementLease *lease)
   if (lease == NULL)
     return;
   entry = lease->entry;
-  if (empty_directory (lease->tmpdir))
+  if (tmpdir_empty (lease->tmpdir))
     {
       g_mutex_lock (&entry->lock);
       if (entry->spare->len < MAX_SPARE_DIRS)
@@ -519,8 +587,8 @@ _subagent_confinement_lease_release (SubagentConfinementLease *lease)
       g_mutex_unlock (&entry->lock);
     }
   if (lease->tmpdir != NULL)
-    _subagent_remove_tree (lease->tmpdir);
-  g_free (lease->tmpdir);
+    _subagent_remove_tree (lease->tmpdir->path);
+  tmpdir_free (lease->tmpdir);
   entry_unref (entry);
   g_free (lease);
 }
