@@ -14,6 +14,7 @@
 #include "subagent-child-process-private.h"
 #include "subagent-command-approvals-private.h"
 #include "subagent-confinement-private.h"
+#include "subagent-deadline-private.h"
 #include "subagent-fd-watch-private.h"
 #include "subagent-host-process-private.h"
 
@@ -55,8 +56,9 @@ typedef struct {
   guint lines_cut;
   guint kill_grace_ms;
 
-  GSource *timeout_source;
-  GSource *cancel_source;
+  SubagentDeadline *deadline;    /* the wall-clock limit */
+  GCancellable *cancellable;     /* the task's */
+  gulong cancel_handler;         /* 0 when not connected */
   GSource *grace_source;
   GSource *drain_source;
   GSource *final_grace_source;

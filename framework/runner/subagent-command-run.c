@@ -38,11 +38,21 @@ clear_source (GSource **source)
     }
 }
 
+/* The run no longer listens to its cancellable. (The handler holds the
+ * task: run_state_free() finds it disconnected.) */
+static void
+disconnect_cancel (RunState *state)
+{
+  if (state->cancel_handler != 0)
+    g_cancellable_disconnect (state->cancellable, state->cancel_handler);
+  state->cancel_handler = 0;
+}
+
 static void
 run_state_free (RunState *state)
 {
-  clear_source (&state->timeout_source);
-  clear_source (&state->cancel_source);
+  g_clear_pointer (&state->deadline, _subagent_deadline_remove);
+  disconnect_cancel (state);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
   clear_source (&state->final_grace_source);
@@ -178,8 +188,8 @@ _subagent_command_run_maybe_complete (GTask *task)
    * also kills what is being forked meanwhile.) */
   if (state->processes != NULL)
     subagent_run_processes_signal (state->processes, FALSE, SIGKILL);
-  clear_source (&state->timeout_source);
-  clear_source (&state->cancel_source);
+  g_clear_pointer (&state->deadline, _subagent_deadline_remove);
+  disconnect_cancel (state);
   clear_source (&state->grace_source);
   clear_source (&state->drain_source);
   clear_source (&state->final_grace_source);
@@ -230,7 +240,7 @@ _subagent_command_run_stop_child (GTask      *task,
     }
   state->stop_reason = reason;
   state->stop_message = message;
-  clear_source (&state->timeout_source);
+  g_clear_pointer (&state->deadline, _subagent_deadline_remove);
   subagent_command_approvals_stop (state->approvals);
   if (state->stdin_writer != NULL)
     subagent_pipe_writer_close (state->stdin_writer, TRUE);
@@ -245,7 +255,7 @@ on_timeout (gpointer user_data)
   GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
 
-  g_clear_pointer (&state->timeout_source, g_source_unref);
+  state->deadline = NULL;  /* being called: gone once this returns */
   _subagent_command_run_stop_child (task, SUBAGENT_STOP_REASON_TIMEOUT,
                                     g_strdup_printf ("Child %s ran past its wall-clock limit of %u s and was stopped",
                                                      state->label, subagent_run_context_get_timeout_seconds (state->context)));
@@ -253,16 +263,30 @@ on_timeout (gpointer user_data)
 }
 
 static gboolean
-on_cancelled (GCancellable *cancellable,
-              gpointer      user_data)
+on_cancelled (gpointer user_data)
 {
   GTask *task = user_data;
   RunState *state = g_task_get_task_data (task);
 
-  g_clear_pointer (&state->cancel_source, g_source_unref);
   _subagent_command_run_stop_child (task, SUBAGENT_STOP_REASON_CANCELLED,
                                     g_strdup_printf ("Child %s was cancelled", state->label));
   return G_SOURCE_REMOVE;
+}
+
+/* In whichever thread cancelled (or in g_cancellable_connect(), when that
+ * was before): the child is stopped from the run's own context, never from
+ * within the signal, whose handler cannot be disconnected while it runs. */
+static void
+on_cancel_signal (GCancellable *cancellable,
+                  gpointer      user_data)
+{
+  GTask *task = user_data;
+  GSource *idle = g_idle_source_new ();
+
+  g_source_set_callback (idle, on_cancelled, g_object_ref (task), g_object_unref);
+  g_source_set_static_name (idle, "[libsubagent] command child cancelled");
+  g_source_attach (idle, g_task_get_context (task));
+  g_source_unref (idle);
 }
 
 
@@ -293,7 +317,7 @@ on_exited (gpointer user_data)
 
   state->exited = TRUE;
   state->pid = 0;
-  clear_source (&state->timeout_source);
+  g_clear_pointer (&state->deadline, _subagent_deadline_remove);
   clear_source (&state->final_grace_source);
   clear_source (&state->grace_source);
   if (state->stdin_writer != NULL)
@@ -487,13 +511,17 @@ on_spawned (SubagentHostProcess *process,
   timeout = subagent_run_context_get_timeout_seconds (context);
   if (timeout > 0)
     {
-      state->timeout_source = g_timeout_source_new_seconds (timeout);
-      g_task_attach_source (task, state->timeout_source, on_timeout);
+      state->deadline = _subagent_deadline_add (g_task_get_context (task),
+                                                g_get_monotonic_time () + timeout * G_TIME_SPAN_SECOND, on_timeout,
+                                                g_object_ref (task), g_object_unref);
     }
   if (cancellable != NULL)
     {
-      state->cancel_source = g_cancellable_source_new (cancellable);
-      g_task_attach_source (task, state->cancel_source, (GSourceFunc) G_CALLBACK (on_cancelled));
+      /* A handler, not a GCancellableSource: no source per child in the
+       * context, looked at in every iteration. */
+      state->cancellable = cancellable;
+      state->cancel_handler = g_cancellable_connect (cancellable, G_CALLBACK (on_cancel_signal), g_object_ref (task),
+                                                     g_object_unref);
     }
 }
 

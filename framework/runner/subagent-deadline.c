@@ -1,0 +1,172 @@
+/* subagent-deadline.c: wall-clock limits of many runs on one source per
+ * main context.
+ *
+ * Every command run has a wall-clock limit, and nearly every child ends
+ * long before it. As a timeout GSource each, a child cost a source
+ * allocated, attached (the context's lock, its sorted source list), looked
+ * at in every iteration of the loop and destroyed. Here the deadlines of
+ * all runs of a context are a list in time order on one source that lives
+ * as long as the context, whose ready time is the first deadline: a child
+ * costs a list link, and the context's lock only when its deadline comes
+ * first. Runs with the same limit start in time order, so a new deadline
+ * usually goes last.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "config.h"
+
+#include "subagent-deadline-private.h"
+
+typedef struct {
+  GSource source;
+  GMainContext *context;         /* not a reference: the key in @sources */
+  GQueue deadlines;              /* SubagentDeadline, earliest first */
+} DeadlineSource;
+
+struct _SubagentDeadline {
+  DeadlineSource *owner;
+  GList link;                    /* in @owner->deadlines */
+  gint64 when;
+  GSourceFunc func;
+  gpointer data;
+  GDestroyNotify destroy;
+};
+
+G_LOCK_DEFINE_STATIC (sources);
+static GHashTable *sources;      /* GMainContext * → DeadlineSource * */
+
+static void
+update_ready_time (DeadlineSource *self)
+{
+  GList *first = g_queue_peek_head_link (&self->deadlines);
+  gint64 when = first != NULL ? ((SubagentDeadline *) first->data)->when : -1;
+
+  if (g_source_get_ready_time (&self->source) != when)
+    g_source_set_ready_time (&self->source, when);
+}
+
+static void
+deadline_free (SubagentDeadline *deadline)
+{
+  if (deadline->destroy != NULL)
+    deadline->destroy (deadline->data);
+  g_free (deadline);
+}
+
+static gboolean
+deadline_source_dispatch (GSource     *source,
+                          GSourceFunc  callback,
+                          gpointer     user_data)
+{
+  DeadlineSource *self = (DeadlineSource *) source;
+  gint64 now = g_source_get_time (source);
+  SubagentDeadline *first;
+
+  /* One at a time: a callback may add or remove others. */
+  while ((first = g_queue_peek_head (&self->deadlines)) != NULL && first->when <= now)
+    {
+      g_queue_unlink (&self->deadlines, &first->link);
+      first->owner = NULL;
+      first->func (first->data);
+      deadline_free (first);
+    }
+  update_ready_time (self);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+deadline_source_finalize (GSource *source)
+{
+  DeadlineSource *self = (DeadlineSource *) source;
+
+  G_LOCK (sources);
+  if (sources != NULL && g_hash_table_lookup (sources, self->context) == self)
+    g_hash_table_remove (sources, self->context);
+  G_UNLOCK (sources);
+  /* The context went first: its runs' limits go with it, uncalled. */
+  while (!g_queue_is_empty (&self->deadlines))
+    {
+      SubagentDeadline *deadline = g_queue_peek_head (&self->deadlines);
+
+      g_queue_unlink (&self->deadlines, &deadline->link);
+      deadline->owner = NULL;
+      deadline_free (deadline);
+    }
+}
+
+static GSourceFuncs deadline_source_funcs = {
+  NULL, NULL, deadline_source_dispatch, deadline_source_finalize, NULL, NULL,
+};
+
+/* The context's source, made at its first deadline; it goes with the context. */
+static DeadlineSource *
+source_for (GMainContext *context)
+{
+  DeadlineSource *self;
+
+  G_LOCK (sources);
+  if (sources == NULL)
+    sources = g_hash_table_new (NULL, NULL);
+  self = g_hash_table_lookup (sources, context);
+  if (self == NULL)
+    {
+      self = (DeadlineSource *) g_source_new (&deadline_source_funcs, sizeof (DeadlineSource));
+      self->context = context;
+      g_queue_init (&self->deadlines);
+      g_source_set_static_name (&self->source, "[libsubagent] command children's time limits");
+      g_hash_table_insert (sources, context, self);
+      g_source_attach (&self->source, context);
+      g_source_unref (&self->source);   /* the context holds it */
+    }
+  G_UNLOCK (sources);
+  return self;
+}
+
+SubagentDeadline *
+_subagent_deadline_add (GMainContext   *context,
+                        gint64          when,
+                        GSourceFunc     func,
+                        gpointer        data,
+                        GDestroyNotify  destroy)
+{
+  SubagentDeadline *deadline = g_new0 (SubagentDeadline, 1);
+  DeadlineSource *owner = source_for (context != NULL ? context : g_main_context_default ());
+  GList *after;
+
+  deadline->owner = owner;
+  deadline->link.data = deadline;
+  deadline->when = when;
+  deadline->func = func;
+  deadline->data = data;
+  deadline->destroy = destroy;
+  /* From the end: the latest deadlines are usually the newest. */
+  for (after = g_queue_peek_tail_link (&owner->deadlines);
+       after != NULL && ((SubagentDeadline *) after->data)->when > when;
+       after = after->prev)
+    ;
+  if (after != NULL)
+    g_queue_insert_after_link (&owner->deadlines, after, &deadline->link);
+  else
+    g_queue_push_head_link (&owner->deadlines, &deadline->link);
+  if (owner->deadlines.head == &deadline->link)
+    update_ready_time (owner);
+  return deadline;
+}
+
+void
+_subagent_deadline_remove (SubagentDeadline *deadline)
+{
+  DeadlineSource *owner;
+  gboolean was_first;
+
+  /* Without an owner it is being called or freed already: that frees it. */
+  if (deadline == NULL || deadline->owner == NULL)
+    return;
+  owner = deadline->owner;
+  was_first = owner->deadlines.head == &deadline->link;
+  g_queue_unlink (&owner->deadlines, &deadline->link);
+  deadline->owner = NULL;
+  if (was_first)
+    update_ready_time (owner);
+  deadline_free (deadline);
+}
