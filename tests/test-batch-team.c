@@ -207,19 +207,45 @@ test_batch_fed_by_another_childs_end (void)
 
 /* A batch needs no handler of the supervisor's signals: with none
  * connected, no event is made, and every item still gets its answer. */
+/* What the events file holds as the batch returns its results. */
+static void
+batch_done_reading_events (GObject      *source,
+                           GAsyncResult *res,
+                           gpointer      user_data)
+{
+  char **events = g_object_get_data (G_OBJECT (source), "events-at-return");
+
+  g_assert_true (g_file_get_contents (subagent_supervisor_get_events_path (SUBAGENT_SUPERVISOR (source)), events, NULL,
+                                      NULL));
+  batch_done (source, res, user_data);
+}
+
+static guint
+count_lines_with (const char *text,
+                  const char *needle)
+{
+  guint n = 0;
+
+  for (const char *p = text; (p = strstr (p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
 static void
 test_batch_with_no_handler_connected (void)
 {
   Fixture f = { 0, };
   g_autoptr(GPtrArray) items = make_items (5, "helper");
   BatchWait wait = { FALSE, NULL, NULL };
-
-  guint event_signal = g_signal_lookup ("event", SUBAGENT_TYPE_SUPERVISOR);
+  g_autofree char *events = NULL;
+  guint event_signal;
 
   fixture_open (&f, 1, -1, NULL);
+  event_signal = g_signal_lookup ("event", SUBAGENT_TYPE_SUPERVISOR);
   sst_recorder_stop (&f.recorder);
   gate_runner_set_decide (f.gate, decide_echo, NULL);
-  subagent_supervisor_run_batch_async (f.supervisor, items, NULL, batch_done, &wait);
+  g_object_set_data (G_OBJECT (f.supervisor), "events-at-return", &events);
+  subagent_supervisor_run_batch_async (f.supervisor, items, NULL, batch_done_reading_events, &wait);
   /* The batch follows its children without the supervisor's signals. */
   g_assert_false (g_signal_has_handler_pending (f.supervisor, event_signal, 0, FALSE));
   g_assert_false (g_signal_has_handler_pending (f.supervisor, event_signal,
@@ -235,6 +261,10 @@ test_batch_with_no_handler_connected (void)
                        (gint) i);
     }
   g_ptr_array_unref (wait.results);
+  /* The lines the supervisor held back while its children ended are in
+   * the file by the time the batch's results are: each child's end too. */
+  g_assert_cmpuint (count_lines_with (events, "\"event\":\"accepted\""), ==, 5);
+  g_assert_cmpuint (count_lines_with (events, "\"event\":\"completed\""), ==, 5);
   sst_recorder_start (&f.recorder, f.supervisor);
   fixture_close (&f);
 }

@@ -373,6 +373,8 @@ batch_return (Batch *batch,
   results = g_ptr_array_new_with_free_func (g_object_unref);
   for (guint i = 0; i < batch->results->len; i++)
     g_ptr_array_add (results, g_object_ref (g_ptr_array_index (batch->results, i)));
+  /* Whoever gets the results finds the children's events in the file. */
+  _subagent_supervisor_write_held_events (batch->supervisor);
   g_task_return_pointer (task, results, (GDestroyNotify) g_ptr_array_unref);
   g_object_unref (task);
 }

@@ -489,6 +489,13 @@ _subagent_job_abandoned_error (SubagentJob *job)
                       job->run_id, job->hooks.workspace_root ? job->hooks.workspace_root : "(not made yet)");
 }
 
+void
+_subagent_supervisor_write_held_events (SubagentSupervisor *self)
+{
+  if (self->writer != NULL)
+    _subagent_events_writer_write_held (self->writer);
+}
+
 static void
 return_to_waiters (SubagentSupervisor *self,
                    SubagentJob        *job)
@@ -517,13 +524,16 @@ return_to_waiters (SubagentSupervisor *self,
 
   if (result == NULL)
     closed = _subagent_job_abandoned_error (job);
-  /* Whoever gets the result finds the child's events in the file. */
-  if (self->writer != NULL)
-    _subagent_events_writer_write_held (self->writer);
+  /* A batch's child: the batch writes the held lines before it returns its
+   * own result; else they go with the next child's, at the end of the
+   * round (one write). */
   if (ended != NULL)
     ended (result, closed, ended_data);
   if (ended_destroy != NULL)
     ended_destroy (ended_data);
+  /* Whoever gets the result finds the child's events in the file. */
+  if (waiters->len > 0)
+    _subagent_supervisor_write_held_events (self);
   for (guint i = 0; i < waiters->len; i++)
     _subagent_waiter_complete (waiters->pdata[i], result, closed);
   g_clear_object (&result);
@@ -587,8 +597,7 @@ perform_event (SubagentSupervisor *self,
                                     job->batch_index, job_event_details (job, details),
                                     g_steal_pointer (&action->time));
   /* A handler reading the events file finds this event's line there. */
-  if (self->writer != NULL)
-    _subagent_events_writer_write_held (self->writer);
+  _subagent_supervisor_write_held_events (self);
   g_signal_emit (self, kind_signal, 0, event);
   g_signal_emit (self, event_signal, detail, event);
 }
@@ -632,8 +641,7 @@ drain (gpointer data)
     }
   g_mutex_unlock (&self->lock);
   /* The round's event lines, in one write. */
-  if (self->writer != NULL)
-    _subagent_events_writer_write_held (self->writer);
+  _subagent_supervisor_write_held_events (self);
   return G_SOURCE_REMOVE;
 }
 

@@ -179,6 +179,10 @@ void _subagent_supervisor_push_event_locked (SubagentSupervisor *self,
                                              SubagentEventKind   kind,
                                              JsonObject         *details) G_GNUC_INTERNAL;
 void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL;
+/* Writes the event lines held back in this round (see
+ * _subagent_events_writer_begin_held()): before a result or an event
+ * leaves the supervisor. */
+void _subagent_supervisor_write_held_events (SubagentSupervisor *self) G_GNUC_INTERNAL;
 /* For a spawn the outstanding cap refused: calls @func (@data) in the
  * supervisor's context when a child next ends, and then @destroy. Returns
  * FALSE, having called @destroy at once, when the cap has room again (a
