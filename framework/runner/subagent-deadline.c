@@ -9,7 +9,7 @@
  * as long as the context, whose ready time is the first deadline: a child
  * costs a list link, and the context's lock only when its deadline comes
  * first. Runs with the same limit start in time order, so a new deadline
- * usually goes last.
+ * usually goes last, and the first to end is usually the first.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -35,6 +35,11 @@ struct _SubagentDeadline {
 G_LOCK_DEFINE_STATIC (sources);
 static GHashTable *sources;      /* GMainContext * → DeadlineSource * */
 
+/* The source's ready time is never later than the first deadline, but may
+ * be earlier: a removed deadline leaves it as it was, to be found past at
+ * its time (nothing due then), because g_source_set_ready_time() wakes the
+ * context each time, its own thread included (GLib 2.74): a run that ends
+ * would cost a turn of the loop. */
 static void
 update_ready_time (DeadlineSource *self)
 {
@@ -132,6 +137,7 @@ _subagent_deadline_add (GMainContext   *context,
   SubagentDeadline *deadline = g_new0 (SubagentDeadline, 1);
   DeadlineSource *owner = source_for (context != NULL ? context : g_main_context_default ());
   GList *after;
+  gint64 ready;
 
   deadline->owner = owner;
   deadline->link.data = deadline;
@@ -148,8 +154,9 @@ _subagent_deadline_add (GMainContext   *context,
     g_queue_insert_after_link (&owner->deadlines, after, &deadline->link);
   else
     g_queue_push_head_link (&owner->deadlines, &deadline->link);
-  if (owner->deadlines.head == &deadline->link)
-    update_ready_time (owner);
+  ready = g_source_get_ready_time (&owner->source);
+  if (ready < 0 || when < ready)
+    g_source_set_ready_time (&owner->source, when);
   return deadline;
 }
 
@@ -157,16 +164,12 @@ void
 _subagent_deadline_remove (SubagentDeadline *deadline)
 {
   DeadlineSource *owner;
-  gboolean was_first;
 
   /* Without an owner it is being called or freed already: that frees it. */
   if (deadline == NULL || deadline->owner == NULL)
     return;
   owner = deadline->owner;
-  was_first = owner->deadlines.head == &deadline->link;
   g_queue_unlink (&owner->deadlines, &deadline->link);
   deadline->owner = NULL;
-  if (was_first)
-    update_ready_time (owner);
   deadline_free (deadline);
 }

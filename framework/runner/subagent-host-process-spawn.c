@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -217,6 +218,7 @@ typedef struct {
   int child_errno;
 
   GMainContext *context;
+  GSource *mailbox;             /* where it goes back to @context; NULL: an idle source */
   SubagentHostProcessSpawned callback;
   gpointer user_data;
 } SpawnJob;
@@ -231,6 +233,7 @@ spawn_job_free (SpawnJob *job)
   g_free (job->cwd);
   g_strfreev (job->argv);
   g_free (job->envp);  /* one block */
+  g_clear_pointer (&job->mailbox, g_source_unref);
   g_clear_pointer (&job->context, g_main_context_unref);
   g_free (job);
 }
@@ -386,6 +389,120 @@ spawn_job_done (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* Spawned children back to the thread of their context: one source per
+ * context, as long-lived as it, woken through an eventfd. An idle source
+ * per child was allocated and freed each time, and attaching it took the
+ * context's lock, which the context's thread, just woken, then waited for
+ * (a futex round trip per child). */
+typedef struct {
+  GSource source;
+  GMainContext *context;        /* not a reference: the key in @mailboxes */
+  int efd;
+  GMutex lock;
+  GQueue done;                  /* SpawnJob, in spawning order */
+} Mailbox;
+
+G_LOCK_DEFINE_STATIC (mailboxes);
+static GHashTable *mailboxes;   /* GMainContext * → Mailbox * */
+
+static gboolean
+mailbox_dispatch (GSource     *source,
+                  GSourceFunc  callback,
+                  gpointer     user_data)
+{
+  Mailbox *self = (Mailbox *) source;
+  GQueue done = G_QUEUE_INIT;
+  SpawnJob *job;
+  guint64 count;
+
+  g_mutex_lock (&self->lock);
+  /* Emptied with the queue: a job posted after this wakes the context again. */
+  if (read (self->efd, &count, sizeof count) < 0 && errno != EAGAIN)
+    g_debug ("Cannot read the spawned children's eventfd: %s", g_strerror (errno));
+  done = self->done;
+  g_queue_init (&self->done);
+  g_mutex_unlock (&self->lock);
+  while ((job = g_queue_pop_head (&done)) != NULL)
+    {
+      spawn_job_finish (job);
+      spawn_job_free (job);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+mailbox_finalize (GSource *source)
+{
+  Mailbox *self = (Mailbox *) source;
+
+  G_LOCK (mailboxes);
+  if (mailboxes != NULL && g_hash_table_lookup (mailboxes, self->context) == self)
+    g_hash_table_remove (mailboxes, self->context);
+  G_UNLOCK (mailboxes);
+  /* No job is left: each holds the context, and this goes with it. */
+  g_mutex_clear (&self->lock);
+  close (self->efd);
+}
+
+static GSourceFuncs mailbox_funcs = {
+  NULL, NULL, mailbox_dispatch, mailbox_finalize, NULL, NULL,
+};
+
+/* @context's mailbox (a reference for a job), made at its first spawn;
+ * NULL when no eventfd can be made. */
+static GSource *
+mailbox_for (GMainContext *context)
+{
+  Mailbox *self;
+  int efd;
+
+  G_LOCK (mailboxes);
+  if (mailboxes == NULL)
+    mailboxes = g_hash_table_new (NULL, NULL);
+  self = g_hash_table_lookup (mailboxes, context);
+  if (self == NULL && (efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0)
+    {
+      self = (Mailbox *) g_source_new (&mailbox_funcs, sizeof (Mailbox));
+      self->context = context;
+      self->efd = efd;
+      g_mutex_init (&self->lock);
+      g_queue_init (&self->done);
+      g_source_add_unix_fd (&self->source, efd, G_IO_IN);
+      /* GLib blocks a source that may not recurse while dispatching it,
+       * taking its descriptor out of the poll set and back, and each of
+       * those wakes the context (two eventfd writes and a turn of the loop
+       * per child). Jobs are taken from the queue before any is finished,
+       * so a nested dispatch finishes only later ones. */
+      g_source_set_can_recurse (&self->source, TRUE);
+      g_source_set_static_name (&self->source, "[libsubagent] command children spawned");
+      g_hash_table_insert (mailboxes, context, self);
+      g_source_attach (&self->source, context);
+      g_source_unref (&self->source);   /* the context holds it */
+    }
+  if (self != NULL)
+    g_source_ref (&self->source);
+  G_UNLOCK (mailboxes);
+  return (GSource *) self;
+}
+
+/* In the spawning thread: @job goes back to its context. */
+static void
+mailbox_post (GSource  *source,
+              SpawnJob *job)
+{
+  Mailbox *self = (Mailbox *) source;
+  static const guint64 one = 1;
+  gboolean first;
+
+  g_mutex_lock (&self->lock);
+  first = g_queue_is_empty (&self->done);
+  g_queue_push_tail (&self->done, job);
+  g_mutex_unlock (&self->lock);
+  /* A job already waiting has woken the context. */
+  if (first && write (self->efd, &one, sizeof one) < 0)
+    g_warning ("Cannot wake the context of a spawned child: %s", g_strerror (errno));
+}
+
 /* The spawning thread. vfork() suspends the thread that calls it until
  * the child execs (its pre-exec work and the first half of execve(), about
  * a quarter of a millisecond for `true` here): in the run's own thread that
@@ -409,6 +526,11 @@ spawner_main (gpointer data)
       GSource *idle;
 
       spawn_job_run (job);
+      if (job->mailbox != NULL)
+        {
+          mailbox_post (job->mailbox, job);
+          continue;
+        }
       idle = g_idle_source_new ();
       g_source_set_priority (idle, G_PRIORITY_DEFAULT);
       g_source_set_callback (idle, spawn_job_done, job, (GDestroyNotify) spawn_job_free);
@@ -580,6 +702,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   if (stdin_text != NULL)
     prefill_stdin (job, stdin_text, keep_stdin_open);
   job->context = g_main_context_ref (context);
+  job->mailbox = mailbox_for (context);
   g_async_queue_push (spawner (&job->host_pid), job);
 }
 
