@@ -1,7 +1,7 @@
 /* bench/command-floor.c: the floor of a command child — for each child,
  * only what the framework has to do (its own cgroup, a Landlock domain,
  * its own session, three pipes, three records appended and synced every
- * 10 ms), in plain C on a GLib main loop. Between it and a bare
+ * 50 ms), in plain C on a GLib main loop. Between it and a bare
  * posix_spawn() lies what those duties cost; between the supervisor and
  * it, what the framework adds (bench/supervisor.c prints both).
  *
@@ -44,7 +44,7 @@ floor_fail (const char *what)
  * its task to its stdin, watches its pidfd, reads its output to the end,
  * reaps it, signals its group, reads its cgroup's state, empties its
  * temporary directory and appends a session record, an audit line and an
- * event line, the session records synced by a thread at most 10 ms later
+ * event line, the session records synced by a thread at most 50 ms later
  * (the audit trail, as the framework's, is written, not synced: a host
  * killed at once keeps both, a crash of the machine may lose the last
  * audit lines). */
@@ -100,7 +100,7 @@ floor_sync_thread (gpointer data)
         {
           /* Let appends gather, as the session log does. */
           g_mutex_unlock (&floor->lock);
-          g_usleep (10 * G_TIME_SPAN_MILLISECOND);
+          g_usleep (50 * G_TIME_SPAN_MILLISECOND);
           g_mutex_lock (&floor->lock);
         }
       target = floor->appended;
