@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "subagent-json-line-private.h"
+#include "subagent-scratch-private.h"
 
 static void
 assert_node_matches (JsonNode *node)
@@ -231,6 +232,33 @@ test_uuids (void)
     }
 }
 
+/* A record's line is built in this thread's buffer for its use, empty
+ * each time; a nested use gets its own, and a very large one is not kept. */
+static void
+test_scratch (void)
+{
+  GString *first = _subagent_scratch_take (SUBAGENT_SCRATCH_SESSION_LINE);
+  GString *nested, *again, *other;
+
+  g_string_append (first, "a line");
+  nested = _subagent_scratch_take (SUBAGENT_SCRATCH_SESSION_LINE);
+  g_assert_true (nested != first);
+  g_assert_cmpuint (nested->len, ==, 0);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, nested);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, first);  /* the slot is full: freed */
+  again = _subagent_scratch_take (SUBAGENT_SCRATCH_SESSION_LINE);
+  g_assert_true (again == nested);
+  g_assert_cmpuint (again->len, ==, 0);
+  other = _subagent_scratch_take (SUBAGENT_SCRATCH_AUDIT_LINE);
+  g_assert_true (other != again);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_AUDIT_LINE, other);
+  g_string_set_size (again, 1024 * 1024);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, again);
+  first = _subagent_scratch_take (SUBAGENT_SCRATCH_SESSION_LINE);
+  g_assert_cmpuint (first->allocated_len, <, 1024 * 1024);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, first);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -241,5 +269,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/json-line/times", test_times);
   g_test_add_func ("/json-line/ints-without-printf", test_ints);
   g_test_add_func ("/json-line/uuids", test_uuids);
+  g_test_add_func ("/json-line/scratch-buffers", test_scratch);
   return g_test_run ();
 }

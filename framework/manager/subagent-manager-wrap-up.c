@@ -15,6 +15,7 @@
 #include "subagent-manager-private.h"
 #include "subagent-manager-run-private.h"
 #include "subagent-review-private.h"
+#include "subagent-scratch-private.h"
 
 /* Worktrees diff against the commit the child started from (backend-data
  * `base-commit`); snapshots and containers against the parent's tree. */
@@ -180,7 +181,7 @@ static void
 record_lineage (RunState          *state,
                 SubagentRunResult *result)
 {
-  g_autoptr(GString) members = g_string_sized_new (768);
+  GString *members = _subagent_scratch_take (SUBAGENT_SCRATCH_AUDIT_MEMBERS);
   g_autoptr(GError) error = NULL;
 
   _subagent_json_line_append_string_member (members, "run_id", state->run_id);
@@ -210,6 +211,7 @@ record_lineage (RunState          *state,
     _subagent_json_line_append_string_member (members, "routing", state->routing);
   if (!_subagent_audit_log_record_members (state->manager->audit, SUBAGENT_AUDIT_EVENT_LINEAGE, members, &error))
     g_warning ("%s", error->message);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_AUDIT_MEMBERS, members);
 }
 
 /* The child's session record, written from the run: its line goes to the
@@ -224,7 +226,7 @@ keep_session (RunState          *state,
   SubagentManager *self = state->manager;
   g_autoptr(GDateTime) completed = g_date_time_new_now_utc ();
   g_autoptr(SubagentSessionLog) log = NULL;
-  g_autoptr(GString) line = g_string_sized_new (1024);
+  GString *line = _subagent_scratch_take (SUBAGENT_SCRATCH_SESSION_LINE);
   g_autoptr(GError) error = NULL;
   SubagentSessionSpan span;
   gboolean logged;
@@ -275,6 +277,7 @@ keep_session (RunState          *state,
   log = self->session_log ? g_object_ref (self->session_log) : NULL;
   g_mutex_unlock (&self->lock);
   logged = log != NULL && _subagent_session_log_append_line_at (log, state->run_id, line, &span, &error);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, line);
   if (!logged)
     g_warning ("Cannot keep the session record of run %s: %s", state->run_id, error->message);
 

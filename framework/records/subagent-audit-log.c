@@ -15,6 +15,7 @@
 #include "subagent-state-path-private.h"
 #include "subagent-json-line-private.h"
 #include "subagent-records-private.h"
+#include "subagent-scratch-private.h"
 
 /**
  * SubagentAuditLog:
@@ -308,7 +309,8 @@ _subagent_audit_log_record_members (SubagentAuditLog  *self,
 {
   g_autoptr(GDateTime) now = g_date_time_new_now_utc ();
   char ts[SUBAGENT_TIME_TEXT_SIZE];
-  g_autoptr(GString) line = g_string_sized_new (members->len + 128);
+  GString *line = _subagent_scratch_take (SUBAGENT_SCRATCH_AUDIT_LINE);
+  gboolean appended;
 
   _subagent_line_append_len (line, "{\"event\":", 9);
   _subagent_json_line_append_string (line, event);
@@ -316,7 +318,9 @@ _subagent_audit_log_record_members (SubagentAuditLog  *self,
   _subagent_json_line_append_string (line, _subagent_time_format_iso8601 (now, ts));
   _subagent_line_append_len (line, members->str, members->len);
   _subagent_line_append_len (line, "}\n", 2);
-  return append_line (self, line, error);
+  appended = append_line (self, line, error);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_AUDIT_LINE, line);
+  return appended;
 }
 
 /**

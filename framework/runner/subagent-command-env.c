@@ -11,6 +11,7 @@
 #include "subagent.h"
 #include "subagent-command-run-state-private.h"
 #include "subagent-json-line-private.h"
+#include "subagent-scratch-private.h"
 
 extern char **environ;
 
@@ -195,7 +196,7 @@ env_end (EnvBuilder *env)
       text += strlen (text) + 1;
     }
   result[n + env->n_own] = NULL;
-  g_string_free (env->own, TRUE);
+  _subagent_scratch_give (SUBAGENT_SCRATCH_CHILD_ENV, env->own);
   return result;
 }
 
@@ -208,7 +209,7 @@ _subagent_command_run_build_environment (RunState  *state,
   SubagentRunContext *context = state->context;
   SubagentDef *def = subagent_run_context_get_definition (context);
   SubagentIsolationContext *isolation = subagent_run_context_get_isolation (context);
-  EnvBuilder env = { g_string_sized_new (1024), { NULL }, { 0 }, 0, 0 };
+  EnvBuilder env = { _subagent_scratch_take (SUBAGENT_SCRATCH_CHILD_ENV), { NULL }, { 0 }, 0, 0 };
   g_autofree char *tools = join_tool_names (subagent_run_context_get_tools (context), def);
   guint64 inherited = g_ascii_strtoull (g_getenv ("SUBAGENT_MAX_DEPTH") ? g_getenv ("SUBAGENT_MAX_DEPTH") : "0", NULL, 10);
   const char *model = subagent_def_get_model (def);
