@@ -15,11 +15,12 @@
  */
 #include "config.h"
 
+#include "subagent-context-source-private.h"
 #include "subagent-deadline-private.h"
 
 typedef struct {
   GSource source;
-  GMainContext *context;         /* not a reference: the key in @sources */
+  GMainContext *context;         /* not a reference: its key in @sources */
   GQueue deadlines;              /* SubagentDeadline, earliest first */
 } DeadlineSource;
 
@@ -32,8 +33,7 @@ struct _SubagentDeadline {
   GDestroyNotify destroy;
 };
 
-G_LOCK_DEFINE_STATIC (sources);
-static GHashTable *sources;      /* GMainContext * → DeadlineSource * */
+static SubagentContextSources sources;
 
 /* The source's ready time is never later than the first deadline, but may
  * be earlier: a removed deadline leaves it as it was, to be found past at
@@ -84,10 +84,7 @@ deadline_source_finalize (GSource *source)
 {
   DeadlineSource *self = (DeadlineSource *) source;
 
-  G_LOCK (sources);
-  if (sources != NULL && g_hash_table_lookup (sources, self->context) == self)
-    g_hash_table_remove (sources, self->context);
-  G_UNLOCK (sources);
+  _subagent_context_source_forget (&sources, self->context, source);
   /* The context went first: its runs' limits go with it, uncalled. */
   while (!g_queue_is_empty (&self->deadlines))
     {
@@ -103,28 +100,22 @@ static GSourceFuncs deadline_source_funcs = {
   NULL, NULL, deadline_source_dispatch, deadline_source_finalize, NULL, NULL,
 };
 
+static GSource *
+deadline_source_new (GMainContext *context)
+{
+  DeadlineSource *self = (DeadlineSource *) g_source_new (&deadline_source_funcs, sizeof (DeadlineSource));
+
+  self->context = context;
+  g_queue_init (&self->deadlines);
+  g_source_set_static_name (&self->source, "[libsubagent] command children's time limits");
+  return &self->source;
+}
+
 /* The context's source, made at its first deadline; it goes with the context. */
 static DeadlineSource *
 source_for (GMainContext *context)
 {
-  DeadlineSource *self;
-
-  G_LOCK (sources);
-  if (sources == NULL)
-    sources = g_hash_table_new (NULL, NULL);
-  self = g_hash_table_lookup (sources, context);
-  if (self == NULL)
-    {
-      self = (DeadlineSource *) g_source_new (&deadline_source_funcs, sizeof (DeadlineSource));
-      self->context = context;
-      g_queue_init (&self->deadlines);
-      g_source_set_static_name (&self->source, "[libsubagent] command children's time limits");
-      g_hash_table_insert (sources, context, self);
-      g_source_attach (&self->source, context);
-      g_source_unref (&self->source);   /* the context holds it */
-    }
-  G_UNLOCK (sources);
-  return self;
+  return (DeadlineSource *) _subagent_context_source_get (&sources, context, deadline_source_new);
 }
 
 SubagentDeadline *

@@ -30,11 +30,12 @@
 
 #include <glib-unix.h>
 
+#include "subagent-context-source-private.h"
 #include "subagent-fd-watch-private.h"
 
 typedef struct {
   GSource source;
-  GMainContext *context;         /* not a reference: the key in @sources */
+  GMainContext *context;         /* not a reference: its key in @sources */
   int epfd;
   guint dispatching;             /* depth of nested dispatches */
   GSList *dead;                  /* removed while dispatching, freed after */
@@ -52,8 +53,7 @@ struct _SubagentFdWatch {
   gboolean suspended;            /* left out of the epoll set meanwhile */
 };
 
-G_LOCK_DEFINE_STATIC (sources);
-static GHashTable *sources;      /* GMainContext * → EpollSource * */
+static SubagentContextSources sources;
 
 static guint32
 to_epoll (GIOCondition condition)
@@ -139,10 +139,7 @@ epoll_source_finalize (GSource *source)
 {
   EpollSource *self = (EpollSource *) source;
 
-  G_LOCK (sources);
-  if (sources != NULL && g_hash_table_lookup (sources, self->context) == self)
-    g_hash_table_remove (sources, self->context);
-  G_UNLOCK (sources);
+  _subagent_context_source_forget (&sources, self->context, source);
   g_slist_free_full (g_steal_pointer (&self->dead), g_free);
   close (self->epfd);
 }
@@ -151,31 +148,28 @@ static GSourceFuncs epoll_source_funcs = {
   NULL, NULL, epoll_source_dispatch, epoll_source_finalize, NULL, NULL,
 };
 
+static GSource *
+epoll_source_new (GMainContext *context)
+{
+  EpollSource *self;
+  int epfd = epoll_create1 (EPOLL_CLOEXEC);
+
+  if (epfd < 0)
+    return NULL;
+  self = (EpollSource *) g_source_new (&epoll_source_funcs, sizeof (EpollSource));
+  self->context = context;
+  self->epfd = epfd;
+  g_source_add_unix_fd (&self->source, epfd, G_IO_IN);
+  g_source_set_can_recurse (&self->source, TRUE);
+  g_source_set_static_name (&self->source, "[libsubagent] command children's descriptors");
+  return &self->source;
+}
+
 /* The context's source, made at its first watch; it goes with the context. */
 static EpollSource *
 source_for (GMainContext *context)
 {
-  EpollSource *self;
-  int epfd;
-
-  G_LOCK (sources);
-  if (sources == NULL)
-    sources = g_hash_table_new (NULL, NULL);
-  self = g_hash_table_lookup (sources, context);
-  if (self == NULL && (epfd = epoll_create1 (EPOLL_CLOEXEC)) >= 0)
-    {
-      self = (EpollSource *) g_source_new (&epoll_source_funcs, sizeof (EpollSource));
-      self->context = context;
-      self->epfd = epfd;
-      g_source_add_unix_fd (&self->source, epfd, G_IO_IN);
-      g_source_set_can_recurse (&self->source, TRUE);
-      g_source_set_static_name (&self->source, "[libsubagent] command children's descriptors");
-      g_hash_table_insert (sources, context, self);
-      g_source_attach (&self->source, context);
-      g_source_unref (&self->source);   /* the context holds it */
-    }
-  G_UNLOCK (sources);
-  return self;
+  return (EpollSource *) _subagent_context_source_get (&sources, context, epoll_source_new);
 }
 
 static gboolean

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-context-source-private.h"
 #include "subagent-host-process-struct-private.h"
 #include "subagent-landlock-private.h"
 
@@ -396,14 +397,13 @@ spawn_job_done (gpointer data)
  * (a futex round trip per child). */
 typedef struct {
   GSource source;
-  GMainContext *context;        /* not a reference: the key in @mailboxes */
+  GMainContext *context;        /* not a reference: its key in @mailboxes */
   int efd;
   GMutex lock;
   GQueue done;                  /* SpawnJob, in spawning order */
 } Mailbox;
 
-G_LOCK_DEFINE_STATIC (mailboxes);
-static GHashTable *mailboxes;   /* GMainContext * → Mailbox * */
+static SubagentContextSources mailboxes;
 
 static gboolean
 mailbox_dispatch (GSource     *source,
@@ -435,10 +435,7 @@ mailbox_finalize (GSource *source)
 {
   Mailbox *self = (Mailbox *) source;
 
-  G_LOCK (mailboxes);
-  if (mailboxes != NULL && g_hash_table_lookup (mailboxes, self->context) == self)
-    g_hash_table_remove (mailboxes, self->context);
-  G_UNLOCK (mailboxes);
+  _subagent_context_source_forget (&mailboxes, self->context, source);
   /* No job is left: each holds the context, and this goes with it. */
   g_mutex_clear (&self->lock);
   close (self->efd);
@@ -448,41 +445,38 @@ static GSourceFuncs mailbox_funcs = {
   NULL, NULL, mailbox_dispatch, mailbox_finalize, NULL, NULL,
 };
 
+static GSource *
+mailbox_new (GMainContext *context)
+{
+  Mailbox *self;
+  int efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+  if (efd < 0)
+    return NULL;
+  self = (Mailbox *) g_source_new (&mailbox_funcs, sizeof (Mailbox));
+  self->context = context;
+  self->efd = efd;
+  g_mutex_init (&self->lock);
+  g_queue_init (&self->done);
+  g_source_add_unix_fd (&self->source, efd, G_IO_IN);
+  /* GLib blocks a source that may not recurse while dispatching it,
+   * taking its descriptor out of the poll set and back, and each of
+   * those wakes the context (two eventfd writes and a turn of the loop
+   * per child). Jobs are taken from the queue before any is finished,
+   * so a nested dispatch finishes only later ones. */
+  g_source_set_can_recurse (&self->source, TRUE);
+  g_source_set_static_name (&self->source, "[libsubagent] command children spawned");
+  return &self->source;
+}
+
 /* @context's mailbox (a reference for a job), made at its first spawn;
  * NULL when no eventfd can be made. */
 static GSource *
 mailbox_for (GMainContext *context)
 {
-  Mailbox *self;
-  int efd;
+  GSource *self = _subagent_context_source_get (&mailboxes, context, mailbox_new);
 
-  G_LOCK (mailboxes);
-  if (mailboxes == NULL)
-    mailboxes = g_hash_table_new (NULL, NULL);
-  self = g_hash_table_lookup (mailboxes, context);
-  if (self == NULL && (efd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0)
-    {
-      self = (Mailbox *) g_source_new (&mailbox_funcs, sizeof (Mailbox));
-      self->context = context;
-      self->efd = efd;
-      g_mutex_init (&self->lock);
-      g_queue_init (&self->done);
-      g_source_add_unix_fd (&self->source, efd, G_IO_IN);
-      /* GLib blocks a source that may not recurse while dispatching it,
-       * taking its descriptor out of the poll set and back, and each of
-       * those wakes the context (two eventfd writes and a turn of the loop
-       * per child). Jobs are taken from the queue before any is finished,
-       * so a nested dispatch finishes only later ones. */
-      g_source_set_can_recurse (&self->source, TRUE);
-      g_source_set_static_name (&self->source, "[libsubagent] command children spawned");
-      g_hash_table_insert (mailboxes, context, self);
-      g_source_attach (&self->source, context);
-      g_source_unref (&self->source);   /* the context holds it */
-    }
-  if (self != NULL)
-    g_source_ref (&self->source);
-  G_UNLOCK (mailboxes);
-  return (GSource *) self;
+  return self != NULL ? g_source_ref (self) : NULL;
 }
 
 /* In the spawning thread: @job goes back to its context. */
