@@ -283,6 +283,8 @@ on_cancel_signal (GCancellable *cancellable,
   GTask *task = user_data;
   GSource *idle = g_idle_source_new ();
 
+  /* At the run's priority, as the GCancellableSource it replaces was. */
+  g_source_set_priority (idle, g_task_get_priority (task));
   g_source_set_callback (idle, on_cancelled, g_object_ref (task), g_object_unref);
   g_source_set_static_name (idle, "[libsubagent] command child cancelled");
   g_source_attach (idle, g_task_get_context (task));
