@@ -259,6 +259,22 @@ test_scratch (void)
   _subagent_scratch_give (SUBAGENT_SCRATCH_SESSION_LINE, first);
 }
 
+/* A batch index is null when there is none; an amount is clamped as
+ * records store it. */
+static void
+test_index_and_amount_members (void)
+{
+  g_autoptr(GString) out = g_string_new ("{\"a\":1");
+
+  _subagent_json_line_append_index_member (out, "batch_index", -1);
+  _subagent_json_line_append_index_member (out, "other_index", 3);
+  _subagent_json_line_append_amount_member (out, "cost_cents", 2.5);
+  _subagent_json_line_append_amount_member (out, "huge", INFINITY);
+  g_string_append_c (out, '}');
+  g_assert_cmpstr (out->str, ==,
+                   "{\"a\":1,\"batch_index\":null,\"other_index\":3,\"cost_cents\":2.5,\"huge\":1000000000000000.0}");
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -270,5 +286,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/json-line/ints-without-printf", test_ints);
   g_test_add_func ("/json-line/uuids", test_uuids);
   g_test_add_func ("/json-line/scratch-buffers", test_scratch);
+  g_test_add_func ("/json-line/index-and-amount-members", test_index_and_amount_members);
   return g_test_run ();
 }

@@ -144,10 +144,7 @@ subagent_approval_request_to_json_string (SubagentApprovalRequest *self)
   _subagent_json_line_append_object (out, _subagent_approval_request_peek_tool_arguments (self));
   _subagent_json_line_append_string_member (out, "permission_mode", subagent_approval_request_get_permission_mode (self));
   _subagent_json_line_append_string_member (out, "isolation", subagent_approval_request_get_isolation (self));
-  if (batch_index >= 0)
-    _subagent_json_line_append_int_member (out, "batch_index", batch_index);
-  else
-    g_string_append (out, ",\"batch_index\":null");
+  _subagent_json_line_append_index_member (out, "batch_index", batch_index);
   _subagent_json_line_append_string_member (out, "worktree_path", subagent_approval_request_get_worktree_path (self));
   _subagent_json_line_append_string_member (out, "created_at", subagent_approval_request_get_created_at (self));
   _subagent_json_line_append_string_member (out, "status", subagent_approval_status_to_string (status));

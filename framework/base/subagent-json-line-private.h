@@ -60,6 +60,14 @@ void _subagent_json_line_append_string_member (GString    *out,
 void _subagent_json_line_append_int_member (GString    *out,
                                             const char *key,
                                             gint64      value) G_GNUC_INTERNAL;
+/* `,"key":` and an index, or null for a negative one (no batch index). */
+void _subagent_json_line_append_index_member (GString    *out,
+                                              const char *key,
+                                              gint64      index) G_GNUC_INTERNAL;
+/* `,"key":` and an amount as records store it (subagent_json_amount()). */
+void _subagent_json_line_append_amount_member (GString    *out,
+                                               const char *key,
+                                               double      amount) G_GNUC_INTERNAL;
 /* @object as json_to_string() writes it, read in place (no reference
  * taken: safe on a sealed object shared between threads). */
 void _subagent_json_line_append_object (GString    *out,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "subagent-json-line-private.h"
+#include "subagent-json-private.h"
 
 /* Bytes json-glib 1.6 escapes: the quote, the backslash, those below
  * 0x1f (0x1f itself goes out raw) and DEL. */
@@ -143,6 +144,27 @@ _subagent_json_line_append_int_member (GString    *out,
 {
   _subagent_json_line_append_key (out, key, FALSE);
   _subagent_json_line_append_int (out, value);
+}
+
+void
+_subagent_json_line_append_index_member (GString    *out,
+                                         const char *key,
+                                         gint64      index)
+{
+  _subagent_json_line_append_key (out, key, FALSE);
+  if (index < 0)
+    _subagent_line_append_len (out, "null", 4);
+  else
+    _subagent_json_line_append_int (out, index);
+}
+
+void
+_subagent_json_line_append_amount_member (GString    *out,
+                                          const char *key,
+                                          double      amount)
+{
+  _subagent_json_line_append_key (out, key, FALSE);
+  _subagent_json_line_append_double (out, subagent_json_amount (amount));
 }
 
 void

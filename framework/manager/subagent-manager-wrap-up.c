@@ -189,16 +189,12 @@ record_lineage (RunState          *state,
   _subagent_json_line_append_string_member (members, "def_name", subagent_def_get_name (state->def));
   _subagent_json_line_append_int_member (members, "depth", state->depth + 1);
   _subagent_json_line_append_string_member (members, "isolation", state->isolation);
-  if (state->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    _subagent_line_append (members, ",\"batch_index\":null");
-  else
-    _subagent_json_line_append_int_member (members, "batch_index", state->batch_index);
+  _subagent_json_line_append_index_member (members, "batch_index", state->batch_index);
   _subagent_json_line_append_string_member (members, "status",
                                             subagent_run_status_to_string (subagent_run_result_get_status (result)));
   _subagent_json_line_append_int_member (members, "iterations", subagent_run_result_get_iterations (result));
   _subagent_json_line_append_int_member (members, "tool_calls", subagent_run_result_get_tool_calls (result));
-  _subagent_json_line_append_key (members, "cost_cents", FALSE);
-  _subagent_json_line_append_double (members, subagent_json_amount (subagent_run_result_get_cost_cents (result)));
+  _subagent_json_line_append_amount_member (members, "cost_cents", subagent_run_result_get_cost_cents (result));
   if (subagent_run_result_get_confinement (result) != NULL)
     _subagent_json_line_append_string_member (members, "confinement", subagent_run_result_get_confinement (result));
   _subagent_json_line_append_key (members, "lineage", FALSE);

@@ -485,10 +485,7 @@ _subagent_lineage_append_json (SubagentLineage *self,
   _subagent_json_line_append_string_member (out, "def_name", self->def_name);
   _subagent_json_line_append_int_member (out, "depth", self->depth);
   _subagent_json_line_append_string_member (out, "isolation", self->isolation);
-  if (self->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    _subagent_line_append (out, ",\"batch_index\":null");
-  else
-    _subagent_json_line_append_int_member (out, "batch_index", self->batch_index);
+  _subagent_json_line_append_index_member (out, "batch_index", self->batch_index);
   _subagent_json_line_append_string_member (out, "worktree_path", self->worktree_path);
   _subagent_json_line_append_string_member (out, "container_path", self->container_path);
   if (self->routing != NULL)

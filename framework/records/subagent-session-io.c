@@ -341,18 +341,14 @@ _subagent_session_view_append_line (const SubagentSessionView *view,
   _subagent_json_line_append_string_member (out, "status", subagent_run_status_to_string (view->status));
   append_time_member (out, "started_at", view->started_at);
   _subagent_json_line_append_int_member (out, "depth", view->depth);
-  if (view->batch_index == SUBAGENT_NO_BATCH_INDEX)
-    _subagent_line_append (out, ",\"batch_index\":null");
-  else
-    _subagent_json_line_append_int_member (out, "batch_index", view->batch_index);
+  _subagent_json_line_append_index_member (out, "batch_index", view->batch_index);
   _subagent_json_line_append_string_member (out, "isolation", view->isolation);
   _subagent_json_line_append_string_member (out, "worktree_path", view->worktree_path);
   _subagent_json_line_append_string_member (out, "container_path", view->container_path);
   append_time_member (out, "completed_at", view->completed_at);
   _subagent_json_line_append_int_member (out, "iterations", view->iterations);
   _subagent_json_line_append_int_member (out, "tool_calls", view->tool_calls);
-  _subagent_json_line_append_key (out, "cost_cents", FALSE);
-  _subagent_json_line_append_double (out, subagent_json_amount (view->cost_cents));
+  _subagent_json_line_append_amount_member (out, "cost_cents", view->cost_cents);
   _subagent_json_line_append_string_member (out, "final_answer", view->final_answer);
   _subagent_json_line_append_key (out, "review", FALSE);
   if (view->review != NULL)
@@ -369,8 +365,7 @@ _subagent_session_view_append_line (const SubagentSessionView *view,
       _subagent_line_append (out, ",\"last_run\":{\"iterations\":");
       _subagent_json_line_append_int (out, view->last_iterations);
       _subagent_json_line_append_int_member (out, "tool_calls", view->last_tool_calls);
-      _subagent_json_line_append_key (out, "cost_cents", FALSE);
-      _subagent_json_line_append_double (out, subagent_json_amount (view->last_cost_cents));
+      _subagent_json_line_append_amount_member (out, "cost_cents", view->last_cost_cents);
       _subagent_json_line_append_string_member (out, "message", view->last_message);
       _subagent_json_line_append_string_member (out, "stop_reason", view->last_stop_reason);
       _subagent_json_line_append_string_member (out, "confinement", view->last_confinement);

@@ -546,13 +546,7 @@ _subagent_event_line_append_shared (GString    *out,
   _subagent_json_line_append_string (out, def_name ? def_name : "");
   _subagent_line_append (out, ",\"depth\":");
   _subagent_json_line_append_int (out, depth);
-  if (batch_index < 0)
-    _subagent_line_append (out, ",\"batch_index\":null");
-  else
-    {
-      _subagent_line_append (out, ",\"batch_index\":");
-      _subagent_json_line_append_int (out, batch_index);
-    }
+  _subagent_json_line_append_index_member (out, "batch_index", batch_index);
 }
 
 void

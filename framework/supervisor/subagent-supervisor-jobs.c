@@ -258,10 +258,7 @@ put_amount (MemberSink *sink,
   if (sink->object != NULL)
     subagent_json_set_amount (sink->object, key, value);
   else
-    {
-      _subagent_json_line_append_key (sink->line, key, FALSE);
-      _subagent_json_line_append_double (sink->line, subagent_json_amount (value));
-    }
+    _subagent_json_line_append_amount_member (sink->line, key, value);
 }
 
 /* What the event that ends @job carries, from its result, in one place
