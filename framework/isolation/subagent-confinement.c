@@ -372,10 +372,14 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
     }
 
   /* Shared isolation resolved it a moment ago. */
-  real = _subagent_isolation_context_get_child_root_resolved (isolation)
-         ? strdup (subagent_isolation_context_get_child_root (isolation))
-         : realpath (subagent_isolation_context_get_child_root (isolation), NULL);
-  if (real == NULL)
+  if (_subagent_isolation_context_get_child_root_resolved (isolation))
+    root_real = g_strdup (subagent_isolation_context_get_child_root (isolation));
+  else if ((real = realpath (subagent_isolation_context_get_child_root (isolation), NULL)) != NULL)
+    {
+      root_real = g_strdup (real);
+      free (real);
+    }
+  else
     {
       int saved = errno;
 
@@ -384,8 +388,6 @@ _subagent_child_confinement_prepare (SubagentRunContext        *context,
                    g_strerror (saved));
       return FALSE;
     }
-  root_real = g_strdup (real);
-  free (real);
 
   policy = _subagent_landlock_policy_new ();
   if (scope == NULL || !add_write_scope (policy, root_real, scope))
