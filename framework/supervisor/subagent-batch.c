@@ -522,6 +522,11 @@ batch_feed (Batch *batch)
       batch->feed_again = FALSE;
       if (batch->returned || batch->stopped || batch->next >= batch->items->len)
         break;
+      /* Full: wait for a slot now, not after a refused spawn (whose error
+       * was formatted and this item's wait made and freed, once a child). */
+      if (_subagent_supervisor_wait_for_slot (self, batch_slot_freed, batch_ref (batch),
+                                              (GDestroyNotify) batch_unref))
+        break;
       index = batch->next;
       item = g_ptr_array_index (batch->items, index);
       /* The spawn copies the item's options and sets the index in its copy. */

@@ -85,7 +85,8 @@ _subagent_supervisor_wait_for_slot (SubagentSupervisor *self,
   SubagentSlotWaiter *waiter;
 
   g_mutex_lock (&self->lock);
-  if (!outstanding_full_locked (self))
+  /* A closed supervisor refuses the spawn at once, full or not. */
+  if (self->closed || !outstanding_full_locked (self))
     {
       g_mutex_unlock (&self->lock);
       destroy (data);

@@ -183,10 +183,10 @@ void _subagent_supervisor_kick        (SubagentSupervisor *self) G_GNUC_INTERNAL
  * _subagent_events_writer_begin_held()): before a result or an event
  * leaves the supervisor. */
 void _subagent_supervisor_write_held_events (SubagentSupervisor *self) G_GNUC_INTERNAL;
-/* For a spawn the outstanding cap refused: calls @func (@data) in the
- * supervisor's context when a child next ends, and then @destroy. Returns
- * FALSE, having called @destroy at once, when the cap has room again (a
- * child ended since the refusal): spawn again now. */
+/* For a spawn the outstanding cap refuses or refused: calls @func (@data)
+ * in the supervisor's context when a child next ends, and then @destroy.
+ * Returns FALSE, having called @destroy at once, when the cap has room (a
+ * child ended since the refusal) or the supervisor is closed: spawn now. */
 gboolean _subagent_supervisor_wait_for_slot (SubagentSupervisor *self,
                                              GFunc               func,
                                              gpointer            data,
