@@ -19,6 +19,7 @@ struct _SubagentManager
   SubagentConfig *config;
   SubagentCatalog *catalog;
   SubagentPluginRegistry *plugins;
+  GStrv secret_files;     /* hidden from every child; config and plugins are fixed */
   SubagentAuditLog *audit;
   SubagentConfinementCache *confinement_cache;  /* Landlock rulesets of its children */
   SubagentToolRegistry *tools;
@@ -183,5 +184,9 @@ void _subagent_manager_run_hooked_async (SubagentManager     *self,
                                          GCancellable        *cancellable,
                                          GAsyncReadyCallback  callback,
                                          gpointer             user_data) G_GNUC_INTERNAL;
+
+/* The values of the `secret-file` options set in config.yaml, absolute:
+ * worked out once, by the manager's init, into its secret_files. */
+GStrv _subagent_manager_secret_files (SubagentManager *self) G_GNUC_INTERNAL;
 
 G_END_DECLS

@@ -65,8 +65,6 @@ JsonObject *_subagent_manager_merged_isolation_options (SubagentManager    *self
 gboolean _subagent_manager_select_runner (RunState            *state,
                                           SubagentRunOptions  *options,
                                           char               **message) G_GNUC_INTERNAL;
-/* The values of the `secret-file` options set in config.yaml, absolute. */
-GStrv _subagent_manager_secret_files (SubagentManager *self) G_GNUC_INTERNAL;
 /* The permission mode the child gets. */
 SubagentPermissionMode _subagent_manager_child_mode (RunState *state) G_GNUC_INTERNAL;
 

@@ -482,7 +482,6 @@ run_start (GTask *task_in)
   GCancellable *cancellable;
   SubagentRunner *runner;
   double max_cost;
-  g_auto(GStrv) hidden = NULL;
 
   /* The workspace's paths join the lineage made before it existed; a
    * workspace without any (shared) leaves that lineage as it is. */
@@ -515,7 +514,6 @@ run_start (GTask *task_in)
   max_cost = subagent_def_get_max_cost_cents (state->def);
   /* Secret files (an approval key) that plugin sections of config.yaml
    * name: a confined child may not read them. */
-  hidden = _subagent_manager_secret_files (self);
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);
@@ -531,29 +529,29 @@ run_start (GTask *task_in)
                                                            subagent_lineage_get_worktree_path (state->lineage),
                                                            mode);
 
-  context = g_object_new (SUBAGENT_TYPE_RUN_CONTEXT,
-                          "task", state->task,
-                          "definition", state->def,
-                          "depth", state->depth + 1,
-                          "run-id", state->run_id,
-                          "parent-run-id", state->parent_run_id,
-                          "lineage", state->lineage,
-                          "tools", tools,
-                          "permission-mode", mode,
-                          "isolation", state->context,
-                          "max-iterations", state->max_iterations,
-                          "max-tool-calls", state->max_tool_calls,
-                          "timeout-seconds", state->timeout_seconds,
-                          "max-cost-cents", max_cost,
-                          "batch-index", state->batch_index,
-                          "approval-handler", state->approval_handler,
-                          "model", state->model,
-                          "transcript", (state->hooks != NULL && state->hooks->resume != NULL)
-                                        ? subagent_session_get_transcript (state->hooks->resume) : NULL,
-                          "confinement", subagent_config_get_confinement (self->config),
-                          "hidden-paths", hidden,
-                          "skill", state->skill,
-                          NULL);
+  context = _subagent_run_context_new (&(SubagentRunContextInit) {
+      .task = state->task,
+      .definition = state->def,
+      .depth = state->depth + 1,
+      .run_id = state->run_id,
+      .parent_run_id = state->parent_run_id,
+      .lineage = state->lineage,
+      .tools = tools,
+      .permission_mode = mode,
+      .isolation = state->context,
+      .max_iterations = state->max_iterations,
+      .max_tool_calls = state->max_tool_calls,
+      .timeout_seconds = state->timeout_seconds,
+      .max_cost_cents = max_cost,
+      .batch_index = state->batch_index,
+      .approval_handler = G_OBJECT (state->approval_handler),
+      .model = state->model,
+      .transcript = (state->hooks != NULL && state->hooks->resume != NULL)
+                    ? subagent_session_get_transcript (state->hooks->resume) : NULL,
+      .confinement = subagent_config_get_confinement (self->config),
+      .hidden_paths = (const char * const *) self->secret_files,
+      .skill = state->skill,
+    });
   _subagent_run_context_set_confinement_cache (context, self->confinement_cache);
   if (state->hooks != NULL && state->hooks->usage_func != NULL)
     g_signal_connect (context, "usage", G_CALLBACK (on_usage), state->hooks);

@@ -79,6 +79,7 @@ subagent_manager_finalize (GObject *object)
 
   g_free (self->root);
   g_free (self->run_id);
+  g_strfreev (self->secret_files);
   g_clear_object (&self->config);
   g_clear_object (&self->catalog);
   g_clear_object (&self->plugins);
@@ -193,6 +194,7 @@ subagent_manager_initable_init (GInitable     *initable,
    * unknown key warns, a wrong type stops here rather than mid-run. */
   if (!subagent_plugin_registry_validate_config (self->plugins, self->config, NULL, error))
     return FALSE;
+  self->secret_files = _subagent_manager_secret_files (self);
   if (self->tools == NULL)
     self->tools = SUBAGENT_TOOL_REGISTRY (subagent_simple_tool_registry_new ());
   {

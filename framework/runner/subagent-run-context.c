@@ -115,12 +115,69 @@ new_run_id (void)
   return _subagent_uuid_string_random (FALSE);
 }
 
+/* What _subagent_run_context_new() is building, for constructed(): set
+ * around one g_object_new() in this thread, which builds no other context. */
+static _Thread_local const SubagentRunContextInit *init_pending;
+
+SubagentRunContext *
+_subagent_run_context_new (const SubagentRunContextInit *init)
+{
+  SubagentRunContext *self;
+
+  g_return_val_if_fail (init != NULL, NULL);
+
+  init_pending = init;
+  self = g_object_new (SUBAGENT_TYPE_RUN_CONTEXT, NULL);
+  init_pending = NULL;
+  return self;
+}
+
+/* The properties from @init, over the defaults g_object_new() set; values
+ * clamped as their GParamSpecs would. */
+static void
+take_init (SubagentRunContext           *self,
+           const SubagentRunContextInit *init)
+{
+  g_free (self->task);
+  self->task = g_strdup (init->task != NULL ? init->task : "");
+  g_set_object (&self->definition, init->definition);
+  self->depth = MIN (init->depth, G_MAXINT);
+  g_free (self->run_id);
+  self->run_id = g_strdup (init->run_id);
+  g_free (self->parent_run_id);
+  self->parent_run_id = g_strdup (init->parent_run_id != NULL ? init->parent_run_id : "");
+  g_set_object (&self->lineage, init->lineage);
+  g_set_object (&self->tools, init->tools);
+  self->permission_mode = init->permission_mode;
+  g_set_object (&self->isolation, init->isolation);
+  self->max_iterations = init->max_iterations;
+  self->max_tool_calls = init->max_tool_calls;
+  self->timeout_seconds = init->timeout_seconds;
+  self->max_cost_cents = MAX (init->max_cost_cents, 0.0);
+  self->batch_index = MAX (init->batch_index, SUBAGENT_NO_BATCH_INDEX);
+  g_set_object (&self->approval_handler, init->approval_handler);
+  g_clear_pointer (&self->model, json_object_unref);
+  self->model = init->model != NULL ? json_object_ref (init->model) : NULL;
+  g_clear_pointer (&self->transcript, json_array_unref);
+  self->transcript = init->transcript != NULL ? json_array_ref (init->transcript) : NULL;
+  self->confinement = init->confinement;
+  g_strfreev (self->hidden_paths);
+  self->hidden_paths = g_strdupv ((char **) init->hidden_paths);
+  g_set_object (&self->skill, init->skill);
+}
+
 static void
 subagent_run_context_constructed (GObject *object)
 {
   SubagentRunContext *self = SUBAGENT_RUN_CONTEXT (object);
 
   G_OBJECT_CLASS (subagent_run_context_parent_class)->constructed (object);
+
+  if (init_pending != NULL)
+    {
+      take_init (self, init_pending);
+      init_pending = NULL;
+    }
 
   if (self->run_id == NULL || *self->run_id == '\0')
     {
