@@ -4,8 +4,9 @@
  * `subagentctl run` (the host), a probe script tries to write outside its
  * child root and outside its write_scope, read the host's environment and
  * memory and the approval key file, signal the host, connect over TCP with
- * `network: none`, and, in a worktree, plant a git hook or rewrite the
- * user's branch, while `git add` and `git commit` still work.
+ * `network: none` and keep a capability that reaches past Landlock, and,
+ * in a worktree, plant a git hook or rewrite the user's branch, while
+ * `git add` and `git commit` still work.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -34,6 +35,7 @@ static const char probe_script[] =
   "t key 'cat \"$KEY_FILE\"'\n"
   "t signal \"kill -0 $host\"\n"
   "t tcp 'exec 3<>/dev/tcp/127.0.0.1/$TCP_PORT'\n"
+  "echo \"caps:$(awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ { printf \"%s%s\", sep, $2; sep = \",\" }' /proc/self/status)\"\n"
   "if [ -f .git ]; then\n"
   "  common=$(git rev-parse --git-common-dir)\n"
   "  t git_commit 'git add in-root.txt && git commit -qm child'\n"
@@ -164,6 +166,29 @@ assert_result (GHashTable *results,
     g_assert_true (g_str_has_prefix (got, expected));
 }
 
+/* @caps: CapInh, CapPrm, CapEff, CapBnd and CapAmb of a process the child
+ * started, in hex. A root child's exec gives it back its whole bounding
+ * set: CAP_SYS_PTRACE (19), CAP_SYS_ADMIN (21) and CAP_PERFMON (38) must
+ * be out of that too, and nothing may be ambient. */
+static void
+assert_no_host_reaching_caps (const char *caps)
+{
+  const guint64 reaching = (G_GUINT64_CONSTANT (1) << 19) | (G_GUINT64_CONSTANT (1) << 21) |
+                           (G_GUINT64_CONSTANT (1) << 38);
+  g_auto(GStrv) sets = NULL;
+
+  g_assert_nonnull (caps);
+  sets = g_strsplit (caps, ",", -1);
+  g_assert_cmpuint (g_strv_length (sets), ==, 5);
+  for (guint i = 0; i < 5; i++)
+    g_assert_cmphex (g_ascii_strtoull (sets[i], NULL, 16) & reaching, ==, 0);
+  g_assert_cmphex (g_ascii_strtoull (sets[4], NULL, 16), ==, 0);
+  /* As root, the rest of the bounding set is still there (the check
+   * above is not passing on an empty one). */
+  if (getuid () == 0)
+    g_assert_cmphex (g_ascii_strtoull (sets[3], NULL, 16), !=, 0);
+}
+
 static void
 assert_host_out_of_reach (Fixture    *f,
                           GHashTable *results)
@@ -184,6 +209,7 @@ assert_host_out_of_reach (Fixture    *f,
   assert_result (results, "key", "denied:Permission denied");
   assert_result (results, "signal", "denied:");
   assert_result (results, "tcp", "denied:Permission denied");
+  assert_no_host_reaching_caps (g_hash_table_lookup (results, "caps"));
 }
 
 static void

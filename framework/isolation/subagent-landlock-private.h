@@ -44,8 +44,10 @@ int                     _subagent_landlock_policy_build        (SubagentLandlock
  * Cached after the first call. */
 int                     _subagent_landlock_abi                 (void);
 
-/* For the child between fork and exec: PR_SET_NO_NEW_PRIVS, then enter
- * @ruleset_fd's domain. Async-signal-safe; returns 0 or an errno. */
+/* For the child between fork and exec: no ambient capabilities, none of
+ * those that reach past Landlock (CAP_SYS_ADMIN, CAP_PERFMON,
+ * CAP_SYS_PTRACE), PR_SET_NO_NEW_PRIVS, then enter @ruleset_fd's domain.
+ * Async-signal-safe; returns 0 or an errno. */
 int                     _subagent_landlock_restrict_self       (int                     ruleset_fd);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SubagentLandlockPolicy, _subagent_landlock_policy_free)

@@ -378,33 +378,40 @@ fail:
 static const int dropped_caps[] = { 21 /* CAP_SYS_ADMIN */, 38 /* CAP_PERFMON */, 19 /* CAP_SYS_PTRACE */ };
 
 /* Async-signal-safe (raw system calls only): runs between fork and exec.
- * A process without these capabilities (not root) changes nothing. */
+ * A process without these capabilities (not root) changes nothing. Each
+ * change of a process's credentials copies them (and frees the old copy
+ * after an RCU grace period): only what holds something is changed. */
 static int
 drop_host_reaching_caps (void)
 {
   struct { guint32 version; int pid; } header = { 0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0 };
   struct { guint32 effective, permitted, inheritable; } data[2];
+  gboolean held = FALSE;
 
-  for (guint i = 0; i < G_N_ELEMENTS (dropped_caps); i++)
-    {
-      /* EINVAL: a kernel that does not know the capability; EPERM: no
-       * CAP_SETPCAP, so the bounding set cannot hold it usefully anyway. */
-      if (prctl (PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
-        return errno;
-      (void) prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, dropped_caps[i], 0, 0);
-    }
   if (syscall (SYS_capget, &header, data) != 0)
+    return errno;
+  /* No ambient capability passes the exec. The ambient set lies within
+   * permitted ∩ inheritable: empty without an inheritable one (root's
+   * usual case), and capset() below takes the dropped ones out of it. */
+  if ((data[0].inheritable | data[1].inheritable) != 0 &&
+      prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0)
     return errno;
   for (guint i = 0; i < G_N_ELEMENTS (dropped_caps); i++)
     {
       guint32 bit = 1u << (dropped_caps[i] % 32);
       guint word = dropped_caps[i] / 32;
 
+      /* EINVAL: a kernel that does not know the capability; EPERM: no
+       * CAP_SETPCAP, so the bounding set cannot hold it usefully anyway. */
+      if (prctl (PR_CAPBSET_READ, dropped_caps[i], 0, 0, 0) == 1 &&
+          prctl (PR_CAPBSET_DROP, dropped_caps[i], 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
+        return errno;
+      held = held || ((data[word].effective | data[word].permitted | data[word].inheritable) & bit) != 0;
       data[word].effective &= ~bit;
       data[word].permitted &= ~bit;
       data[word].inheritable &= ~bit;
     }
-  if (syscall (SYS_capset, &header, data) != 0)
+  if (held && syscall (SYS_capset, &header, data) != 0)
     return errno;
   return 0;
 }

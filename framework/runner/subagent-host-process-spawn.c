@@ -33,7 +33,6 @@
 #include <signal.h>
 #include <string.h>
 #include <pthread.h>
-#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -141,18 +140,12 @@ child_exec (const char         *path,
       saved = errno;
       goto fail;
     }
-  if (ruleset_fd >= 0)
-    {
-      /* A root child keeps no CAP_SYS_PTRACE past exec: with it, it could
-       * read a non-dumpable host's memory and environment. Fails (and
-       * needs not) without CAP_SETPCAP. _subagent_landlock_restrict_self()
-       * also drops CAP_SYS_ADMIN and CAP_PERFMON, which get past Landlock's
-       * ptrace scoping to the host's /proc/<pid>/environ. */
-      prctl (PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0);
-      prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-      if ((saved = _subagent_landlock_restrict_self (ruleset_fd)) != 0)
-        goto fail;
-    }
+  /* A root child keeps no CAP_SYS_PTRACE past exec (with it, it could
+   * read a non-dumpable host's memory and environment), nor CAP_SYS_ADMIN
+   * and CAP_PERFMON, which get past Landlock's ptrace scoping to the host's
+   * /proc/<pid>/environ: _subagent_landlock_restrict_self() drops them. */
+  if (ruleset_fd >= 0 && (saved = _subagent_landlock_restrict_self (ruleset_fd)) != 0)
+    goto fail;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   execve (path, (char * const *) argv, (char * const *) envp);
