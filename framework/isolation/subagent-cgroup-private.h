@@ -9,13 +9,16 @@
 
 G_BEGIN_DECLS
 
-/* A cgroup v2 of one host child, below the process's own, with its
- * cgroup.procs (for writing: the child moves itself in between fork and
- * exec by writing "0") and cgroup.events open. */
+/* A cgroup v2 of one host child, below the process's own, with itself
+ * (a child is born in it: clone3()'s CLONE_INTO_CGROUP), its cgroup.procs
+ * (for writing, where clone3() cannot be used: the child moves itself in
+ * between fork and exec by writing "0") and cgroup.events open. */
 typedef struct {
   char *path;
+  int dir_fd;
   int procs_fd;
   int events_fd;
+  gboolean killed;  /* cgroup.kill written: never reused (see _subagent_child_cgroup_release()) */
 } SubagentChildCgroup;
 
 /* Makes an empty cgroup for one child, or takes one that
@@ -29,8 +32,9 @@ G_GNUC_INTERNAL gboolean _subagent_child_cgroup_is_populated (SubagentChildCgrou
 /* cgroup.kill when it is populated; returns how many it held. */
 G_GNUC_INTERNAL guint    _subagent_child_cgroup_kill        (SubagentChildCgroup *self);
 /* Frees @self: kept for a later child when @reusable (nothing but the
- * caller ever named it, e.g. in an owner record) and empty (@known_empty
- * saves reading that again), else removed, killing what is left. */
+ * caller ever named it, e.g. in an owner record), empty (@known_empty
+ * saves reading that again) and never killed, else removed, killing what
+ * is left. */
 G_GNUC_INTERNAL void     _subagent_child_cgroup_release     (SubagentChildCgroup *self,
                                                              gboolean             reusable,
                                                              gboolean             known_empty);

@@ -211,6 +211,8 @@ _subagent_cgroup_available (void)
 static void
 child_cgroup_free (SubagentChildCgroup *self)
 {
+  if (self->dir_fd >= 0)
+    close (self->dir_fd);
   if (self->procs_fd >= 0)
     close (self->procs_fd);
   if (self->events_fd >= 0)
@@ -272,15 +274,17 @@ _subagent_child_cgroup_new (GError **error)
     }
   self = g_new0 (SubagentChildCgroup, 1);
   self->path = g_steal_pointer (&path);
+  self->dir_fd = open (self->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   g_snprintf (file, sizeof file, "%s/cgroup.procs", self->path);
   self->procs_fd = open (file, O_WRONLY | O_CLOEXEC);
   g_snprintf (file, sizeof file, "%s/cgroup.events", self->path);
   self->events_fd = open (file, O_RDONLY | O_CLOEXEC);
-  if (self->procs_fd < 0 || self->events_fd < 0)
+  if (self->dir_fd < 0 || self->procs_fd < 0 || self->events_fd < 0)
     {
       int saved = errno;
       g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
-                   "cannot open cgroup.procs or cgroup.events of %s: %s", self->path, g_strerror (saved));
+                   "cannot open the cgroup %s, its cgroup.procs or cgroup.events: %s", self->path,
+                   g_strerror (saved));
       rmdir (self->path);
       child_cgroup_free (self);
       return NULL;
@@ -331,9 +335,13 @@ _subagent_child_cgroup_is_populated (SubagentChildCgroup *self)
 guint
 _subagent_child_cgroup_kill (SubagentChildCgroup *self)
 {
+  guint killed;
+
   if (!_subagent_child_cgroup_is_populated (self))
     return 0;
-  return kill_populated (self->path);
+  killed = kill_populated (self->path);
+  self->killed = self->killed || killed > 0;
+  return killed;
 }
 
 /* Keeps @self for a later child, when the pool has room. */
@@ -368,7 +376,11 @@ _subagent_child_cgroup_release (SubagentChildCgroup *self,
 {
   if (self == NULL)
     return;
-  if (reusable && (known_empty || !_subagent_child_cgroup_is_populated (self)) && pool_put_if_room (self))
+  /* Not a killed one: Linux (6.18 here) SIGKILLs every child later born in
+   * a cgroup once written to its cgroup.kill (CLONE_INTO_CGROUP compares
+   * the cgroup's kill count with that of the parent's). */
+  if (reusable && !self->killed && (known_empty || !_subagent_child_cgroup_is_populated (self)) &&
+      pool_put_if_room (self))
     return;
   /* Empty after a normal run (killed when the child exited): one rmdir. */
   if (rmdir (self->path) != 0 && errno != ENOENT)

@@ -166,7 +166,7 @@ signal_leftovers (RunState *state,
   if (state->processes != NULL)
     subagent_run_processes_signal (state->processes, root_alive, signum);
   else if (state->cgroup != NULL && signum == SIGKILL && !root_alive)
-    _subagent_cgroup_kill (state->cgroup);  /* nothing to read when empty */
+    subagent_host_process_kill_cgroup (state->process);
   else if (state->cgroup != NULL)
     _subagent_cgroup_signal (state->cgroup, signum, root_alive ? state->pid : 0);
 }

@@ -40,6 +40,9 @@ GPid                 subagent_host_process_get_pid      (SubagentHostProcess    
 const char          *subagent_host_process_get_cgroup   (SubagentHostProcess       *self);
 void                 subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
                                                                 gboolean             reusable);
+/* SIGKILLs what is in the child's cgroup (cgroup.kill, when it holds
+ * anything); a killed cgroup serves no later child. */
+void                 subagent_host_process_kill_cgroup  (SubagentHostProcess       *self);
 void                 subagent_host_process_send_signal  (SubagentHostProcess       *self,
                                                          int                        signum);
 void                 subagent_host_process_wait         (SubagentHostProcess       *self,

@@ -26,6 +26,13 @@ subagent_host_process_set_cgroup_reusable (SubagentHostProcess *self,
   self->cgroup_reusable = reusable;
 }
 
+void
+subagent_host_process_kill_cgroup (SubagentHostProcess *self)
+{
+  if (self->cgroup != NULL)
+    _subagent_child_cgroup_kill (self->cgroup);
+}
+
 /* The child's own cgroup (a path), or NULL when it has none. */
 const char *
 subagent_host_process_get_cgroup (SubagentHostProcess *self)
