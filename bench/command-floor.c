@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
+#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -36,7 +37,8 @@ floor_fail (const char *what)
 
 /* The floor: command children with nothing but what the framework has to
  * do for each (confinement.c, host-process-spawn.c, session-log.c), in plain C on
- * the same main loop. Each child joins a cgroup of its slot, resets its
+ * the same main loop. Each child is born in a cgroup of its slot (or joins
+ * it, where clone3() cannot start it there), resets its
  * signals, gets its own session, dies with the host, has three pipes and
  * the workspace as its directory, drops the capabilities that reach the
  * host and enters a Landlock domain (reads everywhere, writes in the
@@ -68,6 +70,7 @@ struct _Floor {
   char **envp;
   int ruleset;                  /* -1: no Landlock here */
   int cgroup_procs[16];         /* one per slot; -1: no cgroup */
+  int cgroup_dirfds[16];
   int cgroup_events[16];
   char *cgroup_dirs[16];
   int records, audit, events;
@@ -222,18 +225,19 @@ floor_exited (int          fd,
   return G_SOURCE_REMOVE;
 }
 
-/* Between vfork() and exec: system calls only. */
+/* Between vfork() and exec: system calls only. @in_cgroup: born there. */
 static G_NORETURN void
 floor_child_exec (Floor     *floor,
                   int        slot,
                   const int  fds[6],
-                  pid_t      host)
+                  pid_t      host,
+                  gboolean   in_cgroup)
 {
   struct sigaction dfl = { 0 };
   const char *argv[] = { floor->program, NULL };
   sigset_t none;
 
-  if (floor->cgroup_procs[slot] >= 0 && write (floor->cgroup_procs[slot], "0", 1) != 1)
+  if (!in_cgroup && floor->cgroup_procs[slot] >= 0 && write (floor->cgroup_procs[slot], "0", 1) != 1)
     _exit (126);
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; sig++)
@@ -256,6 +260,54 @@ floor_child_exec (Floor     *floor,
   _exit (127);
 }
 
+typedef struct {
+  Floor *floor;
+  int slot;
+  const int *fds;
+  pid_t host;
+} FloorSpawn;
+
+#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+/* As the framework starts a child where it can (host-process-spawn.c):
+ * vfork() by clone3(), born in its cgroup. */
+static G_GNUC_NO_INLINE long
+floor_clone3_vfork (struct clone_args *args,
+                    FloorSpawn        *spawn)
+{
+  long ret;
+
+  __asm__ volatile ("syscall"
+                    : "=a" (ret)
+                    : "0" ((long) SYS_clone3), "D" (args), "S" (sizeof *args)
+                    : "rcx", "r11", "memory");
+  if (ret == 0)
+    floor_child_exec (spawn->floor, spawn->slot, spawn->fds, spawn->host, TRUE);
+  return ret;
+}
+#endif
+
+/* The child started in its slot's cgroup by clone3(), else 0. */
+static pid_t
+floor_clone_into_cgroup (FloorSpawn *spawn)
+{
+#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+  static gboolean refused;
+  struct clone_args args = { 0 };
+  long ret;
+
+  if (refused || spawn->floor->cgroup_dirfds[spawn->slot] < 0)
+    return 0;
+  args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = (guint64) spawn->floor->cgroup_dirfds[spawn->slot];
+  ret = floor_clone3_vfork (&args, spawn);
+  if (ret > 0)
+    return (pid_t) ret;
+  refused = TRUE;
+#endif
+  return 0;
+}
+
 static void
 floor_spawn (Floor *floor,
              int    slot)
@@ -271,9 +323,13 @@ floor_spawn (Floor *floor,
       floor_fail ("pipe");
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
-  pid = vfork ();
+  pid = floor_clone_into_cgroup (&(FloorSpawn) { floor, slot, fds, host });
   if (pid == 0)
-    floor_child_exec (floor, slot, fds, host);
+    {
+      pid = vfork ();
+      if (pid == 0)
+        floor_child_exec (floor, slot, fds, host, FALSE);
+    }
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (pid < 0)
     floor_fail ("vfork");
@@ -359,7 +415,7 @@ floor_cgroups (Floor *floor,
   const char *own;
 
   for (guint i = 0; i < G_N_ELEMENTS (floor->cgroup_procs); i++)
-    floor->cgroup_procs[i] = floor->cgroup_events[i] = -1;
+    floor->cgroup_procs[i] = floor->cgroup_dirfds[i] = floor->cgroup_events[i] = -1;
   if (!g_file_get_contents ("/proc/self/cgroup", &text, NULL, NULL) || (own = strstr (text, "0::/")) == NULL)
     return FALSE;
   own += 3;
@@ -373,6 +429,7 @@ floor_cgroups (Floor *floor,
 
       if (mkdir (dir, 0755) != 0)
         return FALSE;
+      floor->cgroup_dirfds[i] = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       floor->cgroup_dirs[i] = g_steal_pointer (&dir);
       floor->cgroup_procs[i] = open (procs, O_WRONLY | O_CLOEXEC);
       floor->cgroup_events[i] = open (events, O_RDONLY | O_CLOEXEC);
@@ -460,6 +517,8 @@ command_floor_run (const char *program,
     {
       if (floor.cgroup_procs[i] >= 0)
         close (floor.cgroup_procs[i]);
+      if (floor.cgroup_dirfds[i] >= 0)
+        close (floor.cgroup_dirfds[i]);
       if (floor.cgroup_events[i] >= 0)
         close (floor.cgroup_events[i]);
       if (floor.cgroup_dirs[i] != NULL)
