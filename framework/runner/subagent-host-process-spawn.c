@@ -207,6 +207,7 @@ typedef struct {
   int cgroup_dir_fd;            /* its cgroup, to be born in */
   int fds[6];                   /* stdin r/w, stdout r/w, stderr r/w */
   int err_pipe[2];              /* only where vfork() is a fork() */
+  int pidfd;                    /* from clone3(), else -1 */
   volatile int cgroup_joined;
   volatile int exec_errno;
   pid_t host_pid;
@@ -224,6 +225,7 @@ spawn_job_free (SpawnJob *job)
 {
   close_fds (job->fds, G_N_ELEMENTS (job->fds));
   close_fds (job->err_pipe, G_N_ELEMENTS (job->err_pipe));
+  close_fds (&job->pidfd, 1);
   g_clear_pointer (&job->process, subagent_host_process_free);
   g_free (job->path);
   g_free (job->cwd);
@@ -344,7 +346,9 @@ spawn_job_clone_into_cgroup (SpawnJob *job)
 
   if (job->cgroup_dir_fd < 0 || !g_atomic_int_get (&clone3_usable))
     return 0;
-  args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
+  /* And its pidfd, which the run's exit watch would open. */
+  args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PIDFD;
+  args.pidfd = (guint64) (guintptr) &job->pidfd;
   args.exit_signal = SIGCHLD;
   args.cgroup = (guint64) job->cgroup_dir_fd;
   ret = clone3_vfork (&args, job);
@@ -457,7 +461,8 @@ spawn_job_finish (SpawnJob *job)
   self->stdin_fd = job->fds[1];
   self->stdout_fd = job->fds[2];
   self->stderr_fd = job->fds[4];
-  job->fds[1] = job->fds[2] = job->fds[4] = -1;
+  self->pidfd = job->pidfd;
+  job->fds[1] = job->fds[2] = job->fds[4] = job->pidfd = -1;
   job->process = NULL;
   job->callback (self, NULL, job->user_data);
 }
@@ -710,6 +715,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   for (guint i = 0; i < G_N_ELEMENTS (job->fds); i++)
     job->fds[i] = -1;
   job->err_pipe[0] = job->err_pipe[1] = -1;
+  job->pidfd = -1;
   job->argv = argv;
   job->envp = envp;
   job->cwd = g_strdup (subagent_isolation_context_get_child_root (isolation));

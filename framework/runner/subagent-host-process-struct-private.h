@@ -32,7 +32,8 @@ struct _SubagentHostProcess
   int stderr_fd;
   GSource *watch;                /* GLib's child watch (kernels before 5.3) */
   SubagentFdWatch *pidfd_watch;
-  int pidfd;                     /* -1 unless the exit is watched through it */
+  int pidfd;                     /* -1 unless the exit is watched through it
+                                  * (or clone3() gave one at the spawn) */
   int wait_status;
   gboolean exited;
   gboolean own_group;            /* its pid is its process group's id */

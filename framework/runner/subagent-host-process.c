@@ -212,7 +212,8 @@ subagent_host_process_wait (SubagentHostProcess       *self,
   /* A pidfd turns readable when the child exits, in @context's own poll:
    * GLib 2.74's child watch goes through SIGCHLD and its worker thread,
    * which then wakes @context (two more context switches per child). */
-  self->pidfd = (int) syscall (SYS_pidfd_open, self->pid, 0);
+  if (self->pidfd < 0)
+    self->pidfd = (int) syscall (SYS_pidfd_open, self->pid, 0);
   if (self->pidfd >= 0)
     {
       /* With the run's output, in the context's one epoll source. */
