@@ -2,7 +2,9 @@
  * runner.
  *
  * A command child on the host (shared, worktree and snapshot isolation) is
- * started with vfork() and execve(). GSubprocess in GLib 2.74 always
+ * started with vfork() and execve(), the vfork() made with clone3() where
+ * it can be, to start the child in its own cgroup (see clone3_vfork()).
+ * GSubprocess in GLib 2.74 always
  * fork()s, and a fork copies the host's page tables and write-protects
  * every page of its heap: the host then takes a copy-on-write fault, with a
  * TLB shootdown on every core running one of its threads, for each page it
