@@ -16,7 +16,6 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/landlock.h>
-#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -27,6 +26,7 @@
 #include <glib/gstdio.h>
 
 #include "command-floor.h"
+#include "subagent-clone3-private.h"
 
 static G_NORETURN void
 floor_fail (const char *what)
@@ -267,30 +267,22 @@ typedef struct {
   pid_t host;
 } FloorSpawn;
 
-#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
-/* As the framework starts a child where it can (host-process-spawn.c):
- * vfork() by clone3(), born in its cgroup. */
-static G_GNUC_NO_INLINE long
-floor_clone3_vfork (struct clone_args *args,
-                    FloorSpawn        *spawn)
+#ifdef SUBAGENT_HAVE_CLONE3_VFORK
+static void
+floor_child_in_cgroup (gpointer data)
 {
-  long ret;
+  FloorSpawn *spawn = data;
 
-  __asm__ volatile ("syscall"
-                    : "=a" (ret)
-                    : "0" ((long) SYS_clone3), "D" (args), "S" (sizeof *args)
-                    : "rcx", "r11", "memory");
-  if (ret == 0)
-    floor_child_exec (spawn->floor, spawn->slot, spawn->fds, spawn->host, TRUE);
-  return ret;
+  floor_child_exec (spawn->floor, spawn->slot, spawn->fds, spawn->host, TRUE);
 }
 #endif
 
-/* The child started in its slot's cgroup by clone3(), else 0. */
+/* The child started in its slot's cgroup as the framework starts one,
+ * else 0. */
 static pid_t
 floor_clone_into_cgroup (FloorSpawn *spawn)
 {
-#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
+#ifdef SUBAGENT_HAVE_CLONE3_VFORK
   static gboolean refused;
   struct clone_args args = { 0 };
   long ret;
@@ -300,7 +292,7 @@ floor_clone_into_cgroup (FloorSpawn *spawn)
   args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP;
   args.exit_signal = SIGCHLD;
   args.cgroup = (guint64) spawn->floor->cgroup_dirfds[spawn->slot];
-  ret = floor_clone3_vfork (&args, spawn);
+  ret = _subagent_clone3_vfork (&args, floor_child_in_cgroup, spawn);
   if (ret > 0)
     return (pid_t) ret;
   refused = TRUE;

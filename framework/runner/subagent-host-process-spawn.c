@@ -3,7 +3,8 @@
  *
  * A command child on the host (shared, worktree and snapshot isolation) is
  * started with vfork() and execve(), the vfork() made with clone3() where
- * it can be, to start the child in its own cgroup (see clone3_vfork()).
+ * it can be, to start the child in its own cgroup (see
+ * _subagent_clone3_vfork()).
  * GSubprocess in GLib 2.74 always
  * fork()s, and a fork copies the host's page tables and write-protects
  * every page of its heap: the host then takes a copy-on-write fault, with a
@@ -35,7 +36,6 @@
 #include <signal.h>
 #include <string.h>
 #include <pthread.h>
-#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "subagent.h"
+#include "subagent-clone3-private.h"
 #include "subagent-context-source-private.h"
 #include "subagent-host-process-struct-private.h"
 #include "subagent-landlock-private.h"
@@ -295,45 +296,15 @@ spawn_job_child (SpawnJob *job,
   g_assert_not_reached ();
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SUBAGENT_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SUBAGENT_ASAN 1
-#endif
-
-/* Not under AddressSanitizer, which learns of vfork() (and unpoisons the
- * stack the child used) only through its own vfork(). */
-#if defined(__x86_64__) && defined(SYS_clone3) && defined(CLONE_INTO_CGROUP) && !defined(SUBAGENT_ASAN)
-#define HAVE_CLONE3_VFORK 1
-
+#ifdef SUBAGENT_HAVE_CLONE3_VFORK
 /* Cleared the first time the kernel knows no clone3() or CLONE_INTO_CGROUP
- * (before 5.7), or refuses it (a seccomp filter, valgrind). */
+ * (before 5.7), or refuses it (a seccomp filter). */
 static gint clone3_usable = TRUE;
 
-/* vfork() through clone3(), which can start the child in its cgroup
- * (CLONE_INTO_CGROUP): it then needs not move itself there by writing to
- * cgroup.procs, a migration that takes the cgroups' threadgroup lock for
- * writing and sleeps on it (0.03 to 0.04 ms of wall time a child, four at
- * a time on two cores). As with vfork(), the child runs on this thread's
- * stack, which waits until the exec: hence the system call made here, not
- * through syscall(), whose return the child would take from under us.
- * Returns the pid, or a negative errno. */
-static G_GNUC_NO_INLINE long
-clone3_vfork (struct clone_args *args,
-              SpawnJob          *job)
+static void
+spawn_job_child_in_cgroup (gpointer job)
 {
-  long ret;
-
-  __asm__ volatile ("syscall"
-                    : "=a" (ret)
-                    : "0" ((long) SYS_clone3), "D" (args), "S" (sizeof *args)
-                    : "rcx", "r11", "memory");
-  if (ret == 0)
-    spawn_job_child (job, -1);
-  return ret;
+  spawn_job_child (job, -1);
 }
 #endif
 
@@ -342,7 +313,7 @@ clone3_vfork (struct clone_args *args,
 static pid_t
 spawn_job_clone_into_cgroup (SpawnJob *job)
 {
-#ifdef HAVE_CLONE3_VFORK
+#ifdef SUBAGENT_HAVE_CLONE3_VFORK
   struct clone_args args = { 0 };
   long ret;
 
@@ -353,7 +324,7 @@ spawn_job_clone_into_cgroup (SpawnJob *job)
   args.pidfd = (guint64) (guintptr) &job->pidfd;
   args.exit_signal = SIGCHLD;
   args.cgroup = (guint64) job->cgroup_dir_fd;
-  ret = clone3_vfork (&args, job);
+  ret = _subagent_clone3_vfork (&args, spawn_job_child_in_cgroup, job);
   if (ret > 0)
     {
       job->cgroup_joined = 1;
