@@ -12,6 +12,8 @@
 
 #include <json-glib/json-glib.h>
 
+#include "subagent-config.h"
+
 G_BEGIN_DECLS
 
 /* Reads `models:`, `model_aliases:` and `default_model:` of @root: each
@@ -37,5 +39,9 @@ G_GNUC_INTERNAL gboolean _subagent_config_invalid (GError    **error,
 
 G_GNUC_INTERNAL gboolean _subagent_config_parse_size (JsonNode *node,
                                                       guint64  *out);
+
+/* Whether `models:` names any model: subagent_config_list_models()
+ * without the list. */
+G_GNUC_INTERNAL gboolean _subagent_config_has_models (SubagentConfig *self);
 
 G_END_DECLS

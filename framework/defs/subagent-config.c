@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "subagent.h"
+#include "subagent-config-private.h"
 #include "subagent-config-struct-private.h"
 
 /**
@@ -525,6 +526,12 @@ subagent_config_list_models (SubagentConfig *self)
   for (GList *l = names; l != NULL; l = l->next)
     g_strv_builder_add (builder, l->data);
   return g_strv_builder_end (builder);
+}
+
+gboolean
+_subagent_config_has_models (SubagentConfig *self)
+{
+  return json_object_get_size (self->models) > 0;
 }
 
 /**

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "subagent.h"
+#include "subagent-config-private.h"
 #include "subagent-def-private.h"
 #include "subagent-manager-private.h"
 #include "subagent-manager-run-private.h"
@@ -238,7 +239,6 @@ _subagent_manager_select_runner (RunState            *state,
   const char *name = NULL;
   const char *model_name;
   gboolean host_runner;
-  gboolean models_configured;
   g_autoptr(GError) error = NULL;
   JsonObject *model;
 
@@ -248,14 +248,9 @@ _subagent_manager_select_runner (RunState            *state,
   host_runner = !self->runner_is_default;
   g_mutex_unlock (&self->lock);
 
-  {
-    g_auto(GStrv) models = subagent_config_list_models (config);
-
-    models_configured = models[0] != NULL;
-  }
   if (def_runner != NULL)
     name = def_runner;
-  else if (has_argv (subagent_def_get_command (state->def)) || host_runner || !models_configured)
+  else if (has_argv (subagent_def_get_command (state->def)) || host_runner || !_subagent_config_has_models (config))
     name = NULL;  /* without models: the command runner (runner.command, or an error naming the keys) */
   else if (def_model != NULL)
     name = subagent_config_get_model_runner (config);
