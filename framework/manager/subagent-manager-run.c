@@ -512,8 +512,6 @@ run_start (GTask *task_in)
 
   mode = _subagent_manager_child_mode (state);
   max_cost = subagent_def_get_max_cost_cents (state->def);
-  /* Secret files (an approval key) that plugin sections of config.yaml
-   * name: a confined child may not read them. */
   if (state->hooks != NULL)
     {
       g_free (state->hooks->workspace_root);
@@ -549,6 +547,8 @@ run_start (GTask *task_in)
       .transcript = (state->hooks != NULL && state->hooks->resume != NULL)
                     ? subagent_session_get_transcript (state->hooks->resume) : NULL,
       .confinement = subagent_config_get_confinement (self->config),
+      /* Secret files (an approval key) that plugin sections of
+       * config.yaml name: a confined child may not read them. */
       .hidden_paths = (const char * const *) self->secret_files,
       .skill = state->skill,
     });
