@@ -160,5 +160,11 @@ sat_run_ctl (const char  *root,
   g_assert_no_error (error);
   g_subprocess_communicate_utf8 (process, NULL, NULL, out, err, &error);
   g_assert_no_error (error);
+  /* A subagentctl killed by a signal (a sanitizer's abort) fails the test
+   * with what it printed, not with GLib's critical about its status. */
+  if (!g_subprocess_get_if_exited (process))
+    g_error ("subagentctl %s was killed by signal %d; its stderr:\n%s",
+             argv->len > 2 ? (const char *) argv->pdata[1] : "",
+             g_subprocess_get_term_sig (process), err != NULL && *err != NULL ? *err : "(not read)");
   return g_subprocess_get_exit_status (process);
 }
