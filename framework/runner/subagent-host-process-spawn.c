@@ -4,9 +4,8 @@
  * A command child on the host (shared, worktree and snapshot isolation) is
  * started with vfork() and execve(), the vfork() made with clone3() where
  * it can be, to start the child in its own cgroup (see
- * _subagent_clone3_vfork()).
- * GSubprocess in GLib 2.74 always
- * fork()s, and a fork copies the host's page tables and write-protects
+ * _subagent_clone3_vfork()). GSubprocess in GLib 2.74 always fork()s,
+ * and a fork copies the host's page tables and write-protects
  * every page of its heap: the host then takes a copy-on-write fault, with a
  * TLB shootdown on every core running one of its threads, for each page it
  * writes after each spawn. vfork() shares the address space until exec, as
@@ -206,8 +205,6 @@ typedef struct {
   char **argv;
   char **envp;                  /* one block; NULL: the host's environ */
   int ruleset_fd;
-  int cgroup_fd;                /* its cgroup.procs, for the child to write */
-  int cgroup_dir_fd;            /* its cgroup, to be born in */
   int fds[6];                   /* stdin r/w, stdout r/w, stderr r/w */
   int err_pipe[2];              /* only where vfork() is a fork() */
   int pidfd;                    /* from clone3(), else -1 */
@@ -283,16 +280,18 @@ prefill_stdin (SpawnJob *job,
     close_fds (job->fds + 1, 1);
 }
 
-/* The child of @job, from either way of starting it below; @cgroup_fd
- * -1 when it was born in its cgroup. */
+/* The child of @job, from either way of starting it below: one not
+ * @born_in_cgroup moves itself into the process's cgroup, if it has one. */
 static G_GNUC_NORETURN void
 spawn_job_child (SpawnJob *job,
-                 int       cgroup_fd)
+                 gboolean  born_in_cgroup)
 {
+  SubagentChildCgroup *cgroup = job->process->cgroup;
+
   child_exec (job->path, job->cwd, (const char * const *) job->argv,
               job->envp != NULL ? (const char * const *) job->envp : (const char * const *) environ,
-              job->fds, job->ruleset_fd, cgroup_fd, &job->cgroup_joined, job->host_pid,
-              &job->exec_errno, job->err_pipe[1]);
+              job->fds, job->ruleset_fd, cgroup != NULL && !born_in_cgroup ? cgroup->procs_fd : -1,
+              &job->cgroup_joined, job->host_pid, &job->exec_errno, job->err_pipe[1]);
   g_assert_not_reached ();
 }
 
@@ -304,7 +303,7 @@ static gint clone3_usable = TRUE;
 static void
 spawn_job_child_in_cgroup (gpointer job)
 {
-  spawn_job_child (job, -1);
+  spawn_job_child (job, TRUE);
 }
 #endif
 
@@ -314,16 +313,17 @@ static pid_t
 spawn_job_clone_into_cgroup (SpawnJob *job)
 {
 #ifdef SUBAGENT_HAVE_CLONE3_VFORK
+  SubagentChildCgroup *cgroup = job->process->cgroup;
   struct clone_args args = { 0 };
   long ret;
 
-  if (job->cgroup_dir_fd < 0 || !g_atomic_int_get (&clone3_usable))
+  if (cgroup == NULL || !g_atomic_int_get (&clone3_usable))
     return 0;
   /* And its pidfd, which the run's exit watch would open. */
   args.flags = CLONE_VM | CLONE_VFORK | CLONE_INTO_CGROUP | CLONE_PIDFD;
   args.pidfd = (guint64) (guintptr) &job->pidfd;
   args.exit_signal = SIGCHLD;
-  args.cgroup = (guint64) job->cgroup_dir_fd;
+  args.cgroup = (guint64) cgroup->dir_fd;
   ret = _subagent_clone3_vfork (&args, spawn_job_child_in_cgroup, job);
   if (ret > 0)
     {
@@ -356,7 +356,7 @@ spawn_job_run (SpawnJob *job)
     {
       pid = vfork ();
       if (pid == 0)
-        spawn_job_child (job, job->cgroup_fd);
+        spawn_job_child (job, FALSE);
       child_errno = errno;
     }
   pthread_sigmask (SIG_SETMASK, &old, NULL);
@@ -693,8 +693,6 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
   job->envp = envp;
   job->cwd = g_strdup (subagent_isolation_context_get_child_root (isolation));
   job->ruleset_fd = ruleset_fd;
-  job->cgroup_fd = -1;
-  job->cgroup_dir_fd = -1;
   job->callback = callback;
   job->user_data = user_data;
   job->process = self = g_new0 (SubagentHostProcess, 1);
@@ -740,12 +738,7 @@ subagent_host_process_spawn_async (SubagentIsolationContext   *isolation,
       g_autoptr(GError) cgroup_error = NULL;
 
       self->cgroup = _subagent_child_cgroup_new (&cgroup_error);
-      if (self->cgroup != NULL)
-        {
-          job->cgroup_fd = self->cgroup->procs_fd;
-          job->cgroup_dir_fd = self->cgroup->dir_fd;
-        }
-      else
+      if (self->cgroup == NULL)
         g_debug ("Child “%s” gets no cgroup of its own: %s; prune stops its process group and run token only",
                  argv[0], cgroup_error->message);
     }
